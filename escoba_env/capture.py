@@ -1,0 +1,171 @@
+"""Capture enumeration on card masks (RULES.md §4).
+
+A capture option for a played card of value ``v`` is a set of table cards whose values sum to
+``15 - v``. Cards of equal value are interchangeable for sums, so everything is computed from the
+per-value counts of the table (nibble popcounts), split in two halves: values 1-5 (bits 0-19) and
+values 6-10 (bits 20-39). For each half and each count vector (a base-5 key, 3125 keys) we
+precompute, for every sum ``s`` in 0..14:
+
+- how many card subsets of that half sum to ``s``;
+- which values appear in at least one of them (``usable``);
+- which values are taken completely by every one of them (``forced``).
+
+A batched query combines the two halves with a handful of table look-ups, so finding the number
+of options, their union and their intersection costs a fixed number of NumPy calls per batch.
+The union minus the intersection is exactly the set of "take card t" actions of the play/take
+decision scheme (DESIGN.md decision 4): a card in every remaining option needs no decision.
+"""
+
+from __future__ import annotations
+
+import itertools
+from math import comb
+
+import numpy as np
+
+from .cards import NUM_VALUES, _check_card, value_nibble
+from .rules import Rules
+
+FIFTEEN = 15
+MAX_SUM = 14  # a played card is worth at least 1, so a capture takes at most 14
+_NS = MAX_SUM + 1
+_HALF_BITS = 20
+_HALF_MASK = (1 << _HALF_BITS) - 1
+
+
+def _half_tables(weights: tuple[int, ...]):
+    """Return (count, usable, forced) tables of shape (3125, 15) for one half of the values."""
+    keys = np.arange(5**5)
+    counts = np.stack([(keys // 5**j) % 5 for j in range(5)], axis=1)  # (3125, 5)
+    n = np.zeros((5**5, _NS), np.int64)
+    usable = np.zeros((5**5, _NS), np.int64)
+    forced = np.full((5**5, _NS), 0x1F, np.int64)
+    for m in itertools.product(range(5), repeat=5):
+        s = sum(w * k for w, k in zip(weights, m))
+        if s > MAX_SUM:
+            continue
+        m_arr = np.array(m)
+        ok = np.all(counts >= m_arr, axis=1)
+        ways = np.ones(5**5, np.int64)
+        for j in range(5):
+            ways *= np.array([comb(c, m[j]) for c in range(5)])[counts[:, j]]
+        ubits = sum(1 << j for j in range(5) if m[j] > 0)
+        fbits = (m_arr[None, :] == counts) @ (1 << np.arange(5))
+        n[ok, s] += ways[ok]
+        usable[ok, s] |= ubits
+        forced[ok, s] &= fbits[ok]
+    forced[n == 0] = 0x1F
+    return n, usable, forced
+
+
+def _build_tables():
+    low = _half_tables((1, 2, 3, 4, 5))
+    high = _half_tables((6, 7, 8, 9, 10))
+    # 20-bit half mask -> base-5 key of its five nibble popcounts.
+    m = np.arange(1 << _HALF_BITS, dtype=np.int64)
+    key = np.zeros(1 << _HALF_BITS, np.int64)
+    for j in range(5):
+        key += np.bitwise_count((m >> (4 * j)) & 0xF).astype(np.int64) * 5**j
+    # Sums a half of values 6..10 can make without exceeding 14.
+    high_sums = np.array([s for s in range(_NS) if high[0][:, s].any()], np.int64)
+    # 10-bit value set -> 40-bit mask of the nibbles of those values.
+    vs = np.arange(1 << NUM_VALUES, dtype=np.uint64)
+    expand = np.zeros(1 << NUM_VALUES, np.uint64)
+    for j in range(NUM_VALUES):
+        expand |= ((vs >> np.uint64(j)) & np.uint64(1)) * np.uint64(value_nibble(j + 1))
+    return low, high, key.astype(np.int32), high_sums, expand
+
+
+(_LOW_N, _LOW_U, _LOW_F), (_HIGH_N, _HIGH_U, _HIGH_F), _HALF_KEY, _HIGH_SUMS, _EXPAND = _build_tables()
+# Flattened and restricted tables used by the batched query.
+_LOW_N_FLAT = _LOW_N.ravel()
+_LOW_U_FLAT = _LOW_U.ravel().astype(np.int32)
+_LOW_F_FLAT = _LOW_F.ravel().astype(np.int32)
+_HIGH_N_S = np.ascontiguousarray(_HIGH_N[:, _HIGH_SUMS])
+_HIGH_U_S = np.ascontiguousarray(_HIGH_U[:, _HIGH_SUMS].astype(np.int32) << 5)
+_HIGH_F_S = np.ascontiguousarray(_HIGH_F[:, _HIGH_SUMS].astype(np.int32) << 5)
+_U20 = np.uint64(_HALF_BITS)
+_HALF = np.uint64(_HALF_MASK)
+
+
+def option_summary(table: np.ndarray, target: np.ndarray):
+    """Return ``(count, union, intersection)`` of the subsets of ``table`` that sum to ``target``.
+
+    ``table`` is a uint64 array of card masks and ``target`` an int array of sums (a negative or
+    too-large sum has no subset; a zero sum has exactly one, the empty set). ``count`` is the
+    number of subsets, ``union`` and ``intersection`` are card masks (0 where count is 0).
+    """
+    table = np.asarray(table, np.uint64)
+    target = np.asarray(target, np.int64)
+    k_low = _HALF_KEY[table & _HALF].astype(np.int64)
+    k_high = _HALF_KEY[table >> _U20]
+    low_sum = target[:, None] - _HIGH_SUMS[None, :]
+    valid = (low_sum >= 0) & (low_sum <= MAX_SUM)
+    flat = k_low[:, None] * _NS + np.clip(low_sum, 0, MAX_SUM)
+    ways = _LOW_N_FLAT[flat] * _HIGH_N_S[k_high] * valid
+    feasible = ways > 0
+    count = ways.sum(axis=1)
+    usable = np.bitwise_or.reduce(
+        np.where(feasible, _LOW_U_FLAT[flat] | _HIGH_U_S[k_high], 0), axis=1
+    )
+    forced = np.bitwise_and.reduce(
+        np.where(feasible, _LOW_F_FLAT[flat] | _HIGH_F_S[k_high], 0x3FF), axis=1
+    )
+    union = _EXPAND[usable] & table
+    inter = np.where(count > 0, _EXPAND[forced] & table, np.uint64(0))
+    return count, union, inter
+
+
+def single_summary(table: np.ndarray, target: np.ndarray):
+    """Return ``(count, union, intersection)`` of the single table cards worth ``target``."""
+    table = np.asarray(table, np.uint64)
+    target = np.asarray(target, np.int64)
+    ok = (target >= 1) & (target <= NUM_VALUES)
+    nib = np.where(ok, _EXPAND[np.left_shift(1, np.clip(target - 1, 0, 9))], np.uint64(0))
+    union = nib & table
+    count = np.bitwise_count(union).astype(np.int64)
+    inter = np.where(count == 1, union, np.uint64(0))
+    return count, union, inter
+
+
+# Sub-masks of each nibble (0..15), used to expand value patterns into card subsets.
+_SUBNIBBLES = [[s for s in range(16) if s & ~n == 0] for n in range(16)]
+
+
+def _subsets_with_sum(table_mask: int, target: int) -> list[int]:
+    """Return every subset of ``table_mask`` whose values sum to ``target`` (bitmask recursion)."""
+    out: list[int] = []
+
+    def rec(value: int, remaining: int, acc: int) -> None:
+        if remaining == 0:
+            out.append(acc)
+            return
+        if value > NUM_VALUES or value > remaining:
+            return
+        shift = 4 * (value - 1)
+        nib = (table_mask >> shift) & 0xF
+        for sub in _SUBNIBBLES[nib]:
+            k = sub.bit_count()
+            if k * value <= remaining:
+                rec(value + 1, remaining - k * value, acc | (sub << shift))
+
+    if target > 0:
+        rec(1, target, 0)
+    return out
+
+
+def capture_options(card: int, table_mask: int, rules: Rules | None = None) -> list[int]:
+    """Return every legal capture for ``card`` on ``table_mask`` as table-card masks, ascending."""
+    rules = Rules() if rules is None else rules
+    value = _check_card(card) // 4 + 1
+    table_mask = int(table_mask)
+    if table_mask < 0 or table_mask >> 40:
+        raise ValueError(f"{table_mask:#x} is not a 40-bit card mask")
+    if table_mask >> card & 1:
+        raise ValueError(f"card {card} cannot be played: it is already on the table")
+    options = _subsets_with_sum(table_mask, FIFTEEN - value)
+    if rules.prefer_single:
+        singles = [o for o in options if o.bit_count() == 1]
+        if singles:
+            options = singles
+    return sorted(options)

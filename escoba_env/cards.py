@@ -1,0 +1,142 @@
+"""Card ids, names and 40-bit card masks (RULES.md §1).
+
+A card id is ``4 * (value - 1) + suit`` with suit 0 oros, 1 copas, 2 espadas, 3 bastos, so the four
+cards of one capture value form one 4-bit nibble of a 40-bit mask. A set of cards is a Python
+``int`` (public API) or a ``numpy.uint64`` (engine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+NUM_CARDS = 40
+NUM_VALUES = 10
+SUITS = ("o", "c", "e", "b")
+SUIT_NAMES = ("oros", "copas", "espadas", "bastos")
+FRENCH_SUITS = ("♦", "♥", "♠", "♣")
+# Printed rank of each capture value 1..10 (sota, caballo, rey are printed 10, 11, 12).
+RANK_NAMES = ("1", "2", "3", "4", "5", "6", "7", "S", "C", "R")
+FRENCH_RANK_NAMES = ("A", "2", "3", "4", "5", "6", "7", "J", "Q", "K")
+
+FULL_DECK = (1 << NUM_CARDS) - 1
+OROS = sum(1 << (4 * v) for v in range(NUM_VALUES))  # bits 0, 4, ..., 36
+VELO = 24  # the seven of oros
+SEVENS = 0xF << (4 * 6)
+
+
+def value_nibble(value: int) -> int:
+    """Return the mask of the four cards of capture value ``value`` (1..10)."""
+    return 0xF << (4 * (value - 1))
+
+
+def card_value(card: int) -> int:
+    """Return the capture value (1..10) of card id ``card``."""
+    return _check_card(card) // 4 + 1
+
+
+def card_suit(card: int) -> int:
+    """Return the suit index (0 oros, 1 copas, 2 espadas, 3 bastos) of ``card``."""
+    return _check_card(card) % 4
+
+
+def make_card(value: int, suit: int) -> int:
+    """Return the id of the card of capture value ``value`` (1..10) and suit index ``suit``."""
+    if not 1 <= value <= NUM_VALUES or not 0 <= suit < 4:
+        raise ValueError(f"no card with value {value!r} and suit {suit!r}")
+    return 4 * (value - 1) + suit
+
+
+def card_name(card: int, french: bool = False) -> str:
+    """Return the short name of ``card``: ``"7o"`` (Spanish) or ``"7♦"`` (French)."""
+    v, s = divmod(_check_card(card), 4)
+    if french:
+        return FRENCH_RANK_NAMES[v] + FRENCH_SUITS[s]
+    return RANK_NAMES[v] + SUITS[s]
+
+
+_RANK_ALIASES = {
+    **{str(v): v for v in range(1, 8)},
+    "A": 1,
+    "S": 8,
+    "J": 8,
+    "10": 8,
+    "C": 9,
+    "Q": 9,
+    "11": 9,
+    "R": 10,
+    "K": 10,
+    "12": 10,
+}
+_SUIT_ALIASES = {
+    **{s: i for i, s in enumerate(SUITS)},
+    **{s: i for i, s in enumerate(FRENCH_SUITS)},
+    "♢": 0,
+    "♡": 1,
+    "♤": 2,
+    "♧": 3,
+}
+
+
+def parse_card(text: str) -> int:
+    """Return the id of a card named like ``"7o"``, ``"Rc"``, ``"7♦"`` or ``"Q♥"``."""
+    if not isinstance(text, str):
+        raise ValueError(f"a card name must be a string, got {text!r}")
+    t = text.strip()
+    if len(t) >= 2:
+        rank, suit = t[:-1].upper(), t[-1].lower() if t[-1].isascii() else t[-1]
+        if rank in _RANK_ALIASES and suit in _SUIT_ALIASES:
+            return 4 * (_RANK_ALIASES[rank] - 1) + _SUIT_ALIASES[suit]
+    raise ValueError(
+        f"unknown card {text!r}: expected rank 1-7, S, C, R (or A, J, Q, K) followed by suit "
+        "o, c, e, b (or ♦, ♥, ♠, ♣), e.g. '7o' or '7♦'"
+    )
+
+
+def parse_cards(text: str | Iterable[str]) -> list[int]:
+    """Return the ids of cards given as a space-separated string or an iterable of names."""
+    names = text.split() if isinstance(text, str) else list(text)
+    return [parse_card(n) for n in names]
+
+
+def mask_of(cards: Iterable[int]) -> int:
+    """Return the 40-bit mask of the card ids in ``cards`` (duplicates are an error)."""
+    m = 0
+    for c in cards:
+        bit = 1 << _check_card(c)
+        if m & bit:
+            raise ValueError(f"card {card_name(int(c))} ({int(c)}) appears twice")
+        m |= bit
+    return m
+
+
+def cards_of(mask: int) -> list[int]:
+    """Return the card ids in ``mask``, ascending."""
+    mask = int(mask)
+    if mask < 0 or mask > FULL_DECK:
+        raise ValueError(f"{mask:#x} is not a 40-bit card mask")
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def names_of(mask: int, french: bool = False) -> str:
+    """Return the cards of ``mask`` as a space-separated string of short names."""
+    return " ".join(card_name(c, french) for c in cards_of(mask))
+
+
+def mask_value(mask: int) -> int:
+    """Return the sum of the capture values of the cards in ``mask``."""
+    return sum(c // 4 + 1 for c in cards_of(mask))
+
+
+def _check_card(card: int) -> int:
+    if isinstance(card, (bool, np.bool_)) or not isinstance(card, (int, np.integer)):
+        raise ValueError(f"a card id must be an int in 0..39, got {card!r}")
+    if not 0 <= int(card) < NUM_CARDS:
+        raise ValueError(f"card id {int(card)} is out of range 0..39")
+    return int(card)

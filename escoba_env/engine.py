@@ -1,0 +1,497 @@
+"""The batched Escoba engine: N independent games as NumPy arrays, stepped all at once.
+
+State is a structure of arrays; a set of cards is a 40-bit mask in a ``uint64``. One ``step``
+takes one action per game and costs a fixed number of NumPy calls whatever N is: no Python loop
+runs over games. Actions are card ids (``Discrete(40)``), with the play/take scheme of DESIGN.md
+decision 4:
+
+- while no capture is pending, action ``c`` plays card ``c`` from the hand of the seat to act;
+- if ``c`` has several capture options, the same seat then names table cards one at a time
+  (action ``t`` takes table card ``t``); the legal mask offers only cards that are in some
+  remaining option and not in all of them, and the capture executes as soon as one option remains.
+
+Deals are reproducible: the shuffle of round ``r`` of episode ``e`` in game slot ``g`` is a
+counter-based hash of ``(seed, game_id, e, r)``, so a game's deals never depend on the rest of
+its batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .capture import FIFTEEN, option_summary, single_summary
+from .cards import NUM_CARDS, card_name, names_of
+from .rules import Rules
+from .scoring import CATEGORIES, score_round_batch
+
+_ONE = np.uint64(1)
+_ZERO = np.uint64(0)
+_M64 = (1 << 64) - 1
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    """Return the SplitMix64 finaliser of a uint64 array (a counter-based hash)."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def hash_keys(seed: int, game_ids: np.ndarray, episodes: np.ndarray, rounds: np.ndarray,
+              width: int) -> np.ndarray:
+    """Return uint64 hashes (len(game_ids), width) that depend only on the given counters."""
+    base = _splitmix64(np.full(len(game_ids), np.uint64(int(seed) & _M64)))
+    base = _splitmix64(base ^ np.asarray(game_ids, np.uint64))
+    base = _splitmix64(base ^ np.asarray(episodes, np.uint64))
+    base = _splitmix64(base ^ np.asarray(rounds, np.uint64).astype(np.uint64))
+    return _splitmix64(base[:, None] + np.arange(width, dtype=np.uint64)[None, :])
+
+
+def shuffled_decks(seed: int, game_ids, episodes, rounds) -> np.ndarray:
+    """Return one shuffled deck (int8 card ids, top first) per game, from the hash of its counters."""
+    keys = hash_keys(seed, game_ids, episodes, rounds, NUM_CARDS) >> np.uint64(32)
+    return np.argsort(keys, axis=1, kind="stable").astype(np.int8)
+
+
+def unpack_mask(masks: np.ndarray, n: int = NUM_CARDS) -> np.ndarray:
+    """Return a uint8 array (..., n) of the bits of uint64 card masks, bit 0 first."""
+    masks = np.ascontiguousarray(masks, np.uint64)
+    b = np.unpackbits(masks.view(np.uint8).reshape(*masks.shape, 8), axis=-1, bitorder="little")
+    return b[..., :n]
+
+
+_SELECT = np.zeros((256, 8), np.int64)  # _SELECT[byte, k] = position of the k-th set bit
+for _b in range(256):
+    _bits = [i for i in range(8) if _b >> i & 1]
+    _SELECT[_b, : len(_bits)] = _bits
+
+
+def sample_actions(legal: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """Return, per game, the legal card picked by ``uniforms`` in [0, 1) (uniform over legal ones).
+
+    Games with no legal action get action 0.
+    """
+    legal = np.ascontiguousarray(legal, np.uint64)
+    n = np.bitwise_count(legal).astype(np.int64)
+    k = (uniforms * n).astype(np.int64)
+    by = legal.view(np.uint8).reshape(-1, 8)
+    csum = np.cumsum(np.bitwise_count(by), axis=1, dtype=np.int64)
+    byte = (csum <= k[:, None]).sum(axis=1)
+    byte = np.minimum(byte, 7)
+    rows = np.arange(len(legal))
+    before = csum[rows, byte] - np.bitwise_count(by[rows, byte])
+    return byte * 8 + _SELECT[by[rows, byte], k - before]
+
+
+@dataclass
+class StepInfo:
+    """What one batched step did, per game (arrays of length N, or (N, S) per side)."""
+
+    actor: np.ndarray
+    """Seat that acted (-1 for games that were already over)."""
+    captured: np.ndarray
+    """Cards that went to the actor's pile this step (played card included); 0 if none."""
+    escoba: np.ndarray
+    """1 if this step's capture was an escoba."""
+    round_over: np.ndarray
+    """True where a round ended during this step."""
+    round_points: np.ndarray
+    """(N, S) points of the round that ended (0 elsewhere)."""
+    round_categories: dict
+    """Category name -> (N, S) points of the round that ended (cards, oros, velo, sevens, escobas)."""
+    scores: np.ndarray
+    """(N, S) cumulative scores after the step (before any new round is dealt)."""
+    game_over: np.ndarray
+    """True where the game ended (target reached, single round over, or truncated)."""
+    truncated: np.ndarray
+    """True where the game was cut by ``max_rounds`` with no winner."""
+
+
+class EscobaEngine:
+    """N independent Escoba games stepped at once (RULES.md §1-7).
+
+    Public state arrays (read them, do not write them):
+
+    - ``hands`` (N, P) uint64: each seat's hand;
+    - ``table`` (N,) uint64; ``piles`` (N, P) uint64: each seat's captures this round;
+    - ``escobas`` (N, P): each seat's escobas this round; ``scores`` (N, S): cumulative per side;
+    - ``deck`` (N, 40) int8 and ``stock_pos`` (N,): the round's deck order and the next stock card;
+    - ``dealer``, ``to_act``, ``last_capturer`` (-1: nobody), ``pending`` (-1: no capture pending,
+      else the played card), ``taken`` (table cards named so far), ``legal`` (legal action mask),
+      ``round_index``, ``done``, ``truncated``, ``winner`` (side, -1 none).
+    """
+
+    def __init__(self, num_games: int, rules: Rules | None = None, *, single_round: bool = False,
+                 max_rounds: int | None = None):
+        if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
+            raise ValueError(f"num_games must be a positive int, got {num_games!r}")
+        if max_rounds is not None and (not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1):
+            raise ValueError(f"max_rounds must be None or a positive int, got {max_rounds!r}")
+        self.rules = Rules() if rules is None else rules
+        if not isinstance(self.rules, Rules):
+            raise ValueError(f"rules must be an escoba_env.Rules, got {type(rules).__name__}")
+        self.num_games = int(num_games)
+        self.single_round = bool(single_round)
+        self.max_rounds = max_rounds
+        n, p, s = self.num_games, self.rules.num_players, self.rules.num_sides
+        self.num_players, self.num_sides = p, s
+        self.side_of_seat = np.array([self.rules.side_of(i) for i in range(p)])
+        self.seed = 0
+        self.game_ids = np.arange(n, dtype=np.int64)
+        self.episode = np.zeros(n, np.int64)
+        self.hands = np.zeros((n, p), np.uint64)
+        self.table = np.zeros(n, np.uint64)
+        self.piles = np.zeros((n, p), np.uint64)
+        self.escobas = np.zeros((n, p), np.int64)
+        self.scores = np.zeros((n, s), np.int64)
+        self.deck = np.zeros((n, NUM_CARDS), np.int8)
+        self.stock_pos = np.zeros(n, np.int64)
+        self.dealer = np.zeros(n, np.int64)
+        self.to_act = np.zeros(n, np.int64)
+        self.last_capturer = np.full(n, -1, np.int64)
+        self.pending = np.full(n, -1, np.int64)
+        self.taken = np.zeros(n, np.uint64)
+        self.taken_value = np.zeros(n, np.int64)
+        self.legal = np.zeros(n, np.uint64)
+        self.round_index = np.zeros(n, np.int64)
+        self.done = np.ones(n, bool)
+        self.truncated = np.zeros(n, bool)
+        self.winner = np.full(n, -1, np.int64)
+        self._rows = np.arange(n)
+
+    # ------------------------------------------------------------------ reset and dealing
+
+    def reset(self, seed: int = 0, *, game_ids=None, dealer=None, deck=None, hands=None,
+              table=None, stock=None) -> None:
+        """Start a new game in every slot.
+
+        ``seed`` and ``game_ids`` (default ``0..N-1``) fix every deal. ``dealer`` (an int or one per
+        game) fixes the first dealer, else it is drawn from the seed. An explicit first deal is
+        either ``deck`` (40 ids, top first, or one row per game) or ``hands`` (one list of 3 ids
+        per seat) with ``table`` (4 ids) and ``stock`` (the rest, top first); later rounds are dealt
+        from the seed. Bad input raises ``ValueError`` and changes nothing.
+        """
+        n, p = self.num_games, self.num_players
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise ValueError(f"seed must be an int, got {seed!r}")
+        ids = np.arange(n, dtype=np.int64) if game_ids is None else np.asarray(game_ids, np.int64)
+        if ids.shape != (n,) or (ids < 0).any():
+            raise ValueError(f"game_ids must be {n} non-negative ints")
+        episodes = np.zeros(n, np.int64)
+        dealers = self._first_dealers(int(seed), ids, episodes, dealer)
+        explicit = self._explicit_deck(dealers, deck, hands, table, stock)
+        self.seed = int(seed)
+        self.game_ids = ids
+        self.episode = episodes
+        self._new_game(self._rows, dealers, explicit)
+
+    def reset_games(self, games: np.ndarray) -> None:
+        """Start the next episode (a fresh game, new deals) in the given game slots."""
+        games = np.asarray(games, np.int64)
+        if games.size == 0:
+            return
+        self.episode[games] += 1
+        dealers = self._first_dealers(self.seed, self.game_ids[games], self.episode[games], None)
+        self._new_game(games, dealers, None)
+
+    def _first_dealers(self, seed, ids, episodes, dealer):
+        p = self.num_players
+        if dealer is None:
+            h = hash_keys(seed, ids, episodes, np.full(len(ids), -1), 1)[:, 0]
+            return (h % np.uint64(p)).astype(np.int64)
+        d = np.broadcast_to(np.asarray(dealer), ids.shape)
+        if not np.issubdtype(d.dtype, np.integer) or ((d < 0) | (d >= p)).any():
+            raise ValueError(f"dealer must be a seat in 0..{p - 1}, got {dealer!r}")
+        return d.astype(np.int64).copy()
+
+    def _explicit_deck(self, dealers, deck, hands, table, stock):
+        """Return the validated explicit first-round decks (N, 40), or None."""
+        n, p = self.num_games, self.num_players
+        parts = (hands, table, stock)
+        if deck is not None and any(x is not None for x in parts):
+            raise ValueError("give either deck or hands/table/stock, not both")
+        if deck is None and all(x is None for x in parts):
+            return None
+        if deck is None:
+            if any(x is None for x in parts):
+                raise ValueError("an explicit deal needs all of hands, table and stock")
+            n_stock = NUM_CARDS - 3 * p - 4
+            if len(hands) != p:
+                raise ValueError(f"hands must hold one list per seat ({p} seats), got {len(hands)}")
+            for i, h in enumerate(hands):
+                if len(h) != 3:
+                    raise ValueError(f"hand of seat {i} must have 3 cards, got {len(h)}")
+            if len(table) != 4:
+                raise ValueError(f"table must have 4 cards, got {len(table)}")
+            if len(stock) != n_stock:
+                raise ValueError(f"stock must have {n_stock} cards with {p} players, got {len(stock)}")
+            decks = np.zeros((n, NUM_CARDS), np.int64)
+            hands_arr = np.asarray(hands, np.int64)
+            for j in range(p):
+                seat = (dealers + 1 + j) % p
+                for r in range(3):
+                    decks[:, j + p * r] = hands_arr[seat, r]
+            decks[:, 3 * p: 3 * p + 4] = np.asarray(table, np.int64)
+            decks[:, 3 * p + 4:] = np.asarray(stock, np.int64)
+            what = "the explicit deal (hands + table + stock)"
+        else:
+            decks = np.array(deck, dtype=object)
+            if decks.ndim == 1:
+                decks = np.broadcast_to(decks, (n, decks.shape[0]))
+            if decks.shape != (n, NUM_CARDS):
+                raise ValueError(f"deck must have 40 card ids (or one row of 40 per game), got shape "
+                                 f"{decks.shape}")
+            what = "deck"
+        for row in np.asarray(decks, dtype=object).reshape(-1, NUM_CARDS):
+            bad = [c for c in row if isinstance(c, bool) or not isinstance(c, (int, np.integer))
+                   or not 0 <= c < NUM_CARDS]
+            if bad:
+                raise ValueError(f"{what} has invalid card id(s) {bad}; ids are ints 0..39")
+            counts = np.bincount(np.asarray(row, np.int64), minlength=NUM_CARDS)
+            if (counts != 1).any():
+                dup = [card_name(int(c)) for c in np.nonzero(counts > 1)[0]]
+                miss = [card_name(int(c)) for c in np.nonzero(counts == 0)[0]]
+                raise ValueError(f"{what} must hold each of the 40 cards once: duplicated {dup}, "
+                                 f"missing {miss}")
+        return np.asarray(decks, np.int64).astype(np.int8)
+
+    def _new_game(self, games, dealers, decks):
+        self.scores[games] = 0
+        self.round_index[games] = 0
+        self.done[games] = False
+        self.truncated[games] = False
+        self.winner[games] = -1
+        self.dealer[games] = dealers
+        self._deal_round(games, decks)
+
+    def _deal_round(self, games, decks=None):
+        """Deal a new round in ``games`` (RULES.md §3), including the initial-fifteen check."""
+        p = self.num_players
+        if decks is None:
+            decks = shuffled_decks(self.seed, self.game_ids[games], self.episode[games],
+                                   self.round_index[games])
+        self.deck[games] = decks
+        self.piles[games] = 0
+        self.escobas[games] = 0
+        self.last_capturer[games] = -1
+        self.pending[games] = -1
+        self.taken[games] = 0
+        self.taken_value[games] = 0
+        self.hands[games] = 0
+        self.stock_pos[games] = 0
+        self._deal_hands(games)
+        dealer = self.dealer[games]
+        tcards = decks[:, 3 * p: 3 * p + 4].astype(np.int64)
+        table = np.bitwise_or.reduce(_ONE << tcards.astype(np.uint64), axis=1)
+        self.stock_pos[games] = 3 * p + 4
+        if self.rules.initial_fifteen:
+            v = tcards // 4 + 1
+            total = v.sum(axis=1)
+            two = (total == 30) & ((v[:, 0] + v[:, 1] == 15) | (v[:, 0] + v[:, 2] == 15)
+                                   | (v[:, 0] + v[:, 3] == 15))
+            n_esc = np.where(total == 15, 1, np.where(two, 2, 0))
+            hit = n_esc > 0
+            if hit.any():
+                g, d = games[hit], dealer[hit]
+                self.piles[g, d] |= table[hit]
+                self.escobas[g, d] += n_esc[hit]
+                self.last_capturer[g] = d
+                table = np.where(hit, _ZERO, table)
+        self.table[games] = table
+        self.to_act[games] = (dealer + 1) % p
+        self.legal[games] = self.hands[games, self.to_act[games]]
+
+    def _deal_hands(self, games):
+        """Give three stock cards to each seat of ``games``, starting after the dealer."""
+        p = self.num_players
+        pos = self.stock_pos[games][:, None] + np.arange(3 * p)[None, :]
+        cards = np.take_along_axis(self.deck[games], pos, axis=1).astype(np.uint64)
+        bits = (_ONE << cards).reshape(-1, 3, p)  # [game, card round, offset from dealer]
+        rel = np.bitwise_or.reduce(bits, axis=1)
+        seats = (self.dealer[games][:, None] + 1 + np.arange(p)[None, :]) % p
+        self.hands[games[:, None], seats] = rel
+        self.stock_pos[games] += 3 * p
+
+    # ------------------------------------------------------------------ stepping
+
+    def legal_action_mask(self) -> np.ndarray:
+        """Return the legal actions as a uint8 array (N, 40); all zeros for finished games."""
+        return unpack_mask(self.legal)
+
+    def check_actions(self, actions) -> np.ndarray:
+        """Return ``actions`` as an int64 array, or raise ValueError naming the first illegal one."""
+        a = np.asarray(actions)
+        if a.shape != (self.num_games,) or not (np.issubdtype(a.dtype, np.integer) or a.size == 0):
+            raise ValueError(f"actions must be {self.num_games} ints (one per game), got shape "
+                             f"{a.shape} and dtype {a.dtype}")
+        a = a.astype(np.int64)
+        active = ~self.done
+        in_range = (a >= 0) & (a < NUM_CARDS)
+        ok = in_range & ((self.legal >> np.clip(a, 0, 63).astype(np.uint64)) & _ONE).astype(bool)
+        bad = np.nonzero(active & ~ok)[0]
+        if bad.size:
+            g = int(bad[0])
+            what = card_name(int(a[g])) if in_range[g] else "out of range 0..39"
+            phase = "take a table card" if self.pending[g] >= 0 else "play a card from hand"
+            raise ValueError(
+                f"illegal action {int(a[g])} ({what}) in game {g}: seat {int(self.to_act[g])} must "
+                f"{phase}; legal actions are {self.legal_actions(g)} ({names_of(int(self.legal[g]))})"
+            )
+        return a
+
+    def legal_actions(self, game: int = 0) -> list[int]:
+        """Return the legal action ids of one game, ascending."""
+        m = int(self.legal[game])
+        return [c for c in range(NUM_CARDS) if m >> c & 1]
+
+    def step(self, actions) -> StepInfo:
+        """Apply one action per game (ignored for finished games) and return what happened.
+
+        Raises ValueError, changing nothing, if any unfinished game's action is illegal.
+        """
+        a = self.check_actions(actions)
+        n, s = self.num_games, self.num_sides
+        active = ~self.done
+        act = np.nonzero(active)[0]
+        actor = np.where(active, self.to_act, -1)
+        captured = np.zeros(n, np.uint64)
+        escoba = np.zeros(n, np.int64)
+        round_over = np.zeros(n, bool)
+        round_points = np.zeros((n, s), np.int64)
+        cats = {k: np.zeros((n, s), np.int64) for k in (*CATEGORIES, "escobas")}
+        game_over = np.zeros(n, bool)
+        if act.size:
+            self._step_active(act, a[act], captured, escoba, round_over, round_points, cats,
+                              game_over)
+        return StepInfo(actor, captured, escoba, round_over, round_points, cats,
+                        self.scores.copy(), game_over, self.truncated & game_over)
+
+    def _step_active(self, g, a, captured, escoba, round_over, round_points, cats, game_over):
+        p = self.num_players
+        seat = self.to_act[g]
+        bit = _ONE << a.astype(np.uint64)
+        is_play = self.pending[g] < 0
+        card = np.where(is_play, a, self.pending[g])
+        hand = self.hands[g, seat] & ~np.where(is_play, bit, _ZERO)
+        self.hands[g, seat] = hand
+        taken = self.taken[g] | np.where(is_play, _ZERO, bit)
+        taken_value = self.taken_value[g] + np.where(is_play, 0, a // 4 + 1)
+        table = self.table[g]
+        rest = table & ~taken
+        target = FIFTEEN - (card // 4 + 1) - taken_value
+        count, union, inter = option_summary(rest, target)
+        if self.rules.prefer_single:
+            s_count, s_union, s_inter = single_summary(table, target)
+            use_single = is_play & (s_count > 0)
+            count = np.where(use_single, s_count, count)
+            union = np.where(use_single, s_union, union)
+            inter = np.where(use_single, s_inter, inter)
+        pend = count > 1
+        capture = count == 1
+        # Capture resolution.
+        take_mask = np.where(capture, taken | inter, _ZERO)
+        card_bit = _ONE << card.astype(np.uint64)
+        new_table = np.where(capture, table & ~take_mask, np.where(count == 0, table | card_bit, table))
+        self.table[g] = new_table
+        gained = np.where(capture, take_mask | card_bit, _ZERO)
+        self.piles[g, seat] |= gained
+        captured[g] = gained
+        hands_empty = ~self.hands[g].any(axis=1)
+        stock_empty = self.stock_pos[g] >= NUM_CARDS
+        last_play = hands_empty & stock_empty
+        esc = capture & (new_table == 0)
+        if not self.rules.last_play_escoba:
+            esc &= ~last_play
+        self.escobas[g, seat] += esc
+        escoba[g] = esc
+        self.last_capturer[g] = np.where(capture, seat, self.last_capturer[g])
+        # Pending capture bookkeeping.
+        self.pending[g] = np.where(pend, card, -1)
+        self.taken[g] = np.where(pend, taken, _ZERO)
+        self.taken_value[g] = np.where(pend, taken_value, 0)
+        nxt = np.where(pend, seat, (seat + 1) % p)
+        self.to_act[g] = nxt
+        self.legal[g] = np.where(pend, union & ~inter, self.hands[g, nxt])
+        # Turn over: new deal or end of round.
+        moved = ~pend & hands_empty
+        if moved.any():
+            redeal = g[moved & ~stock_empty]
+            if redeal.size:
+                self._deal_hands(redeal)
+                self.legal[redeal] = self.hands[redeal, self.to_act[redeal]]
+            ended = g[moved & stock_empty]
+            if ended.size:
+                self._end_round(ended, round_over, round_points, cats, game_over)
+
+    def _end_round(self, g, round_over, round_points, cats, game_over):
+        """Finish the round in games ``g``: last capturer takes the table, score, maybe re-deal."""
+        lc = self.last_capturer[g]
+        has = lc >= 0
+        if has.any():
+            self.piles[g[has], lc[has]] |= self.table[g[has]]
+            self.table[g[has]] = 0
+        side_piles, side_esc = self.side_totals(g)
+        res = score_round_batch(side_piles, side_esc, self.rules)
+        self.scores[g] += res["points"]
+        round_over[g] = True
+        round_points[g] = res["points"]
+        for k in cats:
+            cats[k][g] = res[k]
+        sc = self.scores[g]
+        best = sc.max(axis=1)
+        unique = (sc == best[:, None]).sum(axis=1) == 1
+        self.round_index[g] += 1
+        if self.single_round:
+            finished = np.ones(len(g), bool)
+            won = unique
+        else:
+            won = (best >= self.rules.target_score) & unique
+            finished = won.copy()
+        cut = np.zeros(len(g), bool)
+        if self.max_rounds is not None:
+            cut = ~finished & (self.round_index[g] >= self.max_rounds)
+            finished |= cut
+        self.winner[g] = np.where(won & finished, sc.argmax(axis=1), -1)
+        self.truncated[g] = cut
+        self.done[g] = finished
+        game_over[g] = finished
+        fin = g[finished]
+        self.legal[fin] = 0
+        cont = g[~finished]
+        if cont.size:
+            self.dealer[cont] = (self.dealer[cont] + 1) % self.num_players
+            self._deal_round(cont)
+
+    def side_totals(self, games=None):
+        """Return (piles, escobas) per side, shape (len(games), S), pooling partners."""
+        games = self._rows if games is None else games
+        piles, esc = self.piles[games], self.escobas[games]
+        if self.rules.partnerships:
+            return (np.stack([piles[:, 0] | piles[:, 2], piles[:, 1] | piles[:, 3]], axis=1),
+                    np.stack([esc[:, 0] + esc[:, 2], esc[:, 1] + esc[:, 3]], axis=1))
+        return piles.copy(), esc.copy()
+
+    def clone(self) -> EscobaEngine:
+        """Return an independent copy of the whole batch."""
+        other = object.__new__(EscobaEngine)
+        for k, v in self.__dict__.items():
+            other.__dict__[k] = v.copy() if isinstance(v, np.ndarray) else v
+        return other
+
+    def card_count(self) -> np.ndarray:
+        """Return, per game, how many distinct cards are in hands, table, piles, stock or pending."""
+        stock = np.zeros(self.num_games, np.uint64)
+        pos = np.arange(NUM_CARDS)[None, :]
+        in_stock = pos >= self.stock_pos[:, None]
+        bits = np.where(in_stock, _ONE << self.deck.astype(np.uint64), _ZERO)
+        stock = np.bitwise_or.reduce(bits, axis=1)
+        pend = np.where(self.pending >= 0, _ONE << np.maximum(self.pending, 0).astype(np.uint64), _ZERO)
+        allm = (np.bitwise_or.reduce(self.hands, axis=1) | self.table
+                | np.bitwise_or.reduce(self.piles, axis=1) | stock | pend)
+        total = (np.bitwise_count(self.hands).sum(axis=1) + np.bitwise_count(self.table)
+                 + np.bitwise_count(self.piles).sum(axis=1) + np.bitwise_count(stock)
+                 + (self.pending >= 0))
+        return np.where(np.bitwise_count(allm) == total, total, -1)

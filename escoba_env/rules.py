@@ -1,0 +1,78 @@
+"""The rules configuration (RULES.md §2, §4, §6, §7): one frozen object that validates itself."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+SEVENS_RULES = ("most_sevens", "most_sevens_tiebreak", "primera")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """Every rule option of RULES.md; field names follow the rule book."""
+
+    num_players: int = 2
+    """2, 3 or 4 seats."""
+    partnerships: bool = False
+    """4 players only: seats 0+2 and 1+3 pool captures and escobas."""
+    target_score: int = 21
+    """A game ends after the round in which a side reaches this total (and one side leads)."""
+    sevens_rule: str = "most_sevens"
+    """``"most_sevens"``, ``"most_sevens_tiebreak"`` or ``"primera"`` (RULES.md §6)."""
+    bonus_sweeps: bool = False
+    """All ten oros score 2 for oros; all four sevens score 2 for sevens."""
+    prefer_single: bool = False
+    """A played card that can take a single table card may only take single cards."""
+    last_play_escoba: bool = True
+    """Emptying the table with the last card of the round is an escoba."""
+    initial_fifteen: bool = True
+    """A first table of 15 (or two fifteens) goes to the dealer as escoba(s)."""
+
+    def __post_init__(self) -> None:
+        for name in ("partnerships", "bonus_sweeps", "prefer_single", "last_play_escoba",
+                     "initial_fifteen"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"Rules.{name} must be True or False, got {getattr(self, name)!r}")
+        if isinstance(self.num_players, bool) or self.num_players not in (2, 3, 4):
+            raise ValueError(f"Rules.num_players must be 2, 3 or 4, got {self.num_players!r}")
+        if self.partnerships and self.num_players != 4:
+            raise ValueError(
+                f"Rules.partnerships needs exactly 4 players (2 teams of 2), got num_players="
+                f"{self.num_players}"
+            )
+        if (isinstance(self.target_score, bool) or not isinstance(self.target_score, int)
+                or self.target_score < 1):
+            raise ValueError(f"Rules.target_score must be a positive int, got {self.target_score!r}")
+        if self.sevens_rule not in SEVENS_RULES:
+            raise ValueError(
+                f"Rules.sevens_rule must be one of {', '.join(SEVENS_RULES)}; got {self.sevens_rule!r}"
+            )
+
+    @property
+    def num_sides(self) -> int:
+        """Return the number of scoring sides (2 with partnerships, else one per player)."""
+        return 2 if self.partnerships else self.num_players
+
+    def side_of(self, seat: int) -> int:
+        """Return the scoring side of ``seat``."""
+        return seat % 2 if self.partnerships else seat
+
+    @property
+    def deals_per_round(self) -> int:
+        """Return how many three-card deals a round has (6, 4 or 3)."""
+        return (40 - 4) // (3 * self.num_players)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the options as a plain dict (for checkpoints and result files)."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Rules:
+        """Return the Rules described by ``d``; unknown keys are an error."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ValueError(f"unknown rules option(s) {unknown}; known: {sorted(names)}")
+        return cls(**d)

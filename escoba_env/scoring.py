@@ -1,0 +1,98 @@
+"""Round scoring (RULES.md §6), batched over games, with a plain per-round wrapper."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .cards import FULL_DECK, OROS, SEVENS, VELO, value_nibble
+from .rules import Rules
+
+CATEGORIES = ("cards", "oros", "velo", "sevens")
+_PRIMERA_OF_VALUE = (16, 12, 13, 14, 15, 18, 21, 10, 10, 10)  # values 1..10
+# Tie-break order of "most_sevens_tiebreak": sevens, then sixes, aces, fives, fours, threes, twos.
+_TIEBREAK_VALUES = (7, 6, 1, 5, 4, 3, 2)
+_OROS = np.uint64(OROS)
+_SEVENS = np.uint64(SEVENS)
+_VELO_BIT = np.uint64(1 << VELO)
+
+
+def _strict_winner(metric: np.ndarray) -> np.ndarray:
+    """Return a bool array (N, S) marking the side with the strictly highest metric, if any."""
+    best = metric.max(axis=1, keepdims=True)
+    at_best = metric == best
+    return at_best & (at_best.sum(axis=1, keepdims=True) == 1)
+
+
+def _primera(piles: np.ndarray) -> np.ndarray:
+    """Return each side's primera (N, S); -1 for a side that misses a suit."""
+    total = np.zeros(piles.shape, np.int64)
+    complete = np.ones(piles.shape, bool)
+    for suit in range(4):
+        best = np.zeros(piles.shape, np.int64)
+        for value, points in enumerate(_PRIMERA_OF_VALUE, start=1):
+            has = (piles >> np.uint64(4 * (value - 1) + suit)) & np.uint64(1)
+            best = np.maximum(best, has.astype(np.int64) * points)
+        complete &= best > 0
+        total += best
+    return np.where(complete, total, -1)
+
+
+def score_round_batch(piles: np.ndarray, escobas: np.ndarray, rules: Rules) -> dict[str, np.ndarray]:
+    """Return the round's points per side (N, S) and each category's awards (N, S).
+
+    ``piles`` is a uint64 array (N, S) of each side's captured cards, ``escobas`` an int array
+    (N, S). The result maps ``"points"`` and every name in ``CATEGORIES`` plus ``"escobas"`` to
+    an int array (N, S) of the points that category gave.
+    """
+    piles = np.asarray(piles, np.uint64)
+    escobas = np.asarray(escobas, np.int64)
+    n_cards = np.bitwise_count(piles).astype(np.int64)
+    n_oros = np.bitwise_count(piles & _OROS).astype(np.int64)
+    n_sevens = np.bitwise_count(piles & _SEVENS).astype(np.int64)
+    out = {
+        "cards": _strict_winner(n_cards).astype(np.int64),
+        "oros": _strict_winner(n_oros).astype(np.int64),
+        "velo": ((piles & _VELO_BIT) != 0).astype(np.int64),
+    }
+    if rules.sevens_rule == "most_sevens":
+        metric = n_sevens
+    elif rules.sevens_rule == "most_sevens_tiebreak":
+        metric = np.zeros(piles.shape, np.int64)
+        for v in _TIEBREAK_VALUES:
+            metric = metric * 5 + np.bitwise_count(piles & np.uint64(value_nibble(v))).astype(np.int64)
+    else:
+        metric = _primera(piles)
+        metric = np.where((metric < 0).all(axis=1, keepdims=True), 0, metric)  # nobody has one
+    out["sevens"] = _strict_winner(metric).astype(np.int64)
+    if rules.bonus_sweeps:
+        out["oros"] = out["oros"] * np.where(n_oros == 10, 2, 1)
+        out["sevens"] = out["sevens"] * np.where(n_sevens == 4, 2, 1)
+    out["escobas"] = escobas
+    out["points"] = out["cards"] + out["oros"] + out["velo"] + out["sevens"] + escobas
+    return out
+
+
+def score_round(piles: Sequence[int], escobas: Sequence[int], rules: Rules | None = None) -> list[int]:
+    """Return the round's points per side from one capture-pile mask and escoba count per side."""
+    rules = Rules() if rules is None else rules
+    if len(piles) != len(escobas) or len(piles) != rules.num_sides:
+        raise ValueError(
+            f"need one pile and one escoba count per side ({rules.num_sides} sides), got "
+            f"{len(piles)} piles and {len(escobas)} escoba counts"
+        )
+    seen = 0
+    for p in piles:
+        p = int(p)
+        if p < 0 or p > FULL_DECK:
+            raise ValueError(f"{p:#x} is not a 40-bit card mask")
+        if seen & p:
+            raise ValueError("two sides' piles share a card")
+        seen |= p
+    if any(int(e) < 0 for e in escobas):
+        raise ValueError(f"escoba counts must be >= 0, got {list(escobas)}")
+    res = score_round_batch(
+        np.array([[int(p) for p in piles]], np.uint64), np.array([list(escobas)], np.int64), rules
+    )
+    return [int(x) for x in res["points"][0]]
