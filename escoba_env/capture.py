@@ -41,7 +41,7 @@ def _half_tables(weights: tuple[int, ...]):
     usable = np.zeros((5**5, _NS), np.int64)
     forced = np.full((5**5, _NS), 0x1F, np.int64)
     for m in itertools.product(range(5), repeat=5):
-        s = sum(w * k for w, k in zip(weights, m))
+        s = sum(w * k for w, k in zip(weights, m, strict=True))
         if s > MAX_SUM:
             continue
         m_arr = np.array(m)

@@ -17,7 +17,6 @@ its batch.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -117,6 +116,7 @@ class EscobaEngine:
 
     - ``hands`` (N, P) uint64: each seat's hand;
     - ``table`` (N,) uint64; ``piles`` (N, P) uint64: each seat's captures this round;
+    - ``played`` (N, P) uint64: the cards each seat has played from hand this round;
     - ``escobas`` (N, P): each seat's escobas this round; ``scores`` (N, S): cumulative per side;
     - ``deck`` (N, 40) int8 and ``stock_pos`` (N,): the round's deck order and the next stock card;
     - ``dealer``, ``to_act``, ``last_capturer`` (-1: nobody), ``pending`` (-1: no capture pending,
@@ -145,6 +145,7 @@ class EscobaEngine:
         self.hands = np.zeros((n, p), np.uint64)
         self.table = np.zeros(n, np.uint64)
         self.piles = np.zeros((n, p), np.uint64)
+        self.played = np.zeros((n, p), np.uint64)
         self.escobas = np.zeros((n, p), np.int64)
         self.scores = np.zeros((n, s), np.int64)
         self.deck = np.zeros((n, NUM_CARDS), np.int8)
@@ -275,6 +276,7 @@ class EscobaEngine:
                                    self.round_index[games])
         self.deck[games] = decks
         self.piles[games] = 0
+        self.played[games] = 0
         self.escobas[games] = 0
         self.last_capturer[games] = -1
         self.pending[games] = -1
@@ -377,6 +379,7 @@ class EscobaEngine:
         card = np.where(is_play, a, self.pending[g])
         hand = self.hands[g, seat] & ~np.where(is_play, bit, _ZERO)
         self.hands[g, seat] = hand
+        self.played[g, seat] |= np.where(is_play, bit, _ZERO)
         taken = self.taken[g] | np.where(is_play, _ZERO, bit)
         taken_value = self.taken_value[g] + np.where(is_play, 0, a // 4 + 1)
         table = self.table[g]
