@@ -175,7 +175,7 @@ class EscobaEngine:
         per seat) with ``table`` (4 ids) and ``stock`` (the rest, top first); later rounds are dealt
         from the seed. Bad input raises ``ValueError`` and changes nothing.
         """
-        n, p = self.num_games, self.num_players
+        n = self.num_games
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
             raise ValueError(f"seed must be an int, got {seed!r}")
         ids = np.arange(n, dtype=np.int64) if game_ids is None else np.asarray(game_ids, np.int64)
