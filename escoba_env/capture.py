@@ -77,15 +77,38 @@ def _build_tables():
 
 
 (_LOW_N, _LOW_U, _LOW_F), (_HIGH_N, _HIGH_U, _HIGH_F), _HALF_KEY, _HIGH_SUMS, _EXPAND = _build_tables()
-# Flattened and restricted tables used by the batched query.
-_LOW_N_FLAT = _LOW_N.ravel()
-_LOW_U_FLAT = _LOW_U.ravel().astype(np.int32)
-_LOW_F_FLAT = _LOW_F.ravel().astype(np.int32)
-_HIGH_N_S = np.ascontiguousarray(_HIGH_N[:, _HIGH_SUMS])
-_HIGH_U_S = np.ascontiguousarray(_HIGH_U[:, _HIGH_SUMS].astype(np.int32) << 5)
-_HIGH_F_S = np.ascontiguousarray(_HIGH_F[:, _HIGH_SUMS].astype(np.int32) << 5)
+# Packed tables for the batched query: per (half key, sum) one int64 holding the number of
+# subsets (bits 0-39), the usable values (bits 40-44) and the forced values (bits 45-49).
+_N_BITS = np.int64(40)
+
+
+def _pack(n, usable, forced):
+    return (n | (usable << 40) | (forced << 45)).ravel()
+
+
+_CODE_LOW = _pack(_LOW_N, _LOW_U, _LOW_F)
+_CODE_HIGH = _pack(_HIGH_N, _HIGH_U, _HIGH_F)
+# Bit a of _LOW_REACH[k]: the low half with key k has a subset summing to a.
+_LOW_REACH = ((_LOW_N > 0) * (1 << np.arange(_NS))).sum(axis=1).astype(np.int64)
+# Bit a of _HIGH_COMP[k * 16 + t]: the high half with key k has a subset summing to t - a.
+_HIGH_COMP = np.zeros((5**5, 16), np.int64)
+for _t in range(_NS):
+    for _a in range(_t + 1):
+        _HIGH_COMP[:, _t] |= (_HIGH_N[:, _t - _a] > 0).astype(np.int64) << _a
+_HIGH_COMP = _HIGH_COMP.ravel()
 _U20 = np.uint64(_HALF_BITS)
 _HALF = np.uint64(_HALF_MASK)
+_LOW40 = np.int64((1 << 40) - 1)
+
+
+def _lookup(k_low, k_high, target, a):
+    """Return (count, usable, forced) of the options whose low half sums to ``a``."""
+    c_low = _CODE_LOW[k_low * _NS + a]
+    c_high = _CODE_HIGH[k_high * _NS + (target - a)]
+    count = (c_low & _LOW40) * (c_high & _LOW40)
+    usable = ((c_low >> 40) & 31) | (((c_high >> 40) & 31) << 5)
+    forced = ((c_low >> 45) & 31) | (((c_high >> 45) & 31) << 5)
+    return count, usable, forced
 
 
 def option_summary(table: np.ndarray, target: np.ndarray):
@@ -98,20 +121,34 @@ def option_summary(table: np.ndarray, target: np.ndarray):
     table = np.asarray(table, np.uint64)
     target = np.asarray(target, np.int64)
     k_low = _HALF_KEY[table & _HALF].astype(np.int64)
-    k_high = _HALF_KEY[table >> _U20]
-    low_sum = target[:, None] - _HIGH_SUMS[None, :]
-    valid = (low_sum >= 0) & (low_sum <= MAX_SUM)
-    flat = k_low[:, None] * _NS + np.clip(low_sum, 0, MAX_SUM)
-    ways = _LOW_N_FLAT[flat] * _HIGH_N_S[k_high] * valid
-    feasible = ways > 0
-    count = ways.sum(axis=1)
-    usable = np.bitwise_or.reduce(
-        np.where(feasible, _LOW_U_FLAT[flat] | _HIGH_U_S[k_high], 0), axis=1
-    )
-    forced = np.bitwise_and.reduce(
-        np.where(feasible, _LOW_F_FLAT[flat] | _HIGH_F_S[k_high], 0x3FF), axis=1
-    )
-    union = _EXPAND[usable] & table
+    k_high = _HALF_KEY[table >> _U20].astype(np.int64)
+    ok = (target >= 0) & (target <= MAX_SUM)
+    t = np.where(ok, target, 15)  # column 15 of _HIGH_COMP is all zero
+    # Feasible splits: low sums a with a low subset summing to a and a high one to t - a.
+    feasible = _LOW_REACH[k_low] & _HIGH_COMP[k_high * 16 + t]
+    low = feasible & -feasible
+    a = np.bitwise_count(low - 1).astype(np.int64)
+    t = np.minimum(t, MAX_SUM)
+    count, usable, forced = _lookup(k_low, k_high, t, np.minimum(a, t))
+    count = np.where(feasible != 0, count, 0)
+    rest = feasible ^ low
+    multi = np.nonzero(rest)[0]
+    if multi.size:  # several splits: combine them (a few games, a few passes)
+        rest, kl, kh, tm = rest[multi], k_low[multi], k_high[multi], t[multi]
+        cm, um, fm = count[multi], usable[multi], forced[multi]
+        while True:
+            low = rest & -rest
+            a = np.bitwise_count(low - 1).astype(np.int64)
+            c2, u2, f2 = _lookup(kl, kh, tm, np.minimum(a, tm))
+            has = rest != 0
+            cm = cm + np.where(has, c2, 0)
+            um = um | np.where(has, u2, 0)
+            fm = fm & np.where(has, f2, 0x3FF)
+            rest = rest ^ low
+            if not rest.any():
+                break
+        count[multi], usable[multi], forced[multi] = cm, um, fm
+    union = np.where(count > 0, _EXPAND[usable] & table, np.uint64(0))
     inter = np.where(count > 0, _EXPAND[forced] & table, np.uint64(0))
     return count, union, inter
 

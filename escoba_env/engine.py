@@ -42,11 +42,15 @@ def _splitmix64(x: np.ndarray) -> np.ndarray:
 def hash_keys(seed: int, game_ids: np.ndarray, episodes: np.ndarray, rounds: np.ndarray,
               width: int) -> np.ndarray:
     """Return uint64 hashes (len(game_ids), width) that depend only on the given counters."""
-    base = _splitmix64(np.full(len(game_ids), np.uint64(int(seed) & _M64)))
-    base = _splitmix64(base ^ np.asarray(game_ids, np.uint64))
-    base = _splitmix64(base ^ np.asarray(episodes, np.uint64))
-    base = _splitmix64(base ^ np.asarray(rounds, np.uint64).astype(np.uint64))
-    return _splitmix64(base[:, None] + np.arange(width, dtype=np.uint64)[None, :])
+    ids = np.asarray(game_ids).astype(np.uint64)
+    h = _splitmix64(np.uint64(int(seed) & _M64) ^ (ids * np.uint64(0xD1B54A32D192ED03)))
+    ctr = (np.asarray(episodes).astype(np.uint64) * np.uint64(0x8CB92BA72F3D8DD7)
+           + (np.asarray(rounds) + 1).astype(np.uint64) * np.uint64(0xAEF17502108EF2D9))
+    h = _splitmix64(h ^ ctr)
+    return _splitmix64(h[:, None] + _POSITIONS[:, :width])
+
+
+_POSITIONS = np.arange(1, 65, dtype=np.uint64)[None, :] * np.uint64(0x9E3779B97F4A7C15)
 
 
 def shuffled_decks(seed: int, game_ids, episodes, rounds) -> np.ndarray:
@@ -62,27 +66,23 @@ def unpack_mask(masks: np.ndarray, n: int = NUM_CARDS) -> np.ndarray:
     return b[..., :n]
 
 
-_SELECT = np.zeros((256, 8), np.int64)  # _SELECT[byte, k] = position of the k-th set bit
-for _b in range(256):
-    _bits = [i for i in range(8) if _b >> i & 1]
-    _SELECT[_b, : len(_bits)] = _bits
-
-
 def sample_actions(legal: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
     """Return, per game, the legal card picked by ``uniforms`` in [0, 1) (uniform over legal ones).
 
-    Games with no legal action get action 0.
+    Games with no legal action get action 64 (never legal). The loop runs over the rank of the
+    chosen bit (a handful of passes), never over games.
     """
-    legal = np.ascontiguousarray(legal, np.uint64)
-    n = np.bitwise_count(legal).astype(np.int64)
-    k = (uniforms * n).astype(np.int64)
-    by = legal.view(np.uint8).reshape(-1, 8)
-    csum = np.cumsum(np.bitwise_count(by), axis=1, dtype=np.int64)
-    byte = (csum <= k[:, None]).sum(axis=1)
-    byte = np.minimum(byte, 7)
-    rows = np.arange(len(legal))
-    before = csum[rows, byte] - np.bitwise_count(by[rows, byte])
-    return byte * 8 + _SELECT[by[rows, byte], k - before]
+    legal = np.asarray(legal, np.uint64)
+    k = (uniforms * np.bitwise_count(legal)).astype(np.int64)
+    m = legal
+    for i in range(int(k.max(initial=0))):
+        m = np.where(k > i, m & (m - _ONE), m)
+    low = m & (~m + _ONE)
+    return np.bitwise_count(low - _ONE).astype(np.int64)
+
+
+_DEAL_OFFSETS = {p: np.arange(3 * p)[None, :] for p in (2, 3, 4)}
+_SEAT_OFFSETS = {p: np.arange(1, p + 1)[None, :] for p in (2, 3, 4)}
 
 
 @dataclass
@@ -143,6 +143,7 @@ class EscobaEngine:
         self.game_ids = np.arange(n, dtype=np.int64)
         self.episode = np.zeros(n, np.int64)
         self.hands = np.zeros((n, p), np.uint64)
+        self.hand_count = np.zeros(n, np.int64)
         self.table = np.zeros(n, np.uint64)
         self.piles = np.zeros((n, p), np.uint64)
         self.played = np.zeros((n, p), np.uint64)
@@ -260,6 +261,10 @@ class EscobaEngine:
         return np.asarray(decks, np.int64).astype(np.int8)
 
     def _new_game(self, games, dealers, decks):
+        self.hands[games] = 0
+        self.pending[games] = -1
+        self.taken[games] = 0
+        self.taken_value[games] = 0
         self.scores[games] = 0
         self.round_index[games] = 0
         self.done[games] = False
@@ -279,43 +284,42 @@ class EscobaEngine:
         self.played[games] = 0
         self.escobas[games] = 0
         self.last_capturer[games] = -1
-        self.pending[games] = -1
-        self.taken[games] = 0
-        self.taken_value[games] = 0
-        self.hands[games] = 0
         self.stock_pos[games] = 0
-        self._deal_hands(games)
+        self._deal_hands(games, decks)
         dealer = self.dealer[games]
-        tcards = decks[:, 3 * p: 3 * p + 4].astype(np.int64)
-        table = np.bitwise_or.reduce(_ONE << tcards.astype(np.uint64), axis=1)
+        tcards = decks[:, 3 * p: 3 * p + 4].astype(np.uint64)
+        tbits = _ONE << tcards
+        table = tbits[:, 0] | tbits[:, 1] | tbits[:, 2] | tbits[:, 3]
         self.stock_pos[games] = 3 * p + 4
         if self.rules.initial_fifteen:
-            v = tcards // 4 + 1
+            v = (tcards >> np.uint64(2)).astype(np.int64) + 1
             total = v.sum(axis=1)
             two = (total == 30) & ((v[:, 0] + v[:, 1] == 15) | (v[:, 0] + v[:, 2] == 15)
                                    | (v[:, 0] + v[:, 3] == 15))
-            n_esc = np.where(total == 15, 1, np.where(two, 2, 0))
-            hit = n_esc > 0
+            hit = (total == 15) | two
             if hit.any():
                 g, d = games[hit], dealer[hit]
                 self.piles[g, d] |= table[hit]
-                self.escobas[g, d] += n_esc[hit]
+                self.escobas[g, d] += np.where(two[hit], 2, 1)
                 self.last_capturer[g] = d
                 table = np.where(hit, _ZERO, table)
         self.table[games] = table
-        self.to_act[games] = (dealer + 1) % p
-        self.legal[games] = self.hands[games, self.to_act[games]]
+        first = dealer + 1
+        first[first == p] = 0
+        self.to_act[games] = first
+        self.legal[games] = self.hands[games, first]
 
-    def _deal_hands(self, games):
+    def _deal_hands(self, games, decks=None):
         """Give three stock cards to each seat of ``games``, starting after the dealer."""
         p = self.num_players
-        pos = self.stock_pos[games][:, None] + np.arange(3 * p)[None, :]
-        cards = np.take_along_axis(self.deck[games], pos, axis=1).astype(np.uint64)
-        bits = (_ONE << cards).reshape(-1, 3, p)  # [game, card round, offset from dealer]
-        rel = np.bitwise_or.reduce(bits, axis=1)
-        seats = (self.dealer[games][:, None] + 1 + np.arange(p)[None, :]) % p
+        decks = self.deck[games] if decks is None else decks
+        pos = self.stock_pos[games][:, None] + _DEAL_OFFSETS[p]
+        bits = _ONE << np.take_along_axis(decks, pos, axis=1).astype(np.uint64)
+        rel = bits[:, :p] | bits[:, p:2 * p] | bits[:, 2 * p:]  # [game, offset from dealer]
+        seats = (self.dealer[games][:, None] + _SEAT_OFFSETS[p]) % p
         self.hands[games[:, None], seats] = rel
         self.stock_pos[games] += 3 * p
+        self.hand_count[games] = 3 * p
 
     # ------------------------------------------------------------------ stepping
 
@@ -373,19 +377,23 @@ class EscobaEngine:
 
     def _step_active(self, g, a, captured, escoba, round_over, round_points, cats, game_over):
         p = self.num_players
-        seat = self.to_act[g]
+        # With every game active, 1-D state is used whole (views, no gathers or scatters).
+        sel = slice(None) if len(g) == self.num_games else g
+        seat = self.to_act[sel].copy()
+        pending = self.pending[sel]
         bit = _ONE << a.astype(np.uint64)
-        is_play = self.pending[g] < 0
-        card = np.where(is_play, a, self.pending[g])
-        hand = self.hands[g, seat] & ~np.where(is_play, bit, _ZERO)
-        self.hands[g, seat] = hand
-        self.played[g, seat] |= np.where(is_play, bit, _ZERO)
-        taken = self.taken[g] | np.where(is_play, _ZERO, bit)
-        taken_value = self.taken_value[g] + np.where(is_play, 0, a // 4 + 1)
-        table = self.table[g]
-        rest = table & ~taken
-        target = FIFTEEN - (card // 4 + 1) - taken_value
-        count, union, inter = option_summary(rest, target)
+        hand = self.hands[g, seat]
+        play_bit = bit & hand  # the action is a card of the hand exactly when it is a play
+        is_play = pending < 0
+        self.hands[g, seat] = hand ^ play_bit
+        self.played[g, seat] |= play_bit
+        self.hand_count[sel] -= is_play
+        card = np.where(is_play, a, pending)
+        taken = self.taken[sel] | (bit ^ play_bit)
+        taken_value = self.taken_value[sel] + np.where(is_play, 0, (a >> 2) + 1)
+        table = self.table[sel]
+        target = (FIFTEEN - 1) - (card >> 2) - taken_value
+        count, union, inter = option_summary(table & ~taken, target)
         if self.rules.prefer_single:
             s_count, s_union, s_inter = single_summary(table, target)
             use_single = is_play & (s_count > 0)
@@ -394,30 +402,28 @@ class EscobaEngine:
             inter = np.where(use_single, s_inter, inter)
         pend = count > 1
         capture = count == 1
-        # Capture resolution.
-        take_mask = np.where(capture, taken | inter, _ZERO)
         card_bit = _ONE << card.astype(np.uint64)
-        new_table = np.where(capture, table & ~take_mask, np.where(count == 0, table | card_bit, table))
-        self.table[g] = new_table
+        take_mask = np.where(capture, taken | inter, _ZERO)
+        new_table = np.where(count == 0, table | card_bit, table & ~take_mask)
+        self.table[sel] = new_table
         gained = np.where(capture, take_mask | card_bit, _ZERO)
         self.piles[g, seat] |= gained
         captured[g] = gained
-        hands_empty = ~self.hands[g].any(axis=1)
-        stock_empty = self.stock_pos[g] >= NUM_CARDS
-        last_play = hands_empty & stock_empty
+        hands_empty = self.hand_count[sel] == 0
+        stock_empty = self.stock_pos[sel] >= NUM_CARDS
         esc = capture & (new_table == 0)
         if not self.rules.last_play_escoba:
-            esc &= ~last_play
+            esc &= ~(hands_empty & stock_empty)
         self.escobas[g, seat] += esc
         escoba[g] = esc
-        self.last_capturer[g] = np.where(capture, seat, self.last_capturer[g])
-        # Pending capture bookkeeping.
-        self.pending[g] = np.where(pend, card, -1)
-        self.taken[g] = np.where(pend, taken, _ZERO)
-        self.taken_value[g] = np.where(pend, taken_value, 0)
-        nxt = np.where(pend, seat, (seat + 1) % p)
-        self.to_act[g] = nxt
-        self.legal[g] = np.where(pend, union & ~inter, self.hands[g, nxt])
+        self.last_capturer[sel] = np.where(capture, seat, self.last_capturer[sel])
+        self.pending[sel] = np.where(pend, card, -1)
+        self.taken[sel] = np.where(pend, taken, _ZERO)
+        self.taken_value[sel] = np.where(pend, taken_value, 0)
+        nxt = np.where(pend, seat, seat + 1)
+        nxt[nxt == p] = 0
+        self.to_act[sel] = nxt
+        self.legal[sel] = np.where(pend, union & ~inter, self.hands[g, nxt])
         # Turn over: new deal or end of round.
         moved = ~pend & hands_empty
         if moved.any():

@@ -1,0 +1,203 @@
+"""Rebuild engine states ("worlds") from observations, for search agents.
+
+A search agent that plays fairly may use only its observation (``escoba_env.observation``). This
+module turns a batch of observations into an ``EscobaEngine`` whose games are *determinizations*
+of them: every public fact (own hand, table, capture piles, played cards, escobas, scores, hand
+sizes, stock size, dealer, last capturer, a pending capture choice) is copied from the
+observation, and the hidden cards (the observation's "unseen" plane) are dealt at random, from an
+explicit generator, to the other seats' hands (at their observed sizes) and to the stock (in a
+random order). Nothing else is read, so a search built on these worlds cannot use hidden
+information.
+
+Seats of a world are the observer's relative seats: the observer is seat 0 and is the seat to act,
+relative seat ``r`` is seat ``r``, relative side ``s`` is side ``s`` (with partnerships the observer's
+team is side 0 = seats 0 and 2). Worlds are single-round engines (``single_round=True``): a rollout
+stops at the end of the round.
+
+``take_games`` copies chosen game slots of any engine into a new engine (used to replicate worlds
+once per candidate move, and by the oracle to replicate the true state).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .capture import FIFTEEN, option_summary, single_summary
+from .cards import NUM_CARDS
+from .engine import EscobaEngine
+from .observation import NUM_PLANES, OBS_SIZE, PLANE, SCALARS
+from .rules import Rules
+
+_ONE = np.uint64(1)
+_ZERO = np.uint64(0)
+_VALUES = np.arange(NUM_CARDS) // 4 + 1
+
+
+def _per_game_attributes() -> tuple[str, ...]:
+    """Return the names of the engine's per-game arrays (first axis = game), found by probing."""
+    probe = EscobaEngine(7, Rules(num_players=4))
+    return tuple(k for k, v in probe.__dict__.items() if isinstance(v, np.ndarray) and v.shape[:1] == (7,))
+
+
+PER_GAME_ATTRIBUTES = _per_game_attributes()
+"""Names of the ``EscobaEngine`` arrays that hold one entry per game (copied by ``take_games``)."""
+
+
+def take_games(engine: EscobaEngine, games: np.ndarray, *, single_round: bool | None = None) -> EscobaEngine:
+    """Return a new engine whose game ``j`` is a copy of game ``games[j]`` of ``engine``.
+
+    ``games`` may repeat slots (to replicate a state). ``single_round`` overrides the copy's mode
+    (``True`` makes a rollout stop at the end of the current round).
+    """
+    games = np.asarray(games, np.int64)
+    if games.ndim != 1 or games.size == 0:
+        raise ValueError("games must be a non-empty 1-D array of game slots")
+    other = object.__new__(EscobaEngine)
+    for k, v in engine.__dict__.items():
+        if k in PER_GAME_ATTRIBUTES:
+            other.__dict__[k] = v[games]
+        else:
+            other.__dict__[k] = v.copy() if isinstance(v, np.ndarray) else v
+    other.num_games = len(games)
+    other._rows = np.arange(len(games))
+    if single_round is not None:
+        other.single_round = bool(single_round)
+        if single_round:
+            other.max_rounds = None
+    return other
+
+
+def observation_masks(obs: np.ndarray) -> np.ndarray:
+    """Return the 13 card planes of each observation as uint64 card masks, shape (K, 13)."""
+    obs = np.asarray(obs, np.float32)
+    k = obs.shape[0]
+    bits = np.zeros((k, NUM_PLANES, 64), np.uint8)
+    bits[..., :NUM_CARDS] = obs[:, : NUM_PLANES * NUM_CARDS].reshape(k, NUM_PLANES, NUM_CARDS) > 0.5
+    packed = np.packbits(bits, axis=-1, bitorder="little")
+    return np.ascontiguousarray(packed).view("<u8")[..., 0].astype(np.uint64)
+
+
+def _one_hot_index(block: np.ndarray) -> np.ndarray:
+    """Return the index of the 1 in each row of ``block`` (-1 where the row is all zero)."""
+    return np.where(block.max(axis=1) > 0.5, block.argmax(axis=1), -1)
+
+
+def observation_scalars(obs: np.ndarray, rules: Rules) -> dict[str, np.ndarray]:
+    """Return the decoded scalars of each observation (integers, relative seats and sides).
+
+    Keys: ``escobas`` (K, 4), ``scores`` (K, 4), ``stock`` (K,), ``hand_sizes`` (K, 4), ``dealer``
+    (K,), ``last_capturer`` (K,, -1 nobody), ``capture_phase`` (K,, bool), ``num_players`` (K,),
+    ``partnerships`` (K,, bool).
+    """
+    obs = np.asarray(obs, np.float32)
+    s = SCALARS
+    return {
+        "escobas": np.rint(obs[:, s["escobas"]: s["escobas"] + 4]).astype(np.int64),
+        "scores": np.rint(obs[:, s["scores"]: s["scores"] + 4] * rules.target_score).astype(np.int64),
+        "stock": np.rint(obs[:, s["stock"]] * NUM_CARDS).astype(np.int64),
+        "hand_sizes": np.rint(obs[:, s["hand_sizes"]: s["hand_sizes"] + 4] * 3).astype(np.int64),
+        "dealer": _one_hot_index(obs[:, s["dealer"]: s["dealer"] + 4]),
+        "last_capturer": _one_hot_index(obs[:, s["last_capturer"]: s["last_capturer"] + 4]),
+        "capture_phase": obs[:, s["capture_phase"]] > 0.5,
+        "num_players": _one_hot_index(obs[:, s["num_players"]: s["num_players"] + 3]) + 2,
+        "partnerships": obs[:, s["partnerships"]] > 0.5,
+    }
+
+
+def _mask_value(masks: np.ndarray) -> np.ndarray:
+    """Return the sum of capture values of each uint64 card mask."""
+    total = np.zeros(masks.shape, np.int64)
+    for v in range(1, 11):
+        total += v * np.bitwise_count((masks >> np.uint64(4 * (v - 1))) & np.uint64(0xF)).astype(np.int64)
+    return total
+
+
+def pending_legal(table: np.ndarray, pending: np.ndarray, taken: np.ndarray, rules: Rules) -> np.ndarray:
+    """Return the legal take-card masks of pending capture choices (engine play/take scheme)."""
+    pending = np.asarray(pending, np.int64)
+    taken = np.asarray(taken, np.uint64)
+    table = np.asarray(table, np.uint64)
+    target = FIFTEEN - (pending // 4 + 1) - _mask_value(taken)
+    _, union, inter = option_summary(table & ~taken, target)
+    if rules.prefer_single:
+        # Only a first choice can be pending under prefer_single (several single cards of one value).
+        s_count, s_union, s_inter = single_summary(table, FIFTEEN - (pending // 4 + 1))
+        use = (taken == 0) & (s_count > 0)
+        union = np.where(use, s_union, union)
+        inter = np.where(use, s_inter, inter)
+    return union & ~inter
+
+
+def worlds_from_observations(obs: np.ndarray, rules: Rules, rng: np.random.Generator,
+                             k: int | np.ndarray = 1) -> EscobaEngine:
+    """Return a single-round engine holding ``k`` random determinizations of each observation.
+
+    ``obs`` (K, OBS_SIZE) are observations of seats that are to act; ``k`` is an int or one count
+    per observation. Games ``sum(k[:i]) .. sum(k[:i+1]) - 1`` are the worlds of observation ``i``,
+    with the observer as seat 0 (see the module docstring). Only the observation is read; the hidden
+    cards come from ``rng``. Raises ValueError on observations that do not match ``rules``.
+    """
+    obs = np.asarray(obs, np.float32)
+    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
+        raise ValueError(f"observations must have shape (K, {OBS_SIZE}), got {obs.shape}")
+    kk = np.broadcast_to(np.asarray(k, np.int64), (obs.shape[0],))
+    if (kk < 1).any():
+        raise ValueError("k must be >= 1 for every observation")
+    p, s_n = rules.num_players, rules.num_sides
+    planes = observation_masks(obs)
+    sc = observation_scalars(obs, rules)
+    if (sc["num_players"] != p).any() or (sc["partnerships"] != rules.partnerships).any():
+        raise ValueError("observations were made under other rules (players or partnerships differ)")
+    rows = np.repeat(np.arange(obs.shape[0]), kk)
+    planes, sc = planes[rows], {key: v[rows] for key, v in sc.items()}
+    n = len(rows)
+    hand_sizes = sc["hand_sizes"][:, :p]
+    unseen = planes[:, PLANE["unseen"]]
+    n_unseen = np.bitwise_count(unseen).astype(np.int64)
+    n_hidden_hands = hand_sizes[:, 1:].sum(axis=1)
+    stock = sc["stock"]
+    if (n_unseen != n_hidden_hands + stock).any():
+        raise ValueError("inconsistent observation: unseen cards != other hands + stock")
+    if (hand_sizes[:, 0] != np.bitwise_count(planes[:, PLANE["hand"]])).any():
+        raise ValueError("inconsistent observation: own hand size")
+
+    e = EscobaEngine(n, rules, single_round=True)
+    # Deck order: public cards first (never dealt again), then the hidden cards in random order:
+    # the first ones fill the other hands, the last `stock` ones are the stock.
+    ids = np.arange(NUM_CARDS)
+    is_unseen = ((unseen[:, None] >> ids.astype(np.uint64)[None, :]) & _ONE).astype(bool)
+    keys = np.where(is_unseen, rng.random((n, NUM_CARDS)), -1.0)
+    deck = np.argsort(keys, axis=1, kind="stable")
+    start = NUM_CARDS - n_unseen
+    offset = ids[None, :] - start[:, None]  # position within the hidden block
+    cum = np.cumsum(hand_sizes[:, 1:], axis=1)  # (n, p-1)
+    seat_of_pos = 1 + (offset[:, :, None] >= cum[:, None, :]).sum(axis=2)
+    in_hands = (offset >= 0) & (offset < n_hidden_hands[:, None])
+    bits = _ONE << deck.astype(np.uint64)
+    e.hands[:, 0] = planes[:, PLANE["hand"]]
+    for seat in range(1, p):
+        e.hands[:, seat] = np.bitwise_or.reduce(np.where(in_hands & (seat_of_pos == seat), bits, _ZERO),
+                                                axis=1)
+    e.deck[:] = deck.astype(np.int8)
+    e.stock_pos[:] = NUM_CARDS - stock
+    e.table[:] = planes[:, PLANE["table"]]
+    e.piles[:] = planes[:, PLANE["piles"]: PLANE["piles"] + p]
+    e.played[:] = planes[:, PLANE["played"]: PLANE["played"] + p]
+    e.escobas[:] = 0
+    e.escobas[:, :s_n] = sc["escobas"][:, :s_n]  # side s's escobas on seat s (side_of(s) == s)
+    e.scores[:] = sc["scores"][:, :s_n]
+    e.dealer[:] = sc["dealer"]
+    e.to_act[:] = 0
+    e.last_capturer[:] = sc["last_capturer"]
+    pend_mask = planes[:, PLANE["pending"]]
+    has_pending = pend_mask != 0
+    pending = np.where(has_pending, np.bitwise_count(pend_mask - _ONE).astype(np.int64), -1)
+    e.pending[:] = pending
+    e.taken[:] = np.where(has_pending, planes[:, PLANE["taken"]], _ZERO)
+    e.taken_value[:] = _mask_value(e.taken)
+    e.legal[:] = np.where(has_pending,
+                          pending_legal(e.table, np.maximum(pending, 0), e.taken, rules),
+                          e.hands[:, 0])
+    e.done[:] = False
+    e.game_ids = np.arange(n, dtype=np.int64)
+    return e
