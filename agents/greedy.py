@@ -1,0 +1,69 @@
+"""The greedy agent: takes the capture worth the most right now, else discards its least valuable card.
+
+Value of what a capture takes (the played card included), with these documented weights
+(``GREEDY_WEIGHTS``, roughly points per card in a 2-player round):
+
+=========  ======  ==================================================================
+term       weight  why
+=========  ======  ==================================================================
+escoba     1.0     one point, certain
+velo       0.6     one point, certain (the velo also counts as a seven and an oro)
+seven      0.3     the sevens point goes to whoever holds 3 of 4
+oro        0.1     the oros point needs 6 of 10
+card       0.05    the cards point needs 21 of 40
+=========  ======  ==================================================================
+
+Any capture is preferred to a discard. With no capture, the agent discards the card of least
+weight (the same card weights, no escoba), ties broken toward the highest capture value (a low
+card combines into more captures later), then the lowest card id. Equal captures are broken toward
+more cards taken, then enumeration order (lowest card id). It reads only the observation and is
+deterministic (its generator is never used).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from escoba_env.observation import PLANE
+from escoba_env.worlds import observation_masks
+
+from .base import Agent
+from .moves import CARD_VALUES, best_per_row, bit, card_weights, enumerate_moves, last_play, move_actions
+
+GREEDY_WEIGHTS = {"escoba": 1.0, "velo": 0.6, "seven": 0.3, "oro": 0.1, "card": 0.05}
+"""Weights of the greedy agent's capture value (see the module docstring)."""
+
+
+class GreedyAgent(Agent):
+    """Maximises the immediate value of the capture; otherwise discards the least valuable card."""
+
+    name = "greedy"
+
+    def __init__(self, rules=None, seed=None, weights: dict[str, float] | None = None):
+        self.weights = dict(GREEDY_WEIGHTS if weights is None else weights)
+        super().__init__(rules, seed)
+
+    def act_batch(self, observations, action_masks, state=None):
+        """Return the greedy action (int64) for each observation."""
+        obs = np.asarray(observations, np.float32)
+        planes = observation_masks(obs)
+        moves = enumerate_moves(obs, self.rules, planes)
+        score, tiebreak = self.move_scores(moves, planes, last_play(obs)[moves.row])
+        chosen = best_per_row(moves, score, tiebreak)
+        return move_actions(moves, chosen, obs, action_masks, planes)
+
+    def move_scores(self, moves, planes, is_last) -> tuple[np.ndarray, np.ndarray]:
+        """Return (score, tiebreak) per move: capture value (+10 for any capture) or -card weight."""
+        w = self.weights
+        table = planes[moves.row, PLANE["table"]]
+        capture = moves.option != 0
+        taken = moves.option | bit(moves.card)
+        escoba = capture & ((table & ~moves.option) == 0)
+        if not self.rules.last_play_escoba:
+            escoba &= ~is_last
+        value = w["escoba"] * escoba + card_weights(taken, w["velo"], w["seven"], w["oro"], w["card"])
+        discard = card_weights(bit(moves.card), w["velo"], w["seven"], w["oro"], w["card"])
+        score = np.where(capture, 10.0 + value, -discard)
+        n_taken = np.bitwise_count(taken).astype(np.float64)
+        tiebreak = np.where(capture, n_taken, CARD_VALUES[moves.card])
+        return score, tiebreak

@@ -1,0 +1,184 @@
+"""Move-level view of a decision: enumerate (card, capture) moves from observations, map back to actions.
+
+A *move* is what a player means by a turn: play ``card`` and take the table cards ``option``
+(a card mask; 0 for a discard). The engine's actions are finer (DESIGN.md decision 4): play the
+card, then, when it has several capture options, name table cards one at a time. A move-level
+agent therefore
+
+- during a play decision picks a move and returns its card;
+- during a capture choice (observation scalar 541 = 1) re-enumerates the options of the pending
+  card that contain the cards already named, picks one, and names one of its table cards that is
+  still a legal action (one always is: two distinct options of equal sum cannot contain each other).
+
+Everything here reads only the observation. ``Moves`` holds the moves of a batch of K observations
+flattened and grouped by observation row, so features can be computed with array operations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from escoba_env.capture import capture_options
+from escoba_env.cards import NUM_CARDS, OROS, SEVENS, VELO
+from escoba_env.observation import PLANE, SCALARS
+from escoba_env.rules import Rules
+from escoba_env.worlds import observation_masks
+
+_ONE = np.uint64(1)
+_ZERO = np.uint64(0)
+_OROS = np.uint64(OROS)
+_SEVENS = np.uint64(SEVENS)
+_VELO = np.uint64(1 << VELO)
+CARD_VALUES = np.arange(NUM_CARDS) // 4 + 1
+"""Capture value (1..10) of each card id."""
+
+
+@dataclass
+class Moves:
+    """The legal moves of K observations, flattened (arrays of length M, grouped by ``row``)."""
+
+    row: np.ndarray
+    """Observation row of each move (non-decreasing)."""
+    card: np.ndarray
+    """Card played (the pending card during a capture choice)."""
+    option: np.ndarray
+    """uint64 mask of the table cards the move takes (0: the card is laid on the table)."""
+    start: np.ndarray
+    """(K + 1,) offsets: the moves of row i are ``start[i]:start[i + 1]``."""
+
+    @property
+    def count(self) -> np.ndarray:
+        """Return the number of moves of each row (K,)."""
+        return np.diff(self.start)
+
+
+@lru_cache(maxsize=1 << 16)
+def _options(card: int, table: int, prefer_single: bool) -> tuple[int, ...]:
+    """Return the capture options of ``card`` on ``table`` (cached; rules reduced to what matters)."""
+    return tuple(capture_options(card, table, Rules(prefer_single=prefer_single)))
+
+
+def masks_to_uint64(bits: np.ndarray) -> np.ndarray:
+    """Return uint64 card masks from 0/1 arrays (..., 40) (e.g. int8 action masks)."""
+    bits = np.asarray(bits)
+    padded = np.zeros((*bits.shape[:-1], 64), np.uint8)
+    padded[..., :NUM_CARDS] = bits[..., :NUM_CARDS] > 0
+    packed = np.packbits(padded, axis=-1, bitorder="little")
+    return np.ascontiguousarray(packed).view("<u8")[..., 0].astype(np.uint64)
+
+
+def lowest_card(masks: np.ndarray) -> np.ndarray:
+    """Return the lowest card id in each uint64 mask (-1 for an empty mask)."""
+    masks = np.asarray(masks, np.uint64)
+    low = masks & (~masks + _ONE)
+    return np.where(masks != 0, np.bitwise_count(low - _ONE).astype(np.int64), -1)
+
+
+def mask_values(masks: np.ndarray) -> np.ndarray:
+    """Return the sum of the capture values of the cards of each uint64 mask."""
+    masks = np.asarray(masks, np.uint64)
+    total = np.zeros(masks.shape, np.int64)
+    for v in range(1, 11):
+        total += v * np.bitwise_count((masks >> np.uint64(4 * (v - 1))) & np.uint64(0xF)).astype(np.int64)
+    return total
+
+
+def bit(cards: np.ndarray) -> np.ndarray:
+    """Return the uint64 single-card masks of card ids (0 for negative ids)."""
+    cards = np.asarray(cards, np.int64)
+    return np.where(cards >= 0, _ONE << np.maximum(cards, 0).astype(np.uint64), _ZERO)
+
+
+def enumerate_moves(obs: np.ndarray, rules: Rules, planes: np.ndarray | None = None) -> Moves:
+    """Return every legal move of each observation (of a seat that is to act).
+
+    Play decision: one move per (hand card, capture option), or one discard move for a card with
+    no option. Capture choice: the options of the pending card that contain the cards named so far.
+    """
+    obs = np.asarray(obs, np.float32)
+    planes = observation_masks(obs) if planes is None else planes
+    phase = obs[:, SCALARS["capture_phase"]] > 0.5
+    rows: list[int] = []
+    cards: list[int] = []
+    options: list[int] = []
+    ps = rules.prefer_single
+    for i in range(obs.shape[0]):
+        table = int(planes[i, PLANE["table"]])
+        if phase[i]:
+            card = int(planes[i, PLANE["pending"]]).bit_length() - 1
+            taken = int(planes[i, PLANE["taken"]])
+            opts = [o for o in _options(card, table, ps) if o & taken == taken]
+            if len(opts) < 2:
+                raise ValueError(f"row {i}: a capture choice needs at least two remaining options")
+            rows.extend([i] * len(opts))
+            cards.extend([card] * len(opts))
+            options.extend(opts)
+            continue
+        hand = int(planes[i, PLANE["hand"]])
+        if hand == 0:
+            raise ValueError(f"row {i}: the observer has no card to play (is it the seat to act?)")
+        while hand:
+            low = hand & -hand
+            card = low.bit_length() - 1
+            hand ^= low
+            opts = _options(card, table, ps) or (0,)
+            rows.extend([i] * len(opts))
+            cards.extend([card] * len(opts))
+            options.extend(opts)
+    row = np.asarray(rows, np.int64)
+    start = np.searchsorted(row, np.arange(obs.shape[0] + 1)).astype(np.int64)
+    return Moves(row, np.asarray(cards, np.int64), np.asarray(options, np.uint64), start)
+
+
+def move_actions(moves: Moves, chosen: np.ndarray, obs: np.ndarray, action_masks: np.ndarray,
+                 planes: np.ndarray | None = None) -> np.ndarray:
+    """Return the engine action (int64, one per row) that carries out move ``chosen[i]`` of row i.
+
+    Play decision: the card. Capture choice: the lowest table card of the chosen option that is a
+    legal action now.
+    """
+    obs = np.asarray(obs, np.float32)
+    chosen = np.asarray(chosen, np.int64)
+    phase = obs[:, SCALARS["capture_phase"]] > 0.5
+    legal = masks_to_uint64(action_masks)
+    take = lowest_card(moves.option[chosen] & legal)
+    actions = np.where(phase, take, moves.card[chosen])
+    if (actions < 0).any():
+        raise ValueError("internal error: a chosen move has no legal action")
+    return actions.astype(np.int64)
+
+
+def last_play(obs: np.ndarray) -> np.ndarray:
+    """Return, per observation, whether the move being decided is the last play of the round."""
+    obs = np.asarray(obs, np.float32)
+    s = SCALARS
+    stock = np.rint(obs[:, s["stock"]] * NUM_CARDS)
+    cards_in_hands = np.rint(obs[:, s["hand_sizes"]: s["hand_sizes"] + 4] * 3).sum(axis=1)
+    phase = obs[:, s["capture_phase"]] > 0.5
+    return (stock == 0) & (cards_in_hands == np.where(phase, 0, 1))
+
+
+def best_per_row(moves: Moves, score: np.ndarray, tiebreak: np.ndarray | None = None) -> np.ndarray:
+    """Return, per row, the index (into the flat moves) of the highest ``score``.
+
+    Ties go to the highest ``tiebreak``, then to the first move in enumeration order.
+    """
+    m = len(score)
+    tb = np.zeros(m) if tiebreak is None else np.asarray(tiebreak, np.float64)
+    order = np.lexsort((np.arange(m), -tb, -np.asarray(score, np.float64), moves.row))
+    first = moves.start[:-1]
+    return order[first]
+
+
+def card_weights(masks: np.ndarray, w_velo: float, w_seven: float, w_oro: float, w_card: float,
+                 w_six: float = 0.0) -> np.ndarray:
+    """Return the weighted value of the cards of each mask: velo, sevens, oros, card count (, sixes)."""
+    masks = np.asarray(masks, np.uint64)
+    out = (w_velo * ((masks & _VELO) != 0) + w_seven * np.bitwise_count(masks & _SEVENS)
+           + w_oro * np.bitwise_count(masks & _OROS) + w_card * np.bitwise_count(masks))
+    if w_six:
+        out = out + w_six * np.bitwise_count(masks & np.uint64(0xF << 20))
+    return out.astype(np.float64)
