@@ -77,79 +77,82 @@ def _build_tables():
 
 
 (_LOW_N, _LOW_U, _LOW_F), (_HIGH_N, _HIGH_U, _HIGH_F), _HALF_KEY, _HIGH_SUMS, _EXPAND = _build_tables()
-# Packed tables for the batched query: per (half key, sum) one int64 holding the number of
-# subsets (bits 0-39), the usable values (bits 40-44) and the forced values (bits 45-49).
-_N_BITS = np.int64(40)
-
-
+# Packed tables for the batched query: per (half key, sum) one int32 holding the number of
+# subsets (bits 0-15; at most 5642), the usable values (bits 16-20) and the forced values
+# (bits 21-25). Rows have 16 columns; column 15 (sum 15, never asked) is empty.
 def _pack(n, usable, forced):
-    return (n | (usable << 40) | (forced << 45)).ravel()
+    assert n.max() < 1 << 16
+    code = np.zeros((5**5, 16), np.int32)
+    code[:, :_NS] = n | (usable << 16) | (forced << 21)
+    return code.ravel()
 
 
 _CODE_LOW = _pack(_LOW_N, _LOW_U, _LOW_F)
 _CODE_HIGH = _pack(_HIGH_N, _HIGH_U, _HIGH_F)
 # Bit a of _LOW_REACH[k]: the low half with key k has a subset summing to a.
-_LOW_REACH = ((_LOW_N > 0) * (1 << np.arange(_NS))).sum(axis=1).astype(np.int64)
+_LOW_REACH = ((_LOW_N > 0) * (1 << np.arange(_NS))).sum(axis=1).astype(np.int32)
 # Bit a of _HIGH_COMP[k * 16 + t]: the high half with key k has a subset summing to t - a.
-_HIGH_COMP = np.zeros((5**5, 16), np.int64)
+_HIGH_COMP = np.zeros((5**5, 16), np.int32)
 for _t in range(_NS):
     for _a in range(_t + 1):
-        _HIGH_COMP[:, _t] |= (_HIGH_N[:, _t - _a] > 0).astype(np.int64) << _a
+        _HIGH_COMP[:, _t] |= (_HIGH_N[:, _t - _a] > 0).astype(np.int32) << _a
 _HIGH_COMP = _HIGH_COMP.ravel()
+# Half keys from two small look-ups (bits 0-11 and 12-19 of a 20-bit half) stay in cache.
+_KEY12 = _HALF_KEY[: 1 << 12].astype(np.int32)
+_KEY8 = _HALF_KEY[np.arange(1 << 8) << 12].astype(np.int32)
 _U20 = np.uint64(_HALF_BITS)
 _HALF = np.uint64(_HALF_MASK)
-_LOW40 = np.int64((1 << 40) - 1)
+_COLS = np.arange(_NS, dtype=np.int32)
 
 
-def _lookup(k_low, k_high, target, a):
-    """Return (count, usable, forced) of the options whose low half sums to ``a``."""
-    c_low = _CODE_LOW[k_low * _NS + a]
-    c_high = _CODE_HIGH[k_high * _NS + (target - a)]
-    count = (c_low & _LOW40) * (c_high & _LOW40)
-    usable = ((c_low >> 40) & 31) | (((c_high >> 40) & 31) << 5)
-    forced = ((c_low >> 45) & 31) | (((c_high >> 45) & 31) << 5)
-    return count, usable, forced
+def _half_keys(table: np.ndarray):
+    lo = (table & _HALF).astype(np.int32)
+    hi = (table >> _U20).astype(np.int32)
+    return _KEY12[lo & 4095] + _KEY8[lo >> 12], _KEY12[hi & 4095] + _KEY8[hi >> 12]
 
 
 def option_summary(table: np.ndarray, target: np.ndarray):
     """Return ``(count, union, intersection)`` of the subsets of ``table`` that sum to ``target``.
 
-    ``table`` is a uint64 array of card masks and ``target`` an int array of sums (a negative or
-    too-large sum has no subset; a zero sum has exactly one, the empty set). ``count`` is the
-    number of subsets, ``union`` and ``intersection`` are card masks (0 where count is 0).
+    ``table`` is a uint64 array of card masks and ``target`` an int array of sums. Only sums
+    0..14 can be asked in play (a zero sum has exactly one subset, the empty set); any other sum
+    gets no subset. ``count`` is the number of subsets, ``union`` and ``intersection`` are card
+    masks (0 where count is 0).
     """
     table = np.asarray(table, np.uint64)
-    target = np.asarray(target, np.int64)
-    k_low = _HALF_KEY[table & _HALF].astype(np.int64)
-    k_high = _HALF_KEY[table >> _U20].astype(np.int64)
-    ok = (target >= 0) & (target <= MAX_SUM)
-    t = np.where(ok, target, 15)  # column 15 of _HIGH_COMP is all zero
+    target = np.asarray(target)
+    t = np.where((target >= 0) & (target <= MAX_SUM), target, 15).astype(np.int32)
+    return _summary(table, t)
+
+
+def _summary(table: np.ndarray, t: np.ndarray):
+    """``option_summary`` for int32 sums already in 0..15 (15: no subset)."""
+    k_low, k_high = _half_keys(table)
+    k_low *= 16
+    k_high *= 16
     # Feasible splits: low sums a with a low subset summing to a and a high one to t - a.
-    feasible = _LOW_REACH[k_low] & _HIGH_COMP[k_high * 16 + t]
+    feasible = _LOW_REACH[k_low >> 4] & _HIGH_COMP[k_high + t]
     low = feasible & -feasible
-    a = np.bitwise_count(low - 1).astype(np.int64)
-    t = np.minimum(t, MAX_SUM)
-    count, usable, forced = _lookup(k_low, k_high, t, np.minimum(a, t))
-    count = np.where(feasible != 0, count, 0)
-    rest = feasible ^ low
-    multi = np.nonzero(rest)[0]
-    if multi.size:  # several splits: combine them (a few games, a few passes)
-        rest, kl, kh, tm = rest[multi], k_low[multi], k_high[multi], t[multi]
-        cm, um, fm = count[multi], usable[multi], forced[multi]
-        while True:
-            low = rest & -rest
-            a = np.bitwise_count(low - 1).astype(np.int64)
-            c2, u2, f2 = _lookup(kl, kh, tm, np.minimum(a, tm))
-            has = rest != 0
-            cm = cm + np.where(has, c2, 0)
-            um = um | np.where(has, u2, 0)
-            fm = fm & np.where(has, f2, 0x3FF)
-            rest = rest ^ low
-            if not rest.any():
-                break
-        count[multi], usable[multi], forced[multi] = cm, um, fm
-    union = np.where(count > 0, _EXPAND[usable] & table, np.uint64(0))
-    inter = np.where(count > 0, _EXPAND[forced] & table, np.uint64(0))
+    a = np.minimum(np.bitwise_count(low - 1), t)
+    c_low = _CODE_LOW[k_low + a]
+    c_high = _CODE_HIGH[k_high + (t - a)]
+    fe = feasible != 0
+    count = (c_low & 0xFFFF) * (c_high & 0xFFFF) * fe
+    usable = ((c_low >> 16) & 31) | ((c_high >> 11) & 0x3E0)
+    forced = ((c_low >> 21) & 31) | ((c_high >> 16) & 0x3E0)
+    multi = np.nonzero(feasible ^ low)[0]
+    if multi.size:  # several splits in a few games: combine all of them at once
+        sel = ((feasible[multi, None] >> _COLS) & 1).astype(bool)
+        t_m = t[multi, None]
+        cl = _CODE_LOW[k_low[multi, None] + _COLS]
+        ch = _CODE_HIGH[k_high[multi, None] + np.maximum(t_m - _COLS, 0)]
+        count[multi] = ((cl & 0xFFFF) * (ch & 0xFFFF) * sel).sum(axis=1)
+        usable[multi] = np.bitwise_or.reduce(
+            np.where(sel, ((cl >> 16) & 31) | ((ch >> 11) & 0x3E0), 0), axis=1)
+        forced[multi] = np.bitwise_and.reduce(
+            np.where(sel, ((cl >> 21) & 31) | ((ch >> 16) & 0x3E0), 0x3FF), axis=1)
+    union = _EXPAND[usable * fe] & table
+    inter = _EXPAND[forced * fe] & table
     return count, union, inter
 
 

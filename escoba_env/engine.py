@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .capture import FIFTEEN, option_summary, single_summary
+from .capture import FIFTEEN, _summary, single_summary
 from .cards import NUM_CARDS, card_name, names_of
 from .rules import Rules
 from .scoring import CATEGORIES, score_round_batch
@@ -163,6 +163,9 @@ class EscobaEngine:
         self.truncated = np.zeros(n, bool)
         self.winner = np.full(n, -1, np.int64)
         self._rows = np.arange(n)
+        self._next_seat = (np.arange(p) + 1) % p
+        self._zero_cache: dict = {}
+        self._round_out = None
 
     # ------------------------------------------------------------------ reset and dealing
 
@@ -274,7 +277,17 @@ class EscobaEngine:
         self._deal_round(games, decks)
 
     def _deal_round(self, games, decks=None):
-        """Deal a new round in ``games`` (RULES.md §3), including the initial-fifteen check."""
+        """Deal a whole new round in ``games`` (RULES.md §3)."""
+        self._start_round(games, decks)
+        self._deal_hands(games)
+        self.legal[games] = self.hands[games, self.to_act[games]]
+
+    def _start_round(self, games, decks=None):
+        """Shuffle (or take ``decks``), lay the table with the initial-fifteen check, clear piles.
+
+        The hands are dealt by ``_deal_hands`` afterwards; the deal order is the same: hands come
+        from deck positions 0..3P-1, the table from the next four.
+        """
         p = self.num_players
         if decks is None:
             decks = shuffled_decks(self.seed, self.game_ids[games], self.episode[games],
@@ -285,12 +298,10 @@ class EscobaEngine:
         self.escobas[games] = 0
         self.last_capturer[games] = -1
         self.stock_pos[games] = 0
-        self._deal_hands(games, decks)
         dealer = self.dealer[games]
         tcards = decks[:, 3 * p: 3 * p + 4].astype(np.uint64)
         tbits = _ONE << tcards
         table = tbits[:, 0] | tbits[:, 1] | tbits[:, 2] | tbits[:, 3]
-        self.stock_pos[games] = 3 * p + 4
         if self.rules.initial_fifteen:
             v = (tcards >> np.uint64(2)).astype(np.int64) + 1
             total = v.sum(axis=1)
@@ -304,21 +315,19 @@ class EscobaEngine:
                 self.last_capturer[g] = d
                 table = np.where(hit, _ZERO, table)
         self.table[games] = table
-        first = dealer + 1
-        first[first == p] = 0
-        self.to_act[games] = first
-        self.legal[games] = self.hands[games, first]
+        self.to_act[games] = self._next_seat[dealer]
 
     def _deal_hands(self, games, decks=None):
         """Give three stock cards to each seat of ``games``, starting after the dealer."""
         p = self.num_players
         decks = self.deck[games] if decks is None else decks
+        # Hand cards sit at deck positions 0..3P-1 of a new round, then after the table cards.
         pos = self.stock_pos[games][:, None] + _DEAL_OFFSETS[p]
         bits = _ONE << np.take_along_axis(decks, pos, axis=1).astype(np.uint64)
         rel = bits[:, :p] | bits[:, p:2 * p] | bits[:, 2 * p:]  # [game, offset from dealer]
         seats = (self.dealer[games][:, None] + _SEAT_OFFSETS[p]) % p
         self.hands[games[:, None], seats] = rel
-        self.stock_pos[games] += 3 * p
+        self.stock_pos[games] += 3 * p + 4 * (self.stock_pos[games] == 0)
         self.hand_count[games] = 3 * p
 
     # ------------------------------------------------------------------ stepping
@@ -330,17 +339,17 @@ class EscobaEngine:
     def check_actions(self, actions) -> np.ndarray:
         """Return ``actions`` as an int64 array, or raise ValueError naming the first illegal one."""
         a = np.asarray(actions)
-        if a.shape != (self.num_games,) or not (np.issubdtype(a.dtype, np.integer) or a.size == 0):
+        if a.shape != (self.num_games,) or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be {self.num_games} ints (one per game), got shape "
                              f"{a.shape} and dtype {a.dtype}")
-        a = a.astype(np.int64)
-        active = ~self.done
-        in_range = (a >= 0) & (a < NUM_CARDS)
-        ok = in_range & ((self.legal >> np.clip(a, 0, 63).astype(np.uint64)) & _ONE).astype(bool)
-        bad = np.nonzero(active & ~ok)[0]
-        if bad.size:
-            g = int(bad[0])
-            what = card_name(int(a[g])) if in_range[g] else "out of range 0..39"
+        a = a.astype(np.int64, copy=False)
+        # A shift by a negative (huge as uint64) or >= 40 amount reads a zero bit: illegal.
+        ok = ((self.legal >> a.astype(np.uint64)) & _ONE).astype(bool)
+        ok |= self.done
+        if not ok.all():
+            g = int(np.argmin(ok))
+            in_range = 0 <= a[g] < NUM_CARDS
+            what = card_name(int(a[g])) if in_range else "out of range 0..39"
             phase = "take a table card" if self.pending[g] >= 0 else "play a card from hand"
             raise ValueError(
                 f"illegal action {int(a[g])} ({what}) in game {g}: seat {int(self.to_act[g])} must "
@@ -353,6 +362,15 @@ class EscobaEngine:
         m = int(self.legal[game])
         return [c for c in range(NUM_CARDS) if m >> c & 1]
 
+    def _zeros(self, key, shape, dtype):
+        """Return a shared read-only zero array (what a step reports where nothing happened)."""
+        z = self._zero_cache.get(key)
+        if z is None:
+            z = np.zeros(shape, dtype)
+            z.flags.writeable = False
+            self._zero_cache[key] = z
+        return z
+
     def step(self, actions) -> StepInfo:
         """Apply one action per game (ignored for finished games) and return what happened.
 
@@ -360,40 +378,54 @@ class EscobaEngine:
         """
         a = self.check_actions(actions)
         n, s = self.num_games, self.num_sides
-        active = ~self.done
-        act = np.nonzero(active)[0]
-        actor = np.where(active, self.to_act, -1)
-        captured = np.zeros(n, np.uint64)
-        escoba = np.zeros(n, np.int64)
-        round_over = np.zeros(n, bool)
-        round_points = np.zeros((n, s), np.int64)
-        cats = {k: np.zeros((n, s), np.int64) for k in (*CATEGORIES, "escobas")}
-        game_over = np.zeros(n, bool)
-        if act.size:
-            self._step_active(act, a[act], captured, escoba, round_over, round_points, cats,
-                              game_over)
+        self._round_out = None
+        if self.done.any():
+            active = ~self.done
+            g = np.nonzero(active)[0]
+            actor = np.where(active, self.to_act, -1)
+            captured = np.zeros(n, np.uint64)
+            escoba = np.zeros(n, np.int64)
+            if g.size:
+                captured[g], escoba[g] = self._step_active(g, a[g])
+        else:
+            actor = self.to_act.copy()
+            captured, escoba = self._step_active(self._rows, a)
+        if self._round_out is None:
+            round_over = self._zeros("b", n, bool)
+            game_over = round_over
+            truncated = round_over
+            round_points = self._zeros("p", (n, s), np.int64)
+            cats = {k: round_points for k in (*CATEGORIES, "escobas")}
+        else:
+            round_over, round_points, cats, game_over = self._round_out
+            truncated = self.truncated & game_over
         return StepInfo(actor, captured, escoba, round_over, round_points, cats,
-                        self.scores.copy(), game_over, self.truncated & game_over)
+                        self.scores.copy(), game_over, truncated)
 
-    def _step_active(self, g, a, captured, escoba, round_over, round_points, cats, game_over):
+    def _step_active(self, g, a):
+        """Step the games ``g`` (all unfinished) with actions ``a``; return (captured, escoba)."""
         p = self.num_players
-        # With every game active, 1-D state is used whole (views, no gathers or scatters).
+        # With every game active, 1-D state is used whole (views, no gathers or scatters), and
+        # per-seat state (N, P) is addressed through flat indices, much cheaper than 2-D ones.
         sel = slice(None) if len(g) == self.num_games else g
         seat = self.to_act[sel].copy()
+        idx = g * p + seat
+        hands, played = self.hands.reshape(-1), self.played.reshape(-1)
+        piles, escobas = self.piles.reshape(-1), self.escobas.reshape(-1)
         pending = self.pending[sel]
         bit = _ONE << a.astype(np.uint64)
-        hand = self.hands[g, seat]
+        hand = hands[idx]
         play_bit = bit & hand  # the action is a card of the hand exactly when it is a play
         is_play = pending < 0
-        self.hands[g, seat] = hand ^ play_bit
-        self.played[g, seat] |= play_bit
+        hands[idx] = hand ^ play_bit
+        played[idx] |= play_bit
         self.hand_count[sel] -= is_play
         card = np.where(is_play, a, pending)
         taken = self.taken[sel] | (bit ^ play_bit)
         taken_value = self.taken_value[sel] + np.where(is_play, 0, (a >> 2) + 1)
         table = self.table[sel]
         target = (FIFTEEN - 1) - (card >> 2) - taken_value
-        count, union, inter = option_summary(table & ~taken, target)
+        count, union, inter = _summary(table & ~taken, target.astype(np.int32))
         if self.rules.prefer_single:
             s_count, s_union, s_inter = single_summary(table, target)
             use_single = is_play & (s_count > 0)
@@ -404,39 +436,48 @@ class EscobaEngine:
         capture = count == 1
         card_bit = _ONE << card.astype(np.uint64)
         take_mask = np.where(capture, taken | inter, _ZERO)
-        new_table = np.where(count == 0, table | card_bit, table & ~take_mask)
+        new_table = (table | np.where(count == 0, card_bit, _ZERO)) & ~take_mask
         self.table[sel] = new_table
         gained = np.where(capture, take_mask | card_bit, _ZERO)
-        self.piles[g, seat] |= gained
-        captured[g] = gained
+        piles[idx] |= gained
         hands_empty = self.hand_count[sel] == 0
         stock_empty = self.stock_pos[sel] >= NUM_CARDS
         esc = capture & (new_table == 0)
         if not self.rules.last_play_escoba:
             esc &= ~(hands_empty & stock_empty)
-        self.escobas[g, seat] += esc
-        escoba[g] = esc
+        escobas[idx] += esc
         self.last_capturer[sel] = np.where(capture, seat, self.last_capturer[sel])
         self.pending[sel] = np.where(pend, card, -1)
         self.taken[sel] = np.where(pend, taken, _ZERO)
         self.taken_value[sel] = np.where(pend, taken_value, 0)
-        nxt = np.where(pend, seat, seat + 1)
-        nxt[nxt == p] = 0
+        nxt = np.where(pend, seat, self._next_seat[seat])
         self.to_act[sel] = nxt
-        self.legal[sel] = np.where(pend, union & ~inter, self.hands[g, nxt])
+        self.legal[sel] = np.where(pend, union & ~inter, hands[g * p + nxt])
         # Turn over: new deal or end of round.
-        moved = ~pend & hands_empty
+        moved = hands_empty & ~pend
         if moved.any():
-            redeal = g[moved & ~stock_empty]
-            if redeal.size:
-                self._deal_hands(redeal)
-                self.legal[redeal] = self.hands[redeal, self.to_act[redeal]]
-            ended = g[moved & stock_empty]
-            if ended.size:
-                self._end_round(ended, round_over, round_points, cats, game_over)
+            self._after_last_card(g[moved], stock_empty[moved])
+        return gained, esc.astype(np.int64)
 
-    def _end_round(self, g, round_over, round_points, cats, game_over):
-        """Finish the round in games ``g``: last capturer takes the table, score, maybe re-deal."""
+    def _after_last_card(self, g, stock_empty):
+        """Deal three more cards, or end the round (and maybe deal the next one), in games ``g``."""
+        ended = g[stock_empty]
+        deal = g[~stock_empty]
+        if ended.size:
+            new_round = self._end_round(ended)
+            if new_round.size:
+                self._start_round(new_round)
+                deal = np.concatenate([deal, new_round])
+        if deal.size:
+            self._deal_hands(deal)
+            self.legal[deal] = self.hands[deal, self.to_act[deal]]
+
+    def _end_round(self, g):
+        """Finish the round in games ``g`` (last capturer takes the table, scoring, game end).
+
+        Returns the games that go on to another round (their dealer has already moved on).
+        """
+        n, s = self.num_games, self.num_sides
         lc = self.last_capturer[g]
         has = lc >= 0
         if has.any():
@@ -445,10 +486,14 @@ class EscobaEngine:
         side_piles, side_esc = self.side_totals(g)
         res = score_round_batch(side_piles, side_esc, self.rules)
         self.scores[g] += res["points"]
+        round_over = np.zeros(n, bool)
         round_over[g] = True
-        round_points[g] = res["points"]
-        for k in cats:
+        cats = {}
+        for k in (*CATEGORIES, "escobas"):
+            cats[k] = np.zeros((n, s), np.int64)
             cats[k][g] = res[k]
+        round_points = np.zeros((n, s), np.int64)
+        round_points[g] = res["points"]
         sc = self.scores[g]
         best = sc.max(axis=1)
         unique = (sc == best[:, None]).sum(axis=1) == 1
@@ -466,13 +511,13 @@ class EscobaEngine:
         self.winner[g] = np.where(won & finished, sc.argmax(axis=1), -1)
         self.truncated[g] = cut
         self.done[g] = finished
+        game_over = np.zeros(n, bool)
         game_over[g] = finished
-        fin = g[finished]
-        self.legal[fin] = 0
+        self.legal[g[finished]] = 0
+        self._round_out = (round_over, round_points, cats, game_over)
         cont = g[~finished]
-        if cont.size:
-            self.dealer[cont] = (self.dealer[cont] + 1) % self.num_players
-            self._deal_round(cont)
+        self.dealer[cont] = self._next_seat[self.dealer[cont]]
+        return cont
 
     def side_totals(self, games=None):
         """Return (piles, escobas) per side, shape (len(games), S), pooling partners."""

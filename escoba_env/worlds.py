@@ -178,6 +178,7 @@ def worlds_from_observations(obs: np.ndarray, rules: Rules, rng: np.random.Gener
     for seat in range(1, p):
         e.hands[:, seat] = np.bitwise_or.reduce(np.where(in_hands & (seat_of_pos == seat), bits, _ZERO),
                                                 axis=1)
+    e.hand_count[:] = hand_sizes.sum(axis=1)
     e.deck[:] = deck.astype(np.int8)
     e.stock_pos[:] = NUM_CARDS - stock
     e.table[:] = planes[:, PLANE["table"]]

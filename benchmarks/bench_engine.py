@@ -1,0 +1,61 @@
+"""Engine throughput: uniformly random legal play, one agent action = one step.
+
+Prints steps/s and rounds/s at several batch sizes (best of ``--repeats`` timed runs, after a
+warm-up). Run on one core: ``taskset -c 0 python benchmarks/bench_engine.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+
+import numpy as np
+
+from escoba_env import EscobaEngine, Rules
+from escoba_env.engine import sample_actions
+
+
+def run(batch: int, rules: Rules, steps: int, seed: int = 0) -> tuple[float, float]:
+    """Return (steps/s, rounds/s) of random play over ``steps`` batched steps."""
+    eng = EscobaEngine(batch, rules)
+    eng.reset(seed)
+    rng = np.random.default_rng(seed)
+    uniforms = rng.random((steps, batch))
+    acted = rounds = 0
+    t0 = time.perf_counter()
+    for i in range(steps):
+        info = eng.step(sample_actions(eng.legal, uniforms[i]))
+        acted += int((info.actor >= 0).sum())
+        rounds += int(info.round_over.sum())
+        if info.game_over.any():
+            eng.reset_games(np.nonzero(info.game_over)[0])
+    dt = time.perf_counter() - t0
+    return acted / dt, rounds / dt
+
+
+def main() -> None:
+    """Parse arguments, run the benchmark and print a table."""
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--batches", type=int, nargs="+", default=[1, 64, 1024, 4096, 16384])
+    ap.add_argument("--players", type=int, default=2)
+    ap.add_argument("--partnerships", action="store_true")
+    ap.add_argument("--steps", type=int, default=0, help="batched steps per run (default: scaled)")
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    rules = Rules(num_players=args.players, partnerships=args.partnerships)
+    cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else "?"
+    print(f"escoba engine, random play, {args.players} players"
+          f"{' (partnerships)' if args.partnerships else ''}; numpy {np.__version__}, "
+          f"python {platform.python_version()}, cpus {sorted(cpus) if cpus != '?' else cpus}")
+    print(f"{'batch':>7} {'steps/s':>14} {'rounds/s':>12}")
+    for b in args.batches:
+        steps = args.steps or max(200, min(3000, 2_000_000 // b))
+        run(b, rules, min(steps, 50))  # warm-up
+        best = max((run(b, rules, steps, seed=r) for r in range(args.repeats)), key=lambda x: x[0])
+        print(f"{b:>7} {best[0]:>14,.0f} {best[1]:>12,.0f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,373 @@
+# noqa: D212, D415
+"""
+# Escoba
+
+The Spanish fishing card game Escoba ("broom"), for 2, 3 or 4 players or two teams of two, as a
+PettingZoo AEC environment in the conventions of PettingZoo's classic environments. Every rule is
+in ``RULES.md``; this page documents the environment.
+
+| Import             | `from escoba_env import escoba_v0`                                  |
+|--------------------|---------------------------------------------------------------------|
+| Creation           | `escoba_v0.env(**config)` or `pettingzoo.make("aec", "escoba/escoba-v0")` |
+| Actions            | Discrete                                                            |
+| Parallel API       | No                                                                  |
+| Manual Control     | No                                                                  |
+| Agents             | `agents= ['player_0', ..., 'player_{n-1}']`                         |
+| Agents             | 2, 3 or 4                                                           |
+| Action Shape       | Discrete(40)                                                        |
+| Action Values      | [0, 39] (a card id)                                                 |
+| Observation Shape  | (546,) float32, plus `action_mask` (40,) int8                      |
+| Observation Values | [0, 1] for card planes and most scalars (see below)                 |
+
+An episode is a whole game to the target score (default), or a single round
+(`episode="round"`). The player after the dealer plays first; seats take turns, except that the
+same seat acts again while it chooses which table cards a capture takes.
+
+### Arguments
+
+``` python
+escoba_v0.env(
+    num_players=2, partnerships=False, target_score=21, sevens_rule="most_sevens",
+    bonus_sweeps=False, prefer_single=False, last_play_escoba=True, initial_fifteen=True,
+    episode="game", reward="game", max_rounds=None, render_mode=None, french=False,
+)
+```
+
+- every field of `escoba_env.Rules` is a keyword argument (or pass `rules=Rules(...)` instead);
+- `episode`: `"game"` (play rounds until a side wins) or `"round"` (one round is one episode);
+- `reward`: `"game"` (+1 / -1 at the end of the game) or `"round_points"` (see Rewards);
+- `max_rounds`: cut a game that has not ended after this many rounds (a truncation);
+- `render_mode`: `None`, `"ansi"` (`render()` returns the text) or `"human"` (prints it, also
+  after every step);
+- `french`: render cards with French names and suit symbols (`7♦`) instead of `7o`.
+
+Bad values raise `ValueError`.
+
+### Observation Space
+
+The observation is a dictionary which contains an `'observation'` element, the float32 vector
+described below, and an `'action_mask'` which holds the legal moves, described in the Legal
+Actions Mask section.
+
+The vector is seat-relative: it is what the observing player sees, with the observer always in
+relative seat 0. This allows for self-play. It never contains another player's hand or the order
+of the stock. Its length is the same for every rules configuration: seat and side slots are
+sized for 4, unused slots are 0. "Relative seat k" is seat `(observer + k) % num_players`;
+"relative side k" is the side of relative seat k (with partnerships: slot 0 the observer's team,
+slot 1 the other team). The layout is defined in `escoba_env/observation.py` (`PLANE`, `SCALARS`);
+it is copied here:
+
+Card planes (40 entries each, index = card id, 1.0 where the card is in the set):
+
+==========  =====================================================================
+plane       content
+==========  =====================================================================
+0           own hand
+1-4         captured cards this round of relative seats 0-3 (the capture piles)
+5           table
+6-9         cards played from hand this round by relative seats 0-3
+10          unseen: cards in no public place and not in the own hand (other hands and stock)
+11          pending played card, during a capture choice (one card)
+12          table cards taken so far during a capture choice
+==========  =====================================================================
+
+Plane `k` occupies indices `40 * k` to `40 * k + 39`; index `40 * k + c` is card id `c`, where
+`c = 4 * (value - 1) + suit` (suit 0 oros, 1 copas, 2 espadas, 3 bastos; values 8, 9, 10 are
+sota, caballo, rey). So index 24 is the velo (7 of oros) in the own hand, and index 224 the velo
+on the table.
+
+Scalars, from index ``13 * 40 = 520``:
+
+=========  ===============================================================
+index      content
+=========  ===============================================================
+520-523    escobas this round of relative sides 0-3
+524-527    cumulative score of relative sides 0-3, divided by target_score
+528        cards left in the stock / 40
+529-532    hand sizes of relative seats 0-3 / 3
+533-536    dealer, one-hot over relative seats 0-3
+537-540    last capturer this round, one-hot over relative seats 0-3 (all 0: nobody yet)
+541        1.0 during a capture choice (actions name table cards), else 0
+542-544    number of players, one-hot over 2, 3, 4
+545        1.0 with partnerships
+=========  ===============================================================
+
+Escoba counts are raw counts (the space allows up to 40). Scores divided by the target can exceed
+1 (a game continues while the top score is tied), so the space's upper bound for indices
+524-527 is the largest float32; every other index lies in [0, 1].
+
+#### Legal Actions Mask
+
+The legal moves available to the current agent are found in the `action_mask` element of the
+dictionary observation: an int8 vector of 40 entries, 1 where the action is legal. The
+`action_mask` is all zeros for any agent except the one whose turn it is. In `env()`, taking an
+illegal move ends the game with a reward of -1 for the illegally moving agent and 0 for all other
+agents (PettingZoo's `TerminateIllegalWrapper`). `raw_env` instead raises a `ValueError` that names
+the action and the legal ones, and leaves its state unchanged.
+
+`infos[agent]` also holds, for the agent to act, `legal_moves`: a list of `(card, capture_mask)`
+pairs of Python ints, one per legal move of the turn. `capture_mask` is the set of table cards
+(bit `c` = card id `c`) the move takes, 0 for a discard; a card with several capture options
+appears once per option. During a capture choice the list holds the remaining options of the
+pending card. A move-level agent can play `(card, capture_mask)` by playing `card` and then, while
+the mask offers table cards, naming the cards of `capture_mask` that the mask offers.
+
+### Action Space
+
+An action is a card id, 0 to 39 (see the index formula above). There are two kinds of decision,
+so that every choice fits one fixed `Discrete(40)` space:
+
+- **play**: while no capture is pending, action `c` plays card `c` from the agent's hand. If the
+  card has no capture option it goes to the table; with exactly one option it captures at once.
+- **take**: if the played card has several capture options, the same agent acts again and each
+  action names one table card of the capture. The mask offers only cards that are in some
+  remaining option and not in all of them; as soon as one option remains it is executed (cards
+  common to every remaining option need no decision). The observation shows the pending card
+  (plane 11), the cards named so far (plane 12) and flag 541.
+
+### Rewards
+
+With `reward="game"` (default), at the end of the game:
+
+| Winner's side | Every other seat |
+| :-----------: | :--------------: |
+| +1            | -1               |
+
+With 3 or 4 independent players this is +1 for the winner and -1 for each other player. A game cut
+by `max_rounds` (a truncation) gives 0 to all; so does a single-round episode whose top round
+score is tied.
+
+With `reward="round_points"`, at the end of every round each agent receives its side's points for
+that round minus the highest round points among the other sides (with two sides, the zero-sum
+point difference).
+
+Partners share: both seats of a team always receive the same reward. At every round end, every
+agent's info holds `round_points` and `scores` (lists per side: side = seat, or seat % 2 with
+partnerships; `scores` are cumulative) and `round_categories` (points per category and side).
+
+### Reset options
+
+`reset(seed=None, options=None)`. A seed fixes every deal (the same seed gives the same game in
+every face of this package). Options, for tests, replays and analysis:
+
+- `{"dealer": 0}`: the first dealer (default: drawn from the seed);
+- `{"deck": [40 card ids, top first]}`: the first round's deck, dealt as in RULES.md §3;
+- `{"hands": [[3 ids] per seat], "table": [4 ids], "stock": [the rest, top first]}`.
+
+An explicit deal applies to the first round; later rounds are dealt from the seed. Card names
+(`"7o"`) are accepted wherever an id is. Unknown keys and malformed deals raise `ValueError`.
+
+### Version History
+
+* v0: Initial version (escoba-env 0.1.0)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from . import faces
+from .cards import NUM_CARDS
+from .observation import action_masks, encode
+from .render import describe_step, render_text
+from .rules import Rules
+
+__all__ = ["env", "raw_env"]
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """Return a ``raw_env`` wrapped like PettingZoo's classic envs (illegal move = -1 and game over)."""
+    e = raw_env(**kwargs)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=-1)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e
+
+
+class raw_env(AECEnv):
+    """Escoba as a PettingZoo AEC env over a one-game ``EscobaEngine`` (see the module docstring)."""
+
+    metadata = {
+        "render_modes": ["human", "ansi"],
+        "name": "escoba_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
+
+    def __init__(self, rules: Rules | None = None, *, episode: str = "game", reward: str = "game",
+                 max_rounds: int | None = None, render_mode: str | None = None, french: bool = False,
+                 **rule_options: Any):
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                             f"got {render_mode!r}")
+        self.rules = faces.make_rules(rules, rule_options)
+        self.episode = episode
+        self.reward_kind = reward
+        self.max_rounds = max_rounds
+        self.engine = faces.make_engine(1, self.rules, episode, reward, max_rounds)
+        self.render_mode = render_mode
+        self.french = bool(french)
+        p = self.rules.num_players
+        self.possible_agents = [f"player_{i}" for i in range(p)]
+        self.agents = []
+        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        self._seat_arrays = [np.array([i], np.int64) for i in range(p)]
+        obs_space = faces.observation_space()
+        act_space = spaces.Discrete(NUM_CARDS)
+        # One space object per agent, returned identically on every call (PettingZoo requires it).
+        self.observation_spaces = {a: obs_space if i == 0 else faces.observation_space()
+                                   for i, a in enumerate(self.possible_agents)}
+        self.action_spaces = {a: act_space if i == 0 else spaces.Discrete(NUM_CARDS)
+                              for i, a in enumerate(self.possible_agents)}
+        self._action = np.zeros(1, np.int64)
+        self._np_random: np.random.Generator | None = None
+        self._obs_cache: dict[int, dict[str, np.ndarray]] = {}
+        self._last = None
+        self._rewards_dirty = False
+        self.rewards = {}
+        self._cumulative_rewards = {}
+        self.terminations = {}
+        self.truncations = {}
+        self.infos = {}
+        self.agent_selection = self.possible_agents[0]
+
+    # ------------------------------------------------------------------ spaces
+
+    def observation_space(self, agent: str) -> spaces.Dict:
+        """Return the observation space of ``agent`` (the same object on every call)."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Discrete:
+        """Return the action space of ``agent``: Discrete(40) (the same object on every call)."""
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ reset
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """Start a new game (see "Reset options" in the module docstring); return None."""
+        seed = faces.check_seed(seed)
+        kwargs = faces.parse_reset_options(options)
+        if seed is not None:
+            rng = np.random.default_rng(seed)
+            engine_seed = seed
+        else:
+            rng = self._np_random if self._np_random is not None else np.random.default_rng()
+            engine_seed = int(rng.integers(2**63))
+        self.engine.reset(engine_seed, **kwargs)  # validates the deal; raises before any change
+        self._np_random = rng
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._rewards_dirty = False
+        self._obs_cache.clear()
+        self._last = None
+        self._skip_agent_selection = None
+        seat = int(self.engine.to_act[0])
+        self.agent_selection = self.possible_agents[seat]
+        self.infos[self.agent_selection]["legal_moves"] = faces.legal_moves(self.engine)
+        if self.render_mode == "human":
+            self.render()
+
+    # ------------------------------------------------------------------ observe
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """Return ``{"observation": float32 (546,), "action_mask": int8 (40,)}`` seen by ``agent``."""
+        seat = self._seat[agent]
+        obs = self._obs_cache.get(seat)
+        if obs is None:
+            seats = self._seat_arrays[seat]
+            obs = {"observation": encode(self.engine, seats)[0],
+                   "action_mask": action_masks(self.engine, seats)[0]}
+            self._obs_cache[seat] = obs
+        return obs
+
+    # ------------------------------------------------------------------ step
+
+    def step(self, action: int | None) -> None:
+        """Apply ``action`` for ``agent_selection`` (None for a finished agent); return None.
+
+        Raises ValueError, changing nothing, if the action is not legal.
+        """
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        eng = self.engine
+        a = faces.as_action(action)
+        if a < 0 or not int(eng.legal[0]) >> a & 1:
+            raise ValueError(faces.illegal_action_message(eng, action, agent, self.french))
+        pending = int(eng.pending[0])
+        self._action[0] = a
+        info = eng.step(self._action)
+        self._obs_cache.clear()
+        self._last = (a, a if pending < 0 else pending, info)
+        self._cumulative_rewards[agent] = 0.0
+        agents = self.possible_agents
+        round_over = bool(info.round_over[0])
+        if round_over:
+            r = faces.step_rewards(eng, info, self.reward_kind)[0].tolist()
+            self.rewards = dict(zip(agents, r, strict=True))
+            self._rewards_dirty = True
+            self._cumulative_rewards = {k: v + self.rewards[k] for k, v in self._cumulative_rewards.items()}
+            self.infos = {k: faces.round_info(info) for k in agents}
+        else:
+            if self._rewards_dirty:
+                self.rewards = dict.fromkeys(agents, 0.0)
+                self._rewards_dirty = False
+            self.infos = {k: {} for k in agents}
+        if bool(info.game_over[0]):
+            flag = bool(info.truncated[0])
+            self.terminations = dict.fromkeys(agents, not flag)
+            self.truncations = dict.fromkeys(agents, flag)
+            winner = int(eng.winner[0])
+            for k in agents:
+                self.infos[k]["winner"] = winner
+            self._deads_step_first()
+        else:
+            self.agent_selection = agents[int(eng.to_act[0])]
+            self.infos[self.agent_selection]["legal_moves"] = faces.legal_moves(eng)
+        if self.render_mode == "human":
+            self.render()
+
+    # ------------------------------------------------------------------ render
+
+    def render(self) -> str | None:
+        """Return the text picture (``"ansi"``), print it (``"human"``, returns None), or warn."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        last = None
+        if self._last is not None:
+            a, played, info = self._last
+            last = describe_step(self.engine, a, played, info, 0, self.french, self.possible_agents)
+        text = render_text(self.engine, 0, self.french, self.possible_agents, last)
+        if self.render_mode == "ansi":
+            return text
+        print(text + "\n")
+        return None
+
+    def close(self) -> None:
+        """Release nothing (no window or process is held); return None."""
+
+
+def _register() -> None:
+    """Register ``escoba/escoba-v0`` in PettingZoo's AEC registry, where the registry exists."""
+    try:
+        from pettingzoo import aec_registry, register
+    except ImportError:  # PettingZoo versions before the registry
+        return
+    if "escoba/escoba-v0" not in aec_registry:
+        register("aec", "escoba/escoba-v0", entry_point="escoba_env.escoba_v0:env")
+
+
+_register()

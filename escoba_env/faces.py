@@ -1,0 +1,239 @@
+"""What the three environment faces share: configuration, reset options, rewards, spaces, moves.
+
+The PettingZoo env (``escoba_v0``), the Gymnasium single-agent env (``single_agent``) and the
+batched vector env (``vector_env``) are thin adapters over one ``EscobaEngine``. Everything they
+must agree on lives here, once: how constructor arguments become a ``Rules`` and engine options,
+how ``reset(options=...)`` is validated, how rewards are computed from an engine step, what the
+observation space is, and how the ``legal_moves`` info is listed.
+
+Rewards (``reward=``):
+
+- ``"game"`` (default): when a game ends with a winner, every seat of the winning side gets +1
+  and every other seat -1 (with 3 or 4 independent players this is +1 for the winner and -1 for
+  each of the others, so it is not zero-sum). A game cut by ``max_rounds`` gives 0 to all, and so
+  does a single-round episode (``episode="round"``) whose round points are tied at the top.
+  Nothing is paid before the end of the game.
+- ``"round_points"``: at the end of every round, each seat gets its side's points for that round
+  minus the highest round points among the other sides. With two sides (two players, or 2v2) this
+  is the zero-sum point difference; with three or four sides only the best side can score above 0.
+  Nothing is paid during a round.
+
+Partners share: both seats of a team always get the same reward.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from .capture import capture_options
+from .cards import NUM_CARDS, card_name, cards_of, parse_card
+from .engine import EscobaEngine, StepInfo
+from .observation import OBS_SIZE, SCALARS
+from .rules import Rules
+
+EPISODES = ("game", "round")
+REWARDS = ("game", "round_points")
+RESET_OPTIONS = ("dealer", "deck", "hands", "table", "stock")
+# PettingZoo's api_test calls reset(options={"options": 1}) to probe the signature; that one key
+# is accepted and ignored so that the conformance test can run while typos still raise.
+_IGNORED_OPTIONS = ("options",)
+MAX_ESCOBAS = 40.0
+"""Upper bound of the escoba-count scalars in the observation space (a round has at most 40)."""
+
+
+def make_rules(rules: Rules | None, rule_options: Mapping[str, Any]) -> Rules:
+    """Return the Rules given either as a ``Rules`` object or as keyword options (not both)."""
+    if rules is not None:
+        if not isinstance(rules, Rules):
+            raise ValueError(f"rules must be an escoba_env.Rules, got {type(rules).__name__}")
+        if rule_options:
+            raise ValueError(
+                f"give the rules either as rules=Rules(...) or as keyword options, not both "
+                f"(got rules and {sorted(rule_options)})"
+            )
+        return rules
+    return Rules.from_dict(dict(rule_options))
+
+
+def check_config(episode: str, reward: str, max_rounds: int | None) -> None:
+    """Raise ValueError unless ``episode``, ``reward`` and ``max_rounds`` are valid; return None."""
+    if episode not in EPISODES:
+        raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
+    if reward not in REWARDS:
+        raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
+    if max_rounds is not None and (isinstance(max_rounds, bool)
+                                   or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1):
+        raise ValueError(f"max_rounds must be None or a positive int, got {max_rounds!r}")
+
+
+def make_engine(num_games: int, rules: Rules, episode: str, reward: str,
+                max_rounds: int | None) -> EscobaEngine:
+    """Return a new engine configured for the given episode kind and truncation."""
+    check_config(episode, reward, max_rounds)
+    return EscobaEngine(num_games, rules, single_round=episode == "round", max_rounds=max_rounds)
+
+
+def check_seed(seed: Any) -> int | None:
+    """Return ``seed`` as an int (or None), or raise ValueError for anything but a non-negative int."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be None or a non-negative int, got {seed!r}")
+    return int(seed)
+
+
+def as_action(action: Any) -> int:
+    """Return ``action`` as a card id 0..39, or -1 if it is not an integer in that range."""
+    if isinstance(action, (bool, np.bool_)):
+        return -1
+    try:
+        a = operator.index(action)
+    except TypeError:
+        return -1
+    return a if 0 <= a < NUM_CARDS else -1
+
+
+def illegal_action_message(engine: EscobaEngine, action: Any, who: str, french: bool = False) -> str:
+    """Return the error text for an illegal ``action`` of ``who``, naming the legal actions."""
+    legal = int(engine.legal[0])
+    a = as_action(action)
+    what = card_name(a, french) if a >= 0 else "not a card id 0..39"
+    phase = "name a table card to take" if int(engine.pending[0]) >= 0 else "play a card from hand"
+    ids = cards_of(legal)
+    return (f"illegal action {action!r} ({what}) for {who}, who must {phase}; legal actions are "
+            f"{ids} ({' '.join(card_name(c, french) for c in ids)})")
+
+
+def _card_list(name: str, value: Any) -> list[int]:
+    """Return ``value`` as a list of card ids (names like ``"7o"`` are parsed)."""
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise ValueError(f"reset option {name!r} must be a list of card ids, got {value!r}")
+    out = []
+    for c in value:
+        if isinstance(c, str):
+            out.append(parse_card(c))
+        elif isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)):
+            raise ValueError(f"reset option {name!r} holds {c!r}; cards are ids 0..39 or names like '7o'")
+        else:
+            out.append(int(c))
+    return out
+
+
+def parse_reset_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Return the engine ``reset`` keyword arguments for a ``reset(options=...)`` mapping.
+
+    Known keys: ``dealer`` (a seat), ``deck`` (40 card ids, top first), or ``hands`` (one list of 3
+    ids per seat), ``table`` (4 ids) and ``stock`` (the rest, top first). Card names such as
+    ``"7o"`` are accepted wherever an id is. Unknown keys raise ValueError; the engine checks the
+    deal itself (each card once, right sizes) and raises ValueError too.
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise ValueError(f"reset options must be a dict, got {type(options).__name__}")
+    unknown = sorted(str(k) for k in options if k not in RESET_OPTIONS and k not in _IGNORED_OPTIONS)
+    if unknown:
+        raise ValueError(f"unknown reset option(s) {unknown}; known options: {', '.join(RESET_OPTIONS)}")
+    kw: dict[str, Any] = {}
+    if "dealer" in options:
+        d = options["dealer"]
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
+            raise ValueError(f"reset option 'dealer' must be a seat number, got {d!r}")
+        kw["dealer"] = int(d)
+    if "deck" in options:
+        kw["deck"] = _card_list("deck", options["deck"])
+    if "hands" in options:
+        hands = options["hands"]
+        if isinstance(hands, (str, bytes)) or not hasattr(hands, "__iter__"):
+            raise ValueError(f"reset option 'hands' must be one list of card ids per seat, got {hands!r}")
+        kw["hands"] = [_card_list("hands", h) for h in hands]
+    for key in ("table", "stock"):
+        if key in options:
+            kw[key] = _card_list(key, options[key])
+    return kw
+
+
+def step_rewards(engine: EscobaEngine, info: StepInfo, reward: str,
+                 out: np.ndarray | None = None) -> np.ndarray:
+    """Return float32 rewards (N, num_players), one column per seat, for one engine step.
+
+    Call it right after ``engine.step`` (before any ``reset_games``): the game reward reads
+    ``engine.winner``. See the module docstring for the two reward kinds.
+    """
+    n, p = engine.num_games, engine.num_players
+    if out is None:
+        out = np.empty((n, p), np.float32)
+    seat_side = engine.side_of_seat
+    if reward == "game":
+        paid = info.game_over & ~info.truncated & (engine.winner >= 0)
+        np.multiply(np.where(seat_side[None, :] == engine.winner[:, None], 1.0, -1.0),
+                    paid[:, None], out=out, casting="unsafe")
+    else:
+        pts = info.round_points
+        s = pts.shape[1]
+        others = np.where(np.eye(s, dtype=bool)[None, :, :], np.iinfo(np.int64).min, pts[:, None, :])
+        diff = pts - others.max(axis=2)  # own side minus the best other side, per side
+        np.copyto(out, diff[:, seat_side], casting="unsafe")
+    return out
+
+
+def observation_bounds() -> tuple[np.ndarray, np.ndarray]:
+    """Return the (low, high) float32 bounds of the observation vector (see observation.py)."""
+    low = np.zeros(OBS_SIZE, np.float32)
+    high = np.ones(OBS_SIZE, np.float32)
+    esc = SCALARS["escobas"]
+    sc = SCALARS["scores"]
+    high[esc:esc + 4] = MAX_ESCOBAS
+    # A game goes on while the top score is tied, so a score has no finite bound in principle:
+    # the largest float32 keeps every reachable observation inside the space.
+    high[sc:sc + 4] = np.finfo(np.float32).max
+    return low, high
+
+
+def observation_space() -> spaces.Dict:
+    """Return a new Dict space: ``observation`` float32 (OBS_SIZE,) and ``action_mask`` int8 (40,)."""
+    low, high = observation_bounds()
+    return spaces.Dict({
+        "observation": spaces.Box(low=low, high=high, dtype=np.float32),
+        "action_mask": spaces.Box(low=0, high=1, shape=(NUM_CARDS,), dtype=np.int8),
+    })
+
+
+def legal_moves(engine: EscobaEngine, game: int = 0) -> list[tuple[int, int]]:
+    """Return the moves of the seat to act as ``(card, capture_mask)`` pairs of Python ints.
+
+    Outside a capture choice: every legal card with each of its capture options (``capture_mask``
+    is the set of table cards taken, 0 for a discard). During a capture choice: the remaining
+    options of the pending card (those containing every table card named so far). Empty when the
+    game is over.
+    """
+    rules = engine.rules
+    table = int(engine.table[game])
+    pending = int(engine.pending[game])
+    if pending >= 0:
+        taken = int(engine.taken[game])
+        return [(pending, o) for o in capture_options(pending, table, rules) if o & taken == taken]
+    out: list[tuple[int, int]] = []
+    table_sum = sum(c // 4 + 1 for c in cards_of(table))
+    for c in cards_of(int(engine.legal[game])):
+        need = 14 - c // 4  # 15 minus the card's value
+        opts = capture_options(c, table, rules) if table_sum >= need else ()
+        if opts:
+            out.extend((c, o) for o in opts)
+        else:
+            out.append((c, 0))
+    return out
+
+
+def round_info(info: StepInfo, game: int = 0) -> dict[str, Any]:
+    """Return the round-end info of one game: ``round_points``, ``scores`` (per side) and categories."""
+    return {
+        "round_points": info.round_points[game].tolist(),
+        "scores": info.scores[game].tolist(),
+        "round_categories": {k: v[game].tolist() for k, v in info.round_categories.items()},
+    }

@@ -1,0 +1,107 @@
+"""Text rendering of one game of an engine: table, the hand of the seat to act, piles, scores.
+
+Used by the ``"ansi"`` and ``"human"`` render modes of the env faces. Cards are shown with their
+Spanish short names (``7o``, ``Rc``) or, with ``french=True``, French names with suit symbols
+(``7♦``, ``K♥``). Only the hand of the seat to act is shown (a hot-seat view for a human at the
+table); other hands appear as card counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .cards import NUM_CARDS, OROS, SEVENS, VELO, card_name, names_of
+from .engine import EscobaEngine, StepInfo
+
+
+def _names(mask: int, french: bool) -> str:
+    return names_of(int(mask), french) if int(mask) else "(none)"
+
+
+def player_names(num_players: int) -> list[str]:
+    """Return the default agent names ``player_0`` ... ``player_{n-1}``."""
+    return [f"player_{i}" for i in range(num_players)]
+
+
+def side_names(engine: EscobaEngine, names: Sequence[str]) -> list[str]:
+    """Return a display name per scoring side (a player, or ``team 0 (player_0+player_2)``)."""
+    if engine.rules.partnerships:
+        return [f"team {s} ({names[s]}+{names[s + 2]})" for s in range(2)]
+    return list(names)
+
+
+def _pile_summary(mask: int, escobas: int) -> str:
+    parts = [f"{mask.bit_count()} cards", f"{(mask & OROS).bit_count()} oros",
+             f"{(mask & SEVENS).bit_count()} sevens"]
+    if mask >> VELO & 1:
+        parts.append("velo")
+    if escobas:
+        parts.append(f"{escobas} escoba" + ("s" if escobas > 1 else ""))
+    return ", ".join(parts)
+
+
+def describe_step(engine: EscobaEngine, action: int, played: int, info: StepInfo, game: int = 0,
+                  french: bool = False, names: Sequence[str] | None = None) -> str:
+    """Return a one-line description of the step that ``info`` reports for ``game``.
+
+    ``action`` is the action taken and ``played`` the card played this turn (the action itself,
+    or the pending card when the action named a table card).
+    """
+    was_take = action != played
+    names = player_names(engine.num_players) if names is None else names
+    actor = int(info.actor[game])
+    who = names[actor] if actor >= 0 else "nobody"
+    verb = "names" if was_take else "plays"  # naming a table card during a capture choice
+    text = f"{who} {verb} {card_name(int(action), french)}"
+    captured = int(info.captured[game])
+    if captured:
+        text += f" and captures {_names(captured & ~(1 << played), french)}"
+        if int(info.escoba[game]):
+            text += " (escoba!)"
+    elif int(engine.pending[game]) >= 0 and int(engine.to_act[game]) == actor:
+        text += ", choosing which cards to take"
+    elif not was_take:
+        text += " to the table"
+    if bool(info.round_over[game]):
+        sides = side_names(engine, names)
+        pts = ", ".join(f"{sides[s]} {int(v)}" for s, v in enumerate(info.round_points[game]))
+        text += f"; round over: {pts}"
+    return text
+
+
+def render_text(engine: EscobaEngine, game: int = 0, french: bool = False,
+                names: Sequence[str] | None = None, last: str | None = None) -> str:
+    """Return a multi-line text picture of one game: scores, table, piles, the hand to act."""
+    names = player_names(engine.num_players) if names is None else names
+    p = engine.num_players
+    sides = side_names(engine, names)
+    scores = ", ".join(f"{sides[s]} {int(v)}" for s, v in enumerate(engine.scores[game]))
+    stock = NUM_CARDS - int(engine.stock_pos[game])
+    lines = [
+        f"Round {int(engine.round_index[game]) + (0 if engine.done[game] else 1)} · dealer "
+        f"{names[int(engine.dealer[game])]} · stock {stock} · target {engine.rules.target_score}",
+        f"Scores: {scores}",
+    ]
+    if last:
+        lines.append(f"Last: {last}")
+    lines.append(f"Table: {_names(int(engine.table[game]), french)}")
+    for seat in range(p):
+        lines.append(f"  {names[seat]}: hand {int(engine.hands[game, seat]).bit_count()} · captured "
+                     f"{_pile_summary(int(engine.piles[game, seat]), int(engine.escobas[game, seat]))}")
+    if bool(engine.done[game]):
+        if bool(engine.truncated[game]):
+            lines.append(f"Game over: cut after {int(engine.round_index[game])} rounds, no winner")
+        elif int(engine.winner[game]) >= 0:
+            lines.append(f"Game over: {sides[int(engine.winner[game])]} wins")
+        else:
+            lines.append("Game over: tied, no winner")
+        return "\n".join(lines)
+    seat = int(engine.to_act[game])
+    lines.append(f"{names[seat]} to act · hand: {_names(int(engine.hands[game, seat]), french)}")
+    pending = int(engine.pending[game])
+    if pending >= 0:
+        lines.append(f"  capture choice for {card_name(pending, french)}: taken so far "
+                     f"{_names(int(engine.taken[game]), french)}")
+    lines.append(f"  legal: {_names(int(engine.legal[game]), french)}")
+    return "\n".join(lines)
+

@@ -1,0 +1,222 @@
+"""A Gymnasium single-agent view of Escoba: one learner seat against fixed opponent agents.
+
+``SingleAgentEscobaEnv(opponents, seat=0, **config)`` plays the learner's seat and steps the other
+seats internally with the given agents until the learner must act again (or the episode ends).
+Observations, action masks, actions and rewards are those of the PettingZoo env ``escoba_v0``
+for the learner's seat (see its documentation page): a Dict of ``observation`` (float32, 546)
+and ``action_mask`` (int8, 40), actions are card ids in ``Discrete(40)`` with the play/take
+scheme, and the reward of one ``step`` is the sum of the learner's rewards over every engine step
+from its action to its next turn (rewards come at round ends and at the game end only).
+
+- ``opponents``: one agent (it plays every other seat) or a list of ``num_players - 1`` agents;
+  ``opponents[i]`` plays the seat ``(learner + 1 + i) % num_players``, so with partnerships
+  ``opponents[1]`` is the learner's partner. An agent is any object with
+  ``act(observation, action_mask, state=None) -> int`` and ``reset(seed)`` (the protocol of
+  ``agents.base.Agent``). It is called with its own seat-relative observation and mask. An agent
+  whose ``needs_state`` is True (the oracle) also gets ``state=(engine, games)``: the env's
+  one-game ``EscobaEngine`` and ``games = numpy.array([0])``, the slot to act in; it must not
+  modify the engine.
+- ``seat``: the learner's seat, or None to draw it at every reset from the env's generator.
+- every ``Rules`` field (or ``rules=Rules(...)``), ``episode``, ``reward``, ``max_rounds``,
+  ``render_mode`` (``"ansi"``/``"human"``) and ``french`` as in ``escoba_v0``.
+- ``illegal_action``: what an action outside the mask does. ``"terminate"`` (default, the
+  convention of PettingZoo's classic ``env()``): the episode ends at once, the reward is
+  ``illegal_reward`` (default -1), ``info["illegal_action"]`` holds the action and the state is
+  left as it was. ``"raise"``: ``ValueError`` naming the action and the legal ones, state
+  unchanged. An action is never remapped.
+
+``reset(seed=...)`` seeds the env's generator (``np_random``, as Gymnasium does); the engine's deals
+use the seed itself, so ``reset(seed=s)`` deals the same game as ``escoba_v0`` and game 0 of
+``EscobaVectorEnv`` reset with ``s``. From the generator the env then draws, in this order, the
+learner's seat (only when ``seat=None``) and one seed per distinct opponent object, passed to its
+``reset``. Options are those of ``escoba_v0`` (``dealer``, ``deck``, ``hands``/``table``/``stock``).
+
+``action_masks()`` returns the learner's legal actions as a bool array (40,), the method that
+sb3-contrib's ``MaskablePPO`` looks for. ``info`` holds ``seat`` (the learner's seat),
+``legal_moves`` (as in ``escoba_v0``) while the learner is to act, the latest round end's
+``round_points`` / ``scores`` / ``round_categories`` if a round ended during the step, and
+``winner`` (side, -1 for none) at the end of the game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from . import faces
+from .cards import NUM_CARDS, cards_of
+from .observation import action_masks, encode
+from .render import describe_step, render_text
+from .rules import Rules
+
+ILLEGAL_ACTIONS = ("terminate", "raise")
+
+
+class SingleAgentEscobaEnv(gymnasium.Env):
+    """One learner seat of Escoba against fixed opponents (see the module docstring)."""
+
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+
+    def __init__(self, opponents: Any | Sequence[Any], seat: int | None = 0, rules: Rules | None = None,
+                 *, episode: str = "game", reward: str = "game", max_rounds: int | None = None,
+                 render_mode: str | None = None, french: bool = False, illegal_action: str = "terminate",
+                 illegal_reward: float = -1.0, **rule_options: Any):
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, "
+                             f"got {render_mode!r}")
+        if illegal_action not in ILLEGAL_ACTIONS:
+            raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTIONS}, got {illegal_action!r}")
+        self.rules = faces.make_rules(rules, rule_options)
+        p = self.rules.num_players
+        self.engine = faces.make_engine(1, self.rules, episode, reward, max_rounds)
+        self.episode, self.reward_kind, self.max_rounds = episode, reward, max_rounds
+        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer))
+                                 or not 0 <= seat < p):
+            raise ValueError(f"seat must be None (random) or a seat in 0..{p - 1}, got {seat!r}")
+        self.seat_option = None if seat is None else int(seat)
+        if isinstance(opponents, (list, tuple)):
+            opps = list(opponents)
+        else:
+            opps = [opponents] * (p - 1)
+        if len(opps) != p - 1:
+            raise ValueError(f"opponents must be one agent or a list of {p - 1} agents "
+                             f"(num_players - 1), got {len(opps)}")
+        for o in opps:
+            if not callable(getattr(o, "act", None)):
+                raise ValueError(f"opponent {o!r} has no act(observation, action_mask, state=None) method")
+        self.opponents = opps
+        self.render_mode = render_mode
+        self.french = bool(french)
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
+        self.observation_space = faces.observation_space()
+        self.action_space = spaces.Discrete(NUM_CARDS)
+        self.names = [f"player_{i}" for i in range(p)]
+        self.seat = 0 if seat is None else int(seat)
+        self._games = np.zeros(1, np.int64)
+        self._state = (self.engine, self._games)
+        self._action = np.zeros(1, np.int64)
+        self._seat_arrays = [np.array([i], np.int64) for i in range(p)]
+        self._done = True
+        self._last: tuple | None = None
+
+    # ------------------------------------------------------------------ helpers
+
+    def _opponent_of(self, seat: int) -> Any:
+        return self.opponents[(seat - self.seat - 1) % self.rules.num_players]
+
+    def _observe(self) -> dict[str, np.ndarray]:
+        seats = self._seat_arrays[self.seat]
+        return {"observation": encode(self.engine, seats)[0],
+                "action_mask": action_masks(self.engine, seats)[0]}
+
+    def _apply(self, action: int, rewards: list[float], info: dict[str, Any]) -> None:
+        """Step the engine with ``action``, adding the learner's reward and round info."""
+        eng = self.engine
+        pending = int(eng.pending[0])
+        self._action[0] = action
+        step = eng.step(self._action)
+        self._last = (action, action if pending < 0 else pending, step)
+        if bool(step.round_over[0]):
+            rewards[0] += float(faces.step_rewards(eng, step, self.reward_kind)[0, self.seat])
+            info.update(faces.round_info(step))
+        if self.render_mode == "human":
+            self.render()
+
+    def _play_opponents(self, rewards: list[float], info: dict[str, Any]) -> None:
+        """Let the opponents act until the learner is to act or the game is over."""
+        eng = self.engine
+        while not bool(eng.done[0]) and int(eng.to_act[0]) != self.seat:
+            seat = int(eng.to_act[0])
+            agent = self._opponent_of(seat)
+            seats = self._seat_arrays[seat]
+            obs = encode(eng, seats)[0]
+            mask = action_masks(eng, seats)[0]
+            state = self._state if getattr(agent, "needs_state", False) else None
+            action = agent.act(obs, mask, state=state)
+            a = faces.as_action(action)
+            if a < 0 or not int(eng.legal[0]) >> a & 1:
+                who = f"opponent {agent!r} (seat {seat})"
+                raise ValueError(faces.illegal_action_message(eng, action, who))
+            self._apply(a, rewards, info)
+
+    def _finish_info(self, info: dict[str, Any]) -> dict[str, Any]:
+        info["seat"] = self.seat
+        eng = self.engine
+        if bool(eng.done[0]):
+            info["winner"] = int(eng.winner[0])
+        else:
+            info["legal_moves"] = faces.legal_moves(eng)
+        return info
+
+    # ------------------------------------------------------------------ Gymnasium API
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Start a new episode; return the learner's first observation and info."""
+        seed = faces.check_seed(seed)
+        kwargs = faces.parse_reset_options(options)
+        super().reset(seed=seed)
+        engine_seed = seed if seed is not None else int(self.np_random.integers(2**63))
+        self.engine.reset(engine_seed, **kwargs)
+        p = self.rules.num_players
+        self.seat = int(self.np_random.integers(p)) if self.seat_option is None else self.seat_option
+        seen: set[int] = set()
+        for o in self.opponents:
+            if id(o) not in seen and callable(getattr(o, "reset", None)):
+                seen.add(id(o))
+                o.reset(int(self.np_random.integers(2**63)))
+        self._done = False
+        self._last = None
+        info: dict[str, Any] = {}
+        self._play_opponents([0.0], info)  # no round can end before the learner has played
+        if self.render_mode == "human" and self._last is None:
+            self.render()
+        return self._observe(), self._finish_info(info)
+
+    def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        """Play the learner's ``action`` and the opponents' replies; return the Gymnasium 5-tuple."""
+        if self._done:
+            raise ValueError("the episode is over (or was never started): call reset() first")
+        eng = self.engine
+        a = faces.as_action(action)
+        if a < 0 or not int(eng.legal[0]) >> a & 1:
+            if self.illegal_action == "raise":
+                raise ValueError(faces.illegal_action_message(eng, action, f"the learner (seat {self.seat})",
+                                                              self.french))
+            self._done = True
+            info = {"seat": self.seat, "illegal_action": action, "legal_actions": cards_of(int(eng.legal[0]))}
+            return self._observe(), self.illegal_reward, True, False, info
+        rewards = [0.0]
+        info: dict[str, Any] = {}
+        self._apply(a, rewards, info)
+        self._play_opponents(rewards, info)
+        done = bool(eng.done[0])
+        truncated = done and bool(eng.truncated[0])
+        self._done = done
+        return self._observe(), rewards[0], done and not truncated, truncated, self._finish_info(info)
+
+    def action_masks(self) -> np.ndarray:
+        """Return the learner's legal actions as a bool array (40,) (for sb3-contrib MaskablePPO)."""
+        if self._done:
+            return np.zeros(NUM_CARDS, bool)
+        return action_masks(self.engine, self._seat_arrays[self.seat])[0].astype(bool)
+
+    def render(self) -> str | None:
+        """Return the text picture (``"ansi"``), print it (``"human"``), or warn and return None."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        last = None
+        if self._last is not None:
+            a, played, step = self._last
+            last = describe_step(self.engine, a, played, step, 0, self.french, self.names)
+        text = render_text(self.engine, 0, self.french, self.names, last)
+        if self.render_mode == "ansi":
+            return text
+        print(text + "\n")
+        return None

@@ -1,0 +1,174 @@
+"""A batched self-play env: N Escoba games stepped at once on the batched engine.
+
+``EscobaVectorEnv(num_envs, **config)`` takes the configuration of ``escoba_v0`` (every ``Rules``
+field or ``rules=Rules(...)``, ``episode``, ``reward``, ``max_rounds``). Every game is played by
+the caller for every seat (self-play): each step takes one action per game, for the seat to act
+in that game.
+
+- ``reset(seed=None, options=None) -> (obs, infos)``;
+- ``step(actions) -> (obs, rewards, terminations, truncations, infos)``.
+
+``obs`` is a dict of batched arrays, each row the view of the seat to act in that game:
+
+- ``observation``: float32 (N, OBS_SIZE), the seat-relative vector of ``escoba_v0`` for the seat
+  to act;
+- ``action_mask``: int8 (N, 40), its legal actions;
+- ``to_act``: int64 (N,), the seat that acts next in each game.
+
+``rewards`` is float32 (N, num_players), one column per seat (absolute seat numbers), computed as
+in ``escoba_v0`` (``reward="game"``: +1/-1 at the end of a game; ``"round_points"``: round point
+difference at every round end; partners share). ``terminations`` and ``truncations`` are bool
+(N,): a game ended (won, or a single-round episode over), or was cut by ``max_rounds``.
+
+Auto-reset (Gymnasium's "same step" convention): a game that ends during ``step`` is replaced by a
+new game in the same step, so the returned ``obs`` row is already the first state of the next
+game, while its final step's reward, termination and truncation are those of the game that ended.
+What the caller needs about the finished games is in ``infos``:
+
+- ``infos["_final"]``: bool (N,), True for the games that ended this step (and were reset);
+- ``infos["final_index"]``: int64 (K,), ``numpy.nonzero(infos["_final"])[0]``;
+- ``infos["final_obs"]``: float32 (K, num_players, OBS_SIZE): for each finished game, the final
+  state seen by every seat (``final_obs[k, s]`` is seat ``s``'s observation), for bootstrapping
+  on truncation;
+- ``infos["final_info"]``: dict of (K,) or (K, S) arrays: ``winner`` (side, -1 for none),
+  ``truncated``, ``scores`` (final, per side), ``rounds`` (rounds played) and ``length`` (steps of
+  the episode).
+
+Every step's ``infos`` also holds ``actor`` (N,) (the seat that acted), ``round_over`` (N,),
+``round_points`` (N, S) and ``scores`` (N, S) (cumulative per side, before any reset), as the
+engine reports them. Sides are seats, or seat % 2 with partnerships.
+
+Deals: ``reset(seed=s)`` deals game ``g`` from ``(s, g)``, so game 0 is the game that
+``escoba_v0`` and the single-agent env deal with ``reset(seed=s)``; each auto-reset starts the
+next episode of that slot, dealt from ``(s, g, episode)``. ``reset()`` without a seed draws one
+from the env's generator (seeded by the last seeded reset, else from the OS). Options are those
+of ``escoba_v0`` and apply to every game (a ``deck`` may also be one row of 40 per game).
+
+Speed: the returned ``obs`` arrays and ``rewards`` are preallocated buffers that the next
+``step`` or ``reset`` overwrites; copy what you keep. ``step`` costs a fixed number of NumPy
+calls, whatever N is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from . import faces
+from .cards import NUM_CARDS
+from .observation import OBS_SIZE, action_masks, encode
+from .rules import Rules
+
+
+class EscobaVectorEnv:
+    """N self-play Escoba games on one batched engine, with auto-reset (see the module docstring)."""
+
+    metadata = {"name": "escoba_vector_v0", "autoreset_mode": "SameStep"}
+
+    def __init__(self, num_envs: int, rules: Rules | None = None, *, episode: str = "game",
+                 reward: str = "game", max_rounds: int | None = None, **rule_options: Any):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        self.rules = faces.make_rules(rules, rule_options)
+        self.engine = faces.make_engine(int(num_envs), self.rules, episode, reward, max_rounds)
+        self.episode, self.reward_kind, self.max_rounds = episode, reward, max_rounds
+        n, p, s = int(num_envs), self.rules.num_players, self.rules.num_sides
+        self.num_envs, self.num_players, self.num_sides = n, p, s
+        self.single_observation_space = faces.observation_space()
+        self.single_action_space = spaces.Discrete(NUM_CARDS)
+        low, high = faces.observation_bounds()
+        self.observation_space = spaces.Dict({
+            "observation": spaces.Box(np.broadcast_to(low, (n, OBS_SIZE)),
+                                      np.broadcast_to(high, (n, OBS_SIZE)), dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, (n, NUM_CARDS), np.int8),
+            "to_act": spaces.Box(0, p - 1, (n,), np.int64),
+        })
+        self.action_space = spaces.MultiDiscrete(np.full(n, NUM_CARDS))
+        self._obs = np.zeros((n, OBS_SIZE), np.float32)
+        self._mask = np.zeros((n, NUM_CARDS), np.int8)
+        self._to_act = np.zeros(n, np.int64)
+        self._rewards = np.zeros((n, p), np.float32)
+        self._length = np.zeros(n, np.int64)
+        self._seat_grid = np.arange(p, dtype=np.int64)
+        self._no_final = self._final_infos(np.zeros(0, np.int64), None)
+        self._np_random: np.random.Generator | None = None
+
+    def _observe(self) -> dict[str, np.ndarray]:
+        eng = self.engine
+        np.copyto(self._to_act, eng.to_act)
+        encode(eng, self._to_act, out=self._obs)
+        self._mask[:] = action_masks(eng, self._to_act)
+        return {"observation": self._obs, "action_mask": self._mask, "to_act": self._to_act}
+
+    def _final_infos(self, idx: np.ndarray, info) -> dict[str, Any]:
+        """Return the final-observation and final-info entries for the finished games ``idx``."""
+        eng, k, p, s = self.engine, len(idx), self.num_players, self.num_sides
+        if k:
+            obs = encode(eng, np.tile(self._seat_grid, k), np.repeat(idx, p)).reshape(k, p, OBS_SIZE)
+            scores = info.scores[idx]
+        else:
+            obs = np.zeros((0, p, OBS_SIZE), np.float32)
+            scores = np.zeros((0, s), np.int64)
+        final = np.zeros(self.num_envs, bool)
+        final[idx] = True
+        return {
+            "_final": final,
+            "final_index": idx,
+            "final_obs": obs,
+            "final_info": {
+                "winner": eng.winner[idx].copy(),
+                "truncated": eng.truncated[idx].copy(),
+                "scores": scores,
+                "rounds": eng.round_index[idx].copy(),
+                "length": self._length[idx].copy(),
+            },
+        }
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Start a new game in every slot; return ``(obs, infos)``."""
+        seed = faces.check_seed(seed)
+        kwargs = faces.parse_reset_options(options)
+        if seed is not None:
+            rng = np.random.default_rng(seed)
+            engine_seed = seed
+        else:
+            rng = self._np_random if self._np_random is not None else np.random.default_rng()
+            engine_seed = int(rng.integers(2**63))
+        self.engine.reset(engine_seed, **kwargs)
+        self._np_random = rng
+        self._length[:] = 0
+        return self._observe(), {}
+
+    def step(self, actions: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray,
+                                                 np.ndarray, dict[str, Any]]:
+        """Apply one action per game (for its seat to act); return obs, rewards, terms, truncs, infos.
+
+        Raises ValueError, changing nothing, if any action is illegal.
+        """
+        eng = self.engine
+        info = eng.step(actions)
+        faces.step_rewards(eng, info, self.reward_kind, out=self._rewards)
+        self._length += 1
+        over = info.game_over
+        truncations = info.truncated.copy()
+        terminations = over & ~truncations
+        infos: dict[str, Any] = {
+            "actor": info.actor,
+            "round_over": info.round_over,
+            "round_points": info.round_points,
+            "scores": info.scores,
+        }
+        if over.any():
+            idx = np.flatnonzero(over)
+            infos.update(self._final_infos(idx, info))
+            eng.reset_games(idx)
+            self._length[idx] = 0
+        else:
+            infos.update(self._no_final)
+        return self._observe(), self._rewards, terminations, truncations, infos
+
+    def close(self) -> None:
+        """Release nothing (no process or window is held); return None."""
