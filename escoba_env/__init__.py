@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+# escoba_v0 and the two env classes are the faces (they import gymnasium and pettingzoo);
+# importing escoba_v0 registers "escoba/escoba-v0" with PettingZoo's registry.
+from . import escoba_v0
 from .capture import capture_options
 from .cards import card_name, cards_of, mask_of, parse_card
 from .engine import EscobaEngine, StepInfo
 from .rules import Rules
 from .scoring import score_round
+from .single_agent import SingleAgentEscobaEnv
+from .vector_env import EscobaVectorEnv
 
 __version__ = "0.1.0"
 
 __all__ = [
     "EscobaEngine",
+    "EscobaVectorEnv",
     "Rules",
+    "SingleAgentEscobaEnv",
     "StepInfo",
     "__version__",
     "capture_options",
     "card_name",
+    "escoba_v0",
     "cards_of",
     "mask_of",
     "parse_card",
