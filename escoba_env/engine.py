@@ -54,9 +54,18 @@ _POSITIONS = np.arange(1, 65, dtype=np.uint64)[None, :] * np.uint64(0x9E3779B97F
 
 
 def shuffled_decks(seed: int, game_ids, episodes, rounds) -> np.ndarray:
-    """Return one shuffled deck (int8 card ids, top first) per game, from the hash of its counters."""
-    keys = hash_keys(seed, game_ids, episodes, rounds, NUM_CARDS) >> np.uint64(32)
-    return np.argsort(keys, axis=1, kind="stable").astype(np.int8)
+    """Return one shuffled deck (int8 card ids, top first) per game, from the hash of its counters.
+
+    Each card gets a 58-bit hash key with its id in the low 6 bits, so sorting the keys of a row
+    (a plain sort, much faster than argsort) sorts the cards by hash and ties are impossible.
+    """
+    keys = hash_keys(seed, game_ids, episodes, rounds, NUM_CARDS)
+    keys = (keys & ~np.uint64(63)) | _CARD_IDS
+    keys.sort(axis=1)
+    return (keys & np.uint64(63)).astype(np.int8)
+
+
+_CARD_IDS = np.arange(NUM_CARDS, dtype=np.uint64)
 
 
 def unpack_mask(masks: np.ndarray, n: int = NUM_CARDS) -> np.ndarray:
@@ -69,20 +78,28 @@ def unpack_mask(masks: np.ndarray, n: int = NUM_CARDS) -> np.ndarray:
 def sample_actions(legal: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
     """Return, per game, the legal card picked by ``uniforms`` in [0, 1) (uniform over legal ones).
 
-    Games with no legal action get action 64 (never legal). The loop runs over the rank of the
-    chosen bit (a handful of passes), never over games.
+    Games with no legal action get action 64 (never legal). The k-th set bit is found by
+    clearing the k lowest ones: two passes over the batch, then passes over the few games that
+    pick a later bit; the loop runs over bit ranks, never over games.
     """
     legal = np.asarray(legal, np.uint64)
     k = (uniforms * np.bitwise_count(legal)).astype(np.int64)
-    m = legal
-    for i in range(int(k.max(initial=0))):
-        m = np.where(k > i, m & (m - _ONE), m)
+    m = np.where(k > 0, legal & (legal - _ONE), legal)
+    m = np.where(k > 1, m & (m - _ONE), m)
+    far = np.nonzero(k > 2)[0]
+    if far.size:
+        mf, kf = m[far], k[far]
+        for i in range(2, int(kf.max())):
+            mf = np.where(kf > i, mf & (mf - _ONE), mf)
+        m[far] = mf
     low = m & (~m + _ONE)
     return np.bitwise_count(low - _ONE).astype(np.int64)
 
 
+_REPORTED = ("points", *CATEGORIES, "escobas")
 _DEAL_OFFSETS = {p: np.arange(3 * p)[None, :] for p in (2, 3, 4)}
-_SEAT_OFFSETS = {p: np.arange(1, p + 1)[None, :] for p in (2, 3, 4)}
+# _SEATS_AFTER[p][d]: the seats in deal order when d deals (the dealer last).
+_SEATS_AFTER = {p: (np.arange(p)[:, None] + np.arange(1, p + 1)[None, :]) % p for p in (2, 3, 4)}
 
 
 @dataclass
@@ -317,17 +334,17 @@ class EscobaEngine:
         self.table[games] = table
         self.to_act[games] = self._next_seat[dealer]
 
-    def _deal_hands(self, games, decks=None):
+    def _deal_hands(self, games):
         """Give three stock cards to each seat of ``games``, starting after the dealer."""
         p = self.num_players
-        decks = self.deck[games] if decks is None else decks
+        pos = self.stock_pos[games]
         # Hand cards sit at deck positions 0..3P-1 of a new round, then after the table cards.
-        pos = self.stock_pos[games][:, None] + _DEAL_OFFSETS[p]
-        bits = _ONE << np.take_along_axis(decks, pos, axis=1).astype(np.uint64)
+        flat = (games * NUM_CARDS + pos)[:, None] + _DEAL_OFFSETS[p]
+        bits = _ONE << self.deck.reshape(-1)[flat].astype(np.uint64)
         rel = bits[:, :p] | bits[:, p:2 * p] | bits[:, 2 * p:]  # [game, offset from dealer]
-        seats = (self.dealer[games][:, None] + _SEAT_OFFSETS[p]) % p
-        self.hands[games[:, None], seats] = rel
-        self.stock_pos[games] += 3 * p + 4 * (self.stock_pos[games] == 0)
+        seats = _SEATS_AFTER[p][self.dealer[games]]
+        self.hands.reshape(-1)[games[:, None] * p + seats] = rel
+        self.stock_pos[games] = pos + (3 * p + 4 * (pos == 0))
         self.hand_count[games] = 3 * p
 
     # ------------------------------------------------------------------ stepping
@@ -488,12 +505,10 @@ class EscobaEngine:
         self.scores[g] += res["points"]
         round_over = np.zeros(n, bool)
         round_over[g] = True
-        cats = {}
-        for k in (*CATEGORIES, "escobas"):
-            cats[k] = np.zeros((n, s), np.int64)
-            cats[k][g] = res[k]
-        round_points = np.zeros((n, s), np.int64)
-        round_points[g] = res["points"]
+        table = np.zeros((n, len(_REPORTED), s), np.int64)
+        table[g] = np.stack([res[k] for k in _REPORTED], axis=1)
+        cats = {k: table[:, i] for i, k in enumerate(_REPORTED[1:], start=1)}
+        round_points = table[:, 0]
         sc = self.scores[g]
         best = sc.max(axis=1)
         unique = (sc == best[:, None]).sum(axis=1) == 1

@@ -20,6 +20,8 @@ _VELO_BIT = np.uint64(1 << VELO)
 
 def _strict_winner(metric: np.ndarray) -> np.ndarray:
     """Return a bool array (N, S) marking the side with the strictly highest metric, if any."""
+    if metric.shape[1] == 2:
+        return np.stack([metric[:, 0] > metric[:, 1], metric[:, 1] > metric[:, 0]], axis=1)
     best = metric.max(axis=1, keepdims=True)
     at_best = metric == best
     return at_best & (at_best.sum(axis=1, keepdims=True) == 1)
