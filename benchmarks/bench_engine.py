@@ -21,7 +21,7 @@ from escoba_env.engine import sample_actions
 
 def run(batch: int, rules: Rules, steps: int, seed: int = 0) -> tuple[float, float, float]:
     """Return (steps/s, rounds/s, steps per CPU-second) of random play over ``steps`` steps."""
-    eng = EscobaEngine(batch, rules)
+    eng = EscobaEngine(batch, rules, autoreset=True)  # a finished game restarts in its slot
     eng.reset(seed)
     rng = np.random.default_rng(seed)
     uniforms = rng.random((steps, batch))
@@ -31,8 +31,6 @@ def run(batch: int, rules: Rules, steps: int, seed: int = 0) -> tuple[float, flo
         info = eng.step(sample_actions(eng.legal, uniforms[i]))
         acted += int((info.actor >= 0).sum())
         rounds += int(info.round_over.sum())
-        if info.game_over.any():
-            eng.reset_games(np.nonzero(info.game_over)[0])
     dt, cpu = time.perf_counter() - t0, time.process_time() - c0
     return acted / dt, rounds / dt, acted / cpu
 

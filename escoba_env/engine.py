@@ -53,16 +53,19 @@ def hash_keys(seed: int, game_ids: np.ndarray, episodes: np.ndarray, rounds: np.
 _POSITIONS = np.arange(1, 65, dtype=np.uint64)[None, :] * np.uint64(0x9E3779B97F4A7C15)
 
 
-def shuffled_decks(seed: int, game_ids, episodes, rounds) -> np.ndarray:
-    """Return one shuffled deck (int8 card ids, top first) per game, from the hash of its counters.
+def shuffled_decks(seed: int, game_ids, episodes, rounds, num_players: int = 2):
+    """Return ``(decks, first_dealers)`` for the given counters (one row per game).
 
-    Each card gets a 58-bit hash key with its id in the low 6 bits, so sorting the keys of a row
-    (a plain sort, much faster than argsort) sorts the cards by hash and ties are impossible.
+    ``decks`` holds int8 card ids, top first. Each card gets a 58-bit hash key with its id in the
+    low 6 bits, so sorting the keys of a row (a plain sort, much faster than argsort) orders the
+    cards by hash and ties are impossible. A 41st hash of the same counters gives the dealer a
+    new game starts with (``first_dealers``, used for round 0 only).
     """
-    keys = hash_keys(seed, game_ids, episodes, rounds, NUM_CARDS)
-    keys = (keys & ~np.uint64(63)) | _CARD_IDS
+    keys = hash_keys(seed, game_ids, episodes, rounds, NUM_CARDS + 1)
+    dealers = (keys[:, NUM_CARDS] % np.uint64(num_players)).astype(np.int64)
+    keys = (keys[:, :NUM_CARDS] & ~np.uint64(63)) | _CARD_IDS
     keys.sort(axis=1)
-    return (keys & np.uint64(63)).astype(np.int8)
+    return (keys & np.uint64(63)).astype(np.int8), dealers
 
 
 _CARD_IDS = np.arange(NUM_CARDS, dtype=np.uint64)
@@ -124,10 +127,16 @@ class StepInfo:
     """True where the game ended (target reached, single round over, or truncated)."""
     truncated: np.ndarray
     """True where the game was cut by ``max_rounds`` with no winner."""
+    winner: np.ndarray
+    """Winning side of each game that ended this step (-1 elsewhere, and for a truncated game)."""
 
 
 class EscobaEngine:
     """N independent Escoba games stepped at once (RULES.md §1-7).
+
+    ``single_round=True`` ends a game after one round; ``max_rounds`` cuts (truncates) a game that
+    has not ended after that many rounds; ``autoreset=True`` starts the next episode of a slot in
+    the same step its game ends (the step's report still carries the final scores and winner).
 
     Public state arrays (read them, do not write them):
 
@@ -142,7 +151,7 @@ class EscobaEngine:
     """
 
     def __init__(self, num_games: int, rules: Rules | None = None, *, single_round: bool = False,
-                 max_rounds: int | None = None):
+                 max_rounds: int | None = None, autoreset: bool = False):
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a positive int, got {num_games!r}")
         if max_rounds is not None and (not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1):
@@ -152,6 +161,7 @@ class EscobaEngine:
             raise ValueError(f"rules must be an escoba_env.Rules, got {type(rules).__name__}")
         self.num_games = int(num_games)
         self.single_round = bool(single_round)
+        self.autoreset = bool(autoreset)
         self.max_rounds = max_rounds
         n, p, s = self.num_games, self.rules.num_players, self.rules.num_sides
         self.num_players, self.num_sides = p, s
@@ -203,12 +213,21 @@ class EscobaEngine:
         if ids.shape != (n,) or (ids < 0).any():
             raise ValueError(f"game_ids must be {n} non-negative ints")
         episodes = np.zeros(n, np.int64)
-        dealers = self._first_dealers(int(seed), ids, episodes, dealer)
+        decks, drawn = shuffled_decks(int(seed), ids, episodes, episodes, self.num_players)
+        if dealer is None:
+            dealers = drawn
+        else:
+            d = np.broadcast_to(np.asarray(dealer), (n,))
+            if not np.issubdtype(d.dtype, np.integer) or ((d < 0) | (d >= self.num_players)).any():
+                raise ValueError(f"dealer must be a seat in 0..{self.num_players - 1}, got {dealer!r}")
+            dealers = d.astype(np.int64).copy()
         explicit = self._explicit_deck(dealers, deck, hands, table, stock)
         self.seed = int(seed)
         self.game_ids = ids
         self.episode = episodes
-        self._new_game(self._rows, dealers, explicit)
+        self._clear_games(self._rows)
+        self.dealer[:] = dealers
+        self._deal_round(self._rows, decks if explicit is None else explicit)
 
     def reset_games(self, games: np.ndarray) -> None:
         """Start the next episode (a fresh game, new deals) in the given game slots."""
@@ -216,18 +235,20 @@ class EscobaEngine:
         if games.size == 0:
             return
         self.episode[games] += 1
-        dealers = self._first_dealers(self.seed, self.game_ids[games], self.episode[games], None)
-        self._new_game(games, dealers, None)
+        self._clear_games(games)
+        self._deal_round(games, draw_dealer=True)
 
-    def _first_dealers(self, seed, ids, episodes, dealer):
-        p = self.num_players
-        if dealer is None:
-            h = hash_keys(seed, ids, episodes, np.full(len(ids), -1), 1)[:, 0]
-            return (h % np.uint64(p)).astype(np.int64)
-        d = np.broadcast_to(np.asarray(dealer), ids.shape)
-        if not np.issubdtype(d.dtype, np.integer) or ((d < 0) | (d >= p)).any():
-            raise ValueError(f"dealer must be a seat in 0..{p - 1}, got {dealer!r}")
-        return d.astype(np.int64).copy()
+    def _clear_games(self, games):
+        """Reset the game-level state of ``games`` (scores, round counter, hands, pending)."""
+        self.scores[games] = 0
+        self.round_index[games] = 0
+        self.done[games] = False
+        self.truncated[games] = False
+        self.winner[games] = -1
+        self.hands[games] = 0
+        self.pending[games] = -1
+        self.taken[games] = 0
+        self.taken_value[games] = 0
 
     def _explicit_deck(self, dealers, deck, hands, table, stock):
         """Return the validated explicit first-round decks (N, 40), or None."""
@@ -280,35 +301,25 @@ class EscobaEngine:
                                  f"missing {miss}")
         return np.asarray(decks, np.int64).astype(np.int8)
 
-    def _new_game(self, games, dealers, decks):
-        self.hands[games] = 0
-        self.pending[games] = -1
-        self.taken[games] = 0
-        self.taken_value[games] = 0
-        self.scores[games] = 0
-        self.round_index[games] = 0
-        self.done[games] = False
-        self.truncated[games] = False
-        self.winner[games] = -1
-        self.dealer[games] = dealers
-        self._deal_round(games, decks)
-
-    def _deal_round(self, games, decks=None):
+    def _deal_round(self, games, decks=None, draw_dealer=False):
         """Deal a whole new round in ``games`` (RULES.md §3)."""
-        self._start_round(games, decks)
+        self._start_round(games, decks, draw_dealer)
         self._deal_hands(games)
         self.legal[games] = self.hands[games, self.to_act[games]]
 
-    def _start_round(self, games, decks=None):
+    def _start_round(self, games, decks=None, draw_dealer=False):
         """Shuffle (or take ``decks``), lay the table with the initial-fifteen check, clear piles.
 
-        The hands are dealt by ``_deal_hands`` afterwards; the deal order is the same: hands come
-        from deck positions 0..3P-1, the table from the next four.
+        ``draw_dealer`` (bool or one per game) marks new games, whose dealer is drawn from the
+        deal's hash. The hands are dealt by ``_deal_hands`` afterwards; the deal order is the same:
+        hands come from deck positions 0..3P-1, the table from the next four.
         """
         p = self.num_players
         if decks is None:
-            decks = shuffled_decks(self.seed, self.game_ids[games], self.episode[games],
-                                   self.round_index[games])
+            decks, drawn = shuffled_decks(self.seed, self.game_ids[games], self.episode[games],
+                                          self.round_index[games], p)
+            if np.any(draw_dealer):
+                self.dealer[games] = np.where(draw_dealer, drawn, self.dealer[games])
         self.deck[games] = decks
         self.piles[games] = 0
         self.played[games] = 0
@@ -407,17 +418,35 @@ class EscobaEngine:
         else:
             actor = self.to_act.copy()
             captured, escoba = self._step_active(self._rows, a)
-        if self._round_out is None:
+        scores = self.scores.copy()
+        out = self._round_out
+        if out is None:
             round_over = self._zeros("b", n, bool)
-            game_over = round_over
-            truncated = round_over
+            game_over = truncated = round_over
+            winner = self._minus_ones()
             round_points = self._zeros("p", (n, s), np.int64)
             cats = {k: round_points for k in (*CATEGORIES, "escobas")}
         else:
-            round_over, round_points, cats, game_over = self._round_out
+            round_over, round_points, cats = out["round_over"], out["round_points"], out["cats"]
+            game_over = out["game_over"]
             truncated = self.truncated & game_over
-        return StepInfo(actor, captured, escoba, round_over, round_points, cats,
-                        self.scores.copy(), game_over, truncated)
+            winner = np.where(game_over, self.winner, -1)
+            if out["final"] is not None:  # games restarted by autoreset report their final state
+                fin, final_scores, final_winner, final_cut = out["final"]
+                scores[fin] = final_scores
+                winner[fin] = final_winner
+                truncated[fin] = final_cut
+        return StepInfo(actor, captured, escoba, round_over, round_points, cats, scores, game_over,
+                        truncated, winner)
+
+    def _minus_ones(self):
+        """Return a shared read-only array of -1 (no winner this step)."""
+        z = self._zero_cache.get("m1")
+        if z is None:
+            z = np.full(self.num_games, -1, np.int64)
+            z.flags.writeable = False
+            self._zero_cache["m1"] = z
+        return z
 
     def _step_active(self, g, a):
         """Step the games ``g`` (all unfinished) with actions ``a``; return (captured, escoba)."""
@@ -481,9 +510,9 @@ class EscobaEngine:
         ended = g[stock_empty]
         deal = g[~stock_empty]
         if ended.size:
-            new_round = self._end_round(ended)
+            new_round, new_game = self._end_round(ended)
             if new_round.size:
-                self._start_round(new_round)
+                self._start_round(new_round, draw_dealer=new_game)
                 deal = np.concatenate([deal, new_round])
         if deal.size:
             self._deal_hands(deal)
@@ -492,7 +521,8 @@ class EscobaEngine:
     def _end_round(self, g):
         """Finish the round in games ``g`` (last capturer takes the table, scoring, game end).
 
-        Returns the games that go on to another round (their dealer has already moved on).
+        Returns the games that go on to another round (their dealer has already moved on) and
+        which of them start a new game (with ``autoreset``), as a bool array or False.
         """
         n, s = self.num_games, self.num_sides
         lc = self.last_capturer[g]
@@ -523,16 +553,25 @@ class EscobaEngine:
         if self.max_rounds is not None:
             cut = ~finished & (self.round_index[g] >= self.max_rounds)
             finished |= cut
-        self.winner[g] = np.where(won & finished, sc.argmax(axis=1), -1)
+        winner = np.where(won & finished, sc.argmax(axis=1), -1)
+        self.winner[g] = winner
         self.truncated[g] = cut
         self.done[g] = finished
         game_over = np.zeros(n, bool)
         game_over[g] = finished
-        self.legal[g[finished]] = 0
-        self._round_out = (round_over, round_points, cats, game_over)
+        out = {"round_over": round_over, "round_points": round_points, "cats": cats,
+               "game_over": game_over, "final": None}
+        self._round_out = out
         cont = g[~finished]
         self.dealer[cont] = self._next_seat[self.dealer[cont]]
-        return cont
+        fin = g[finished]
+        self.legal[fin] = 0
+        if self.autoreset and fin.size:
+            out["final"] = (fin, sc[finished], winner[finished], cut[finished])
+            self.episode[fin] += 1
+            self._clear_games(fin)
+            return np.concatenate([cont, fin]), np.arange(len(cont) + len(fin)) >= len(cont)
+        return cont, False
 
     def side_totals(self, games=None):
         """Return (piles, escobas) per side, shape (len(games), S), pooling partners."""

@@ -35,7 +35,7 @@ class Rules:
                      "initial_fifteen"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"Rules.{name} must be True or False, got {getattr(self, name)!r}")
-        if isinstance(self.num_players, bool) or self.num_players not in (2, 3, 4):
+        if type(self.num_players) is not int or self.num_players not in (2, 3, 4):
             raise ValueError(f"Rules.num_players must be 2, 3 or 4, got {self.num_players!r}")
         if self.partnerships and self.num_players != 4:
             raise ValueError(

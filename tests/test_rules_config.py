@@ -69,7 +69,6 @@ def test_invalid_options_raise_a_clear_value_error(kwargs, message):
         Rules(**kwargs)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: Rules accepts num_players=2.0 (2.0 in (2, 3, 4))")
 def test_float_num_players_is_rejected():
     with pytest.raises(ValueError, match="num_players"):
         Rules(num_players=2.0)  # type: ignore[arg-type]
