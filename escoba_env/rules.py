@@ -6,6 +6,14 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+
+def _is_int(x: Any) -> bool:
+    """Return True for Python and NumPy integers (not bools)."""
+    return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
+
+
 SEVENS_RULES = ("most_sevens", "most_sevens_tiebreak", "primera")
 
 
@@ -35,16 +43,17 @@ class Rules:
                      "initial_fifteen"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"Rules.{name} must be True or False, got {getattr(self, name)!r}")
-        if type(self.num_players) is not int or self.num_players not in (2, 3, 4):
+        if not _is_int(self.num_players) or self.num_players not in (2, 3, 4):
             raise ValueError(f"Rules.num_players must be 2, 3 or 4, got {self.num_players!r}")
+        object.__setattr__(self, "num_players", int(self.num_players))
         if self.partnerships and self.num_players != 4:
             raise ValueError(
                 f"Rules.partnerships needs exactly 4 players (2 teams of 2), got num_players="
                 f"{self.num_players}"
             )
-        if (isinstance(self.target_score, bool) or not isinstance(self.target_score, int)
-                or self.target_score < 1):
+        if not _is_int(self.target_score) or self.target_score < 1:
             raise ValueError(f"Rules.target_score must be a positive int, got {self.target_score!r}")
+        object.__setattr__(self, "target_score", int(self.target_score))
         if self.sevens_rule not in SEVENS_RULES:
             raise ValueError(
                 f"Rules.sevens_rule must be one of {', '.join(SEVENS_RULES)}; got {self.sevens_rule!r}"
