@@ -329,7 +329,7 @@ class raw_env(AECEnv):
             flag = bool(info.truncated[0])
             self.terminations = dict.fromkeys(agents, not flag)
             self.truncations = dict.fromkeys(agents, flag)
-            winner = int(eng.winner[0])
+            winner = int(info.winner[0])
             for k in agents:
                 self.infos[k]["winner"] = winner
             self._deads_step_first()

@@ -162,16 +162,15 @@ def step_rewards(engine: EscobaEngine, info: StepInfo, reward: str,
                  out: np.ndarray | None = None) -> np.ndarray:
     """Return float32 rewards (N, num_players), one column per seat, for one engine step.
 
-    Call it right after ``engine.step`` (before any ``reset_games``): the game reward reads
-    ``engine.winner``. See the module docstring for the two reward kinds.
+    See the module docstring for the two reward kinds; ``engine`` gives the seats' sides.
     """
     n, p = engine.num_games, engine.num_players
     if out is None:
         out = np.empty((n, p), np.float32)
     seat_side = engine.side_of_seat
     if reward == "game":
-        paid = info.game_over & ~info.truncated & (engine.winner >= 0)
-        np.multiply(np.where(seat_side[None, :] == engine.winner[:, None], 1.0, -1.0),
+        paid = info.game_over & ~info.truncated & (info.winner >= 0)
+        np.multiply(np.where(seat_side[None, :] == info.winner[:, None], 1.0, -1.0),
                     paid[:, None], out=out, casting="unsafe")
     else:
         pts = info.round_points

@@ -107,10 +107,10 @@ class EscobaVectorEnv:
         eng, k, p, s = self.engine, len(idx), self.num_players, self.num_sides
         if k:
             obs = encode(eng, np.tile(self._seat_grid, k), np.repeat(idx, p)).reshape(k, p, OBS_SIZE)
-            scores = info.scores[idx]
+            scores, winner = info.scores[idx], info.winner[idx]
         else:
             obs = np.zeros((0, p, OBS_SIZE), np.float32)
-            scores = np.zeros((0, s), np.int64)
+            scores, winner = np.zeros((0, s), np.int64), np.zeros(0, np.int64)
         final = np.zeros(self.num_envs, bool)
         final[idx] = True
         return {
@@ -118,7 +118,7 @@ class EscobaVectorEnv:
             "final_index": idx,
             "final_obs": obs,
             "final_info": {
-                "winner": eng.winner[idx].copy(),
+                "winner": winner,
                 "truncated": eng.truncated[idx].copy(),
                 "scores": scores,
                 "rounds": eng.round_index[idx].copy(),
