@@ -1,0 +1,201 @@
+"""Env-face throughput: uniformly random legal play, steps per second, all in one run.
+
+AEC envs are driven the way PettingZoo's own ``performance_benchmark`` drives them: ``env.last()``
+then ``env.step(action)`` with a random legal action picked from the observation's
+``action_mask``; every ``step`` call counts (including the ``None`` steps of finished agents; an
+Escoba game has two of them in a few hundred steps). Printed in the same run, for scale:
+
+- PettingZoo's ``leduc_holdem_v4`` (needs ``rlcard`` and ``pygame``: ``pip install rlcard pygame``);
+- an empty AEC game (two agents, a 40-action mask, games of 200 steps) under the same standard
+  wrappers as ``escoba_v0.env()``: the ceiling that wrapper overhead alone sets;
+- ``escoba_v0.env()`` and ``escoba_v0.raw_env()``;
+- the single-agent Gymnasium env against a random opponent (learner steps only);
+- ``EscobaVectorEnv`` with observations, at ``--batch`` games (random legal actions drawn with
+  the engine's sampler; steps = actions applied = batch x batched steps).
+
+Run on one core of an otherwise idle machine: ``taskset -c 0 python benchmarks/bench_envs.py``.
+The CPU-time column (steps per CPU-second of this process) is the figure to trust when something
+else shares the machine. ``--profile NAME`` prints a cProfile of one benchmark instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import platform
+import pstats
+import random
+import time
+from collections.abc import Callable
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from escoba_env import EscobaVectorEnv, SingleAgentEscobaEnv, escoba_v0
+from escoba_env.engine import sample_actions
+
+
+class EmptyGame(AECEnv):
+    """Two agents alternate for 200 steps; nothing happens. Measures the AEC and wrapper overhead."""
+
+    metadata = {"render_modes": [], "name": "empty_v0", "is_parallelizable": False}
+
+    def __init__(self, length: int = 200):
+        super().__init__()
+        self.possible_agents = ["player_0", "player_1"]
+        self.length = length
+        self._obs_space = spaces.Dict({"observation": spaces.Box(0, 1, (546,), np.float32),
+                                       "action_mask": spaces.Box(0, 1, (40,), np.int8)})
+        self._act_space = spaces.Discrete(40)
+        self._obs = {"observation": np.zeros(546, np.float32), "action_mask": np.ones(40, np.int8)}
+
+    def observation_space(self, agent):
+        return self._obs_space
+
+    def action_space(self, agent):
+        return self._act_space
+
+    def observe(self, agent):
+        return self._obs
+
+    def reset(self, seed=None, options=None):
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self.agent_selection = "player_0"
+        self.t = 0
+
+    def step(self, action):
+        if self.terminations[self.agent_selection]:
+            self._was_dead_step(action)
+            return
+        self._cumulative_rewards[self.agent_selection] = 0.0
+        self.t += 1
+        if self.t >= self.length:
+            self.terminations = dict.fromkeys(self.agents, True)
+        self.agent_selection = "player_1" if self.agent_selection == "player_0" else "player_0"
+
+    def close(self):
+        pass
+
+
+def wrapped_empty() -> AECEnv:
+    """Return the empty game under the wrappers of ``escoba_v0.env()``."""
+    e = wrappers.TerminateIllegalWrapper(EmptyGame(), illegal_reward=-1)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    return wrappers.OrderEnforcingWrapper(e)
+
+
+def leduc() -> AECEnv:
+    """Return PettingZoo's leduc_holdem_v4 env (ImportError without rlcard/pygame)."""
+    from pettingzoo.classic import leduc_holdem_v4
+
+    return leduc_holdem_v4.env()
+
+
+def run_aec(make: Callable[[], AECEnv], seconds: float) -> tuple[int, float, float]:
+    """Return (steps, wall seconds, CPU seconds) of random play through last()/step()."""
+    env = make()
+    env.reset(seed=0)
+    rng = random.Random(0)
+    steps = 0
+    t0, c0 = time.perf_counter(), time.process_time()
+    while True:
+        for _ in range(1000):
+            obs, _, term, trunc, _ = env.last()
+            if term or trunc:
+                action = None
+            else:
+                legal = np.flatnonzero(obs["action_mask"])
+                action = int(legal[rng.randrange(len(legal))])
+            env.step(action)
+            steps += 1
+            if not env.agents:
+                env.reset()
+        if time.perf_counter() - t0 > seconds:
+            return steps, time.perf_counter() - t0, time.process_time() - c0
+
+
+def run_single(seconds: float) -> tuple[int, float, float]:
+    """Return (learner steps, wall, CPU) of the single-agent env against a random opponent."""
+    from agents.base import RandomAgent
+
+    env = SingleAgentEscobaEnv(RandomAgent(seed=0))
+    env.reset(seed=0)
+    rng = random.Random(0)
+    steps = 0
+    t0, c0 = time.perf_counter(), time.process_time()
+    while True:
+        for _ in range(500):
+            legal = np.flatnonzero(env.action_masks())
+            _, _, term, trunc, _ = env.step(int(legal[rng.randrange(len(legal))]))
+            steps += 1
+            if term or trunc:
+                env.reset()
+        if time.perf_counter() - t0 > seconds:
+            return steps, time.perf_counter() - t0, time.process_time() - c0
+
+
+def run_vector(batch: int, seconds: float) -> tuple[int, float, float]:
+    """Return (actions applied, wall, CPU) of the vector env with observations at ``batch`` games."""
+    env = EscobaVectorEnv(batch)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    uniforms = rng.random((64, batch))
+    for i in range(10):  # warm-up
+        env.step(sample_actions(env.engine.legal, uniforms[i]))
+    steps = 0
+    t0, c0 = time.perf_counter(), time.process_time()
+    while True:
+        for i in range(64):
+            env.step(sample_actions(env.engine.legal, uniforms[i]))
+            steps += batch
+        if time.perf_counter() - t0 > seconds:
+            return steps, time.perf_counter() - t0, time.process_time() - c0
+
+
+def main() -> None:
+    """Parse arguments, run every benchmark (or profile one) and print a table."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=float, default=3.0, help="time per benchmark (default 3)")
+    ap.add_argument("--batch", type=int, default=4096, help="vector env batch size (default 4096)")
+    ap.add_argument("--profile", choices=["raw", "env", "single", "vector"],
+                    help="print a cProfile of one benchmark instead of the table")
+    args = ap.parse_args()
+    benches: dict[str, Callable[[], tuple[int, float, float]]] = {
+        "leduc_holdem_v4 env() (PettingZoo)": lambda: run_aec(leduc, args.seconds),
+        "empty AEC game, standard wrappers": lambda: run_aec(wrapped_empty, args.seconds),
+        "escoba_v0.env()": lambda: run_aec(escoba_v0.env, args.seconds),
+        "escoba_v0.raw_env()": lambda: run_aec(escoba_v0.raw_env, args.seconds),
+        "SingleAgentEscobaEnv vs random": lambda: run_single(args.seconds),
+        f"EscobaVectorEnv, batch {args.batch}, with obs": lambda: run_vector(args.batch, args.seconds),
+    }
+    if args.profile:
+        key = {"raw": "escoba_v0.raw_env()", "env": "escoba_v0.env()",
+               "single": "SingleAgentEscobaEnv vs random"}.get(args.profile)
+        key = key or f"EscobaVectorEnv, batch {args.batch}, with obs"
+        prof = cProfile.Profile()
+        prof.runcall(benches[key])
+        pstats.Stats(prof).sort_stats("tottime").print_stats(25)
+        return
+    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
+          f"{affinity} core(s) usable, {args.seconds:g} s per benchmark")
+    print(f"{'benchmark':46s} {'steps/s':>12s} {'steps/CPU-s':>12s}")
+    for name, fn in benches.items():
+        try:
+            steps, wall, cpu = fn()
+        except ImportError as e:
+            print(f"{name:46s} {'skipped':>12s}  ({e}; pip install rlcard pygame)")
+            continue
+        print(f"{name:46s} {steps / wall:12,.0f} {steps / cpu:12,.0f}")
+
+
+if __name__ == "__main__":
+    main()
