@@ -226,3 +226,24 @@ def test_maskable_ppo_trains_a_few_hundred_steps():
         obs, _, term, trunc, _ = env.step(int(action))
         if term or trunc:
             obs, _ = env.reset()
+
+
+def test_same_seed_same_episode_with_global_rngs_disturbed():
+    import random
+
+    def run(disturb):
+        env = SingleAgentEscobaEnv(RandomAgent(), seat=None, num_players=3)
+        obs, info = env.reset(seed=42)
+        out = [(info["seat"], obs["observation"].tobytes())]
+        rng = np.random.default_rng(0)
+        for _ in range(60):
+            if disturb:  # the legacy global generators must play no part in the game
+                np.random.seed(random.randrange(2**32))  # noqa: NPY002
+                random.seed(np.random.randint(2**31))  # noqa: NPY002
+            obs, r, term, trunc, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+            out.append((r, obs["observation"].tobytes()))
+            if term or trunc:
+                break
+        return out
+
+    assert run(False) == run(True)

@@ -167,3 +167,16 @@ def test_buffers_are_reused_between_steps():
 def test_bad_arguments_raise_clear_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         EscobaVectorEnv(**kwargs)
+
+
+def test_observations_do_not_leak_hidden_cards():
+    hands = [[0, 1, 2], [3, 4, 5]]
+    table = [36, 37, 38, 39]
+    stock = list(range(6, 36))
+    other = {"dealer": 1, "hands": [hands[0], [6, 4, 5]], "table": table, "stock": [3] + stock[1:][::-1]}
+    a, b = EscobaVectorEnv(2), EscobaVectorEnv(2)
+    oa, _ = a.reset(seed=0, options={"dealer": 1, "hands": hands, "table": table, "stock": stock})
+    ob, _ = b.reset(seed=0, options=other)
+    assert (oa["to_act"] == 0).all()
+    np.testing.assert_array_equal(oa["observation"], ob["observation"])
+    np.testing.assert_array_equal(oa["action_mask"], ob["action_mask"])
