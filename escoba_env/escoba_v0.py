@@ -143,7 +143,8 @@ point difference).
 
 Partners share: both seats of a team always receive the same reward. At every round end, every
 agent's info holds `round_points` and `scores` (lists per side: side = seat, or seat % 2 with
-partnerships; `scores` are cumulative) and `round_categories` (points per category and side).
+partnerships; `scores` are cumulative) and `round_categories` (points per category and side);
+at the end of the game it also holds `winner` (the winning side, -1 for none).
 
 ### Reset options
 
