@@ -156,7 +156,8 @@ every face of this package). Options, for tests, replays and analysis:
 - `{"hands": [[3 ids] per seat], "table": [4 ids], "stock": [the rest, top first]}`.
 
 An explicit deal applies to the first round; later rounds are dealt from the seed. Card names
-(`"7o"`) are accepted wherever an id is. Unknown keys and malformed deals raise `ValueError`.
+(`"7o"`) are accepted wherever an id is. Unknown keys and malformed deals raise `ValueError`
+(except the key `"options"`, which PettingZoo's `api_test` passes to probe `reset`: it is ignored).
 
 ### Version History
 
