@@ -168,7 +168,9 @@ def step_rewards(engine: EscobaEngine, info: StepInfo, reward: str,
     if out is None:
         out = np.empty((n, p), np.float32)
     seat_side = engine.side_of_seat
-    if reward == "game":
+    if not info.round_over.any():  # rewards come at round ends only (a game ends with a round)
+        out.fill(0.0)
+    elif reward == "game":
         paid = info.game_over & ~info.truncated & (info.winner >= 0)
         np.multiply(np.where(seat_side[None, :] == info.winner[:, None], 1.0, -1.0),
                     paid[:, None], out=out, casting="unsafe")
