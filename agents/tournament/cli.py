@@ -1,0 +1,210 @@
+"""The command line of ``evaluate.py``: parse, run the tournament, print the table, write the files.
+
+Bad input (an unknown agent, a missing, corrupt or incompatible checkpoint, options that do not
+fit together, a zero or negative count) ends with one line on stderr and a non-zero exit status:
+2 for a bad command line, 1 for anything that fails later. Never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from escoba_env.rules import SEVENS_RULES, Rules
+
+DEFAULT_AGENTS = ("random", "greedy", "expert", "search:sims=100")
+DEFAULT_DEALS = 200
+PROG = "evaluate.py"
+
+EPILOG = """\
+examples:
+  python evaluate.py                                   # short default tournament of the built-in agents
+  python evaluate.py --agents random greedy expert --rounds 2000
+  python evaluate.py --vs search:sims=200 --agents greedy expert --rounds 500 --workers 2
+  python evaluate.py --agents greedy expert --players 4 --partnerships --games 200
+  python evaluate.py --agents greedy expert --save-replays replays/ --rounds 10
+  python evaluate.py --check-replays replays/
+
+--rounds N plays N deals per lineup as single rounds, --games N as whole games to the target score;
+with duplicate deals (the default) every deal is played once per seat rotation, so a 2-player
+pair plays 2N rounds (or games).
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr (exit status 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        """Print the error as one line and exit with status 2."""
+        self.exit(2, f"{PROG}: error: {message} (see --help)\n")
+
+
+def _positive(text: str) -> int:
+    """Return ``text`` as a positive int (an argparse type)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return v
+
+
+def _non_negative(text: str) -> int:
+    """Return ``text`` as a non-negative int (an argparse type)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return v
+
+
+def _confidence(text: str) -> float:
+    """Return ``text`` as a confidence level in (0, 1) (an argparse type)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}") from None
+    if not 0.0 < v < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}")
+    return v
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of evaluate.py."""
+    d = Rules()
+    p = _Parser(prog=PROG, description="Benchmark Escoba agents against each other: duplicate deals, "
+                "confidence intervals, ratings.", epilog=EPILOG,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    who = p.add_argument_group("agents")
+    who.add_argument("--agents", nargs="+", metavar="SPEC",
+                     help="agent specs (random, greedy, expert, search:sims=N, oracle, checkpoint:PATH); "
+                          f"a round robin, or the opponents of --vs (default: {' '.join(DEFAULT_AGENTS)})")
+    who.add_argument("--vs", metavar="SPEC", help="play this agent against each of --agents instead of a round robin")
+    rules = p.add_argument_group("rules (defaults: escoba_env.Rules)")
+    rules.add_argument("--players", type=int, default=d.num_players, choices=(2, 3, 4), help="number of players")
+    rules.add_argument("--partnerships", action=argparse.BooleanOptionalAction, default=d.partnerships,
+                       help="4 players in two teams of 2 (seats 0+2, 1+3); an agent plays both seats of its team")
+    rules.add_argument("--target-score", type=_positive, default=d.target_score, metavar="N",
+                       help="points that win a game (with --games)")
+    rules.add_argument("--sevens-rule", choices=SEVENS_RULES, default=d.sevens_rule, help="how the sevens point is awarded")
+    rules.add_argument("--bonus-sweeps", action=argparse.BooleanOptionalAction, default=d.bonus_sweeps,
+                       help="all ten oros / all four sevens score 2")
+    rules.add_argument("--prefer-single", action=argparse.BooleanOptionalAction, default=d.prefer_single,
+                       help="a card that can take a single table card may only take single cards")
+    rules.add_argument("--last-play-escoba", action=argparse.BooleanOptionalAction, default=d.last_play_escoba,
+                       help="emptying the table with the round's last card is an escoba")
+    rules.add_argument("--initial-fifteen", action=argparse.BooleanOptionalAction, default=d.initial_fifteen,
+                       help="a first table of 15 goes to the dealer as escoba(s)")
+    size = p.add_argument_group("what to play")
+    how = size.add_mutually_exclusive_group()
+    how.add_argument("--rounds", type=_positive, metavar="N",
+                     help=f"N deals per lineup, each a single round (default: {DEFAULT_DEALS})")
+    how.add_argument("--games", type=_positive, metavar="N",
+                     help="N deals per lineup, each a whole game to the target score")
+    size.add_argument("--no-duplicate", dest="duplicate", action="store_false",
+                      help="play each deal once (seats still alternate) instead of once per seat rotation")
+    size.add_argument("--max-rounds", type=_positive, default=100, metavar="N",
+                      help="with --games: a game undecided after N rounds is cut and counts as a draw")
+    size.add_argument("--seed", type=_non_negative, default=0, help="seed of the deals and the agents")
+    size.add_argument("--confidence", type=_confidence, default=0.95, help="level of the intervals")
+    run = p.add_argument_group("running")
+    run.add_argument("--workers", type=_positive, default=1, metavar="N", help="processes (or Ray CPUs)")
+    run.add_argument("--backend", choices=("local", "ray"), default="local",
+                     help="local processes, or Ray (pip install -e '.[ray]')")
+    run.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join (default: start a local one)")
+    run.add_argument("--block-deals", type=_positive, default=100, metavar="N",
+                     help="deals per task (part of the config: agents are re-seeded per block)")
+    run.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+    out = p.add_argument_group("output")
+    out.add_argument("--out", default="results/evaluation", metavar="PREFIX",
+                     help="write PREFIX.json, PREFIX_pairs.csv, PREFIX_ratings.csv, PREFIX.png "
+                          "(default: results/evaluation)")
+    out.add_argument("--no-plot", dest="plot", action="store_false", help="do not write the PNG plot")
+    out.add_argument("--save-replays", metavar="DIR", help="write every game as JSON lines to DIR/<lineup>.jsonl")
+    out.add_argument("--check-replays", metavar="PATH",
+                     help="only re-play a replay file (or a directory of them) through the engine and verify it")
+    return p
+
+
+def _one_line(exc: BaseException) -> str:
+    """Return an exception as one line of text."""
+    msg = " ".join(str(exc).split())
+    return msg or type(exc).__name__
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run evaluate.py with ``argv``; return the exit status."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # stdout closed early (e.g. piped into head): nothing left to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except Exception as exc:  # one clear line, never a traceback
+        print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
+        return 1
+
+
+def _main(argv: list[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.check_replays:
+        from .replay import check_replays
+
+        t0 = time.perf_counter()
+        games, actions = check_replays(args.check_replays)
+        print(f"ok: {games} games, {actions} actions re-played and verified by the engine "
+              f"({time.perf_counter() - t0:.1f} s)")
+        return 0
+    rules = Rules(num_players=args.players, partnerships=args.partnerships, target_score=args.target_score,
+                  sevens_rule=args.sevens_rule, bonus_sweeps=args.bonus_sweeps,
+                  prefer_single=args.prefer_single, last_play_escoba=args.last_play_escoba,
+                  initial_fifteen=args.initial_fifteen)
+    from .runner import TournamentConfig
+
+    agents = tuple(args.agents) if args.agents else DEFAULT_AGENTS
+    config = TournamentConfig(agents=agents, vs=args.vs, rules=rules,
+                              deals=args.games or args.rounds or DEFAULT_DEALS, games=args.games is not None,
+                              duplicate=args.duplicate, seed=args.seed, max_rounds=args.max_rounds,
+                              block_deals=args.block_deals, confidence=args.confidence, workers=args.workers,
+                              backend=args.backend, ray_address=args.ray_address)
+    config.check()
+    return run_and_report(config, out=args.out, plot=args.plot, progress=args.progress,
+                          replays=args.save_replays)
+
+
+def run_and_report(config, *, out: str, plot: bool = True, progress: bool = False,
+                   replays: str | None = None) -> int:
+    """Run ``config``, print the table and write the result files under the ``out`` prefix."""
+    from . import analysis, report
+    from .replay import ReplayWriter
+    from .runner import lineups, run_tournament
+
+    prefix = Path(out)
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    writer = None
+    if replays:
+        specs = [tuple(config.entrants[i] for i in lu) for lu in lineups(config)]
+        writer = ReplayWriter(replays, specs, seed=config.seed, rules=config.rules, games=config.games,
+                              max_rounds=config.max_rounds)
+    run = run_tournament(config, progress=progress, record=writer is not None,
+                         on_block=writer.add if writer else None)
+    pairs = analysis.pair_stats(run)
+    agents = analysis.agent_stats(run)
+    ratings = analysis.fit_ratings(run)
+    print(report.table(run, pairs, agents, ratings))
+    results = report.results_dict(run, pairs, agents, ratings)
+    files = [report.write_json(prefix, results), *report.write_csv(prefix, pairs, agents, ratings)]
+    if plot:
+        files.append(report.write_plot(prefix, run, pairs, ratings))
+    if writer is not None:
+        files.append(Path(replays))
+    print(f"\nwall {run.wall_s:.1f} s, CPU {run.cpu_s:.1f} s; wrote {', '.join(str(f) for f in files)}")
+    return 0

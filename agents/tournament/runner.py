@@ -1,0 +1,336 @@
+"""Run a tournament: lineups, blocks of deals, seeds, and the local and Ray backends.
+
+The work is cut into *tasks*, one block of ``block_deals`` deals of one lineup each. A task is
+self-contained (agent specs, rules, deal ids, seeds), so it gives the same result in this
+process, in a worker process or on a Ray node, and the tournament's numbers depend only on the
+config, never on ``workers`` or the backend:
+
+- every task plays the deals ``[b * block_deals, (b + 1) * block_deals)`` of its lineup with the
+  engine seeded by the tournament seed, so all lineups play the same deals;
+- every agent is re-seeded at the start of a task with a seed derived from the tournament seed,
+  the lineup's specs (not its index: a pair gives the same numbers whatever else is in the
+  tournament), the block index and its lineup position.
+
+Lineups: with ``S`` scoring sides, a round robin of ``N >= S`` agents plays every combination of
+``S`` distinct agents (every pair when ``S = 2``); with fewer agents than sides, every multiset of
+``S`` agents that uses each agent at least once (2 agents, 3 players: AAB and ABB). ``--vs X``
+plays ``X`` with every such choice of ``S - 1`` opponents from the list.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+import sys
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from escoba_env.rules import Rules
+
+from ..base import Agent
+from .play import Block, play_block
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """Everything that determines a tournament's numbers (plus how to run it)."""
+
+    agents: tuple[str, ...]
+    """Agent specs (``agents.registry`` strings); a round robin, or the opponents of ``vs``."""
+    vs: str | None = None
+    """If set, this agent plays against each of ``agents`` (instead of a round robin)."""
+    rules: Rules = field(default_factory=Rules)
+    """The rules of every game."""
+    deals: int = 250
+    """Deals per lineup: single rounds, or whole games with ``games=True``."""
+    games: bool = False
+    """Play whole games to the target score instead of single rounds."""
+    duplicate: bool = True
+    """Play each deal once per seat rotation (duplicate deals)."""
+    seed: int = 0
+    """Seed of the deals and of the agents' seeds."""
+    max_rounds: int = 100
+    """Games only: a game still undecided after this many rounds is cut (a draw)."""
+    block_deals: int = 100
+    """Deals per task (part of the config: agents are re-seeded per block)."""
+    confidence: float = 0.95
+    """Level of every interval."""
+    workers: int = 1
+    """Processes of the local backend."""
+    backend: str = "local"
+    """``"local"`` (this process or a process pool) or ``"ray"``."""
+    ray_address: str | None = None
+    """Ray cluster address (``None``: start a local Ray instance)."""
+
+    @property
+    def entrants(self) -> tuple[str, ...]:
+        """Return every agent spec of the tournament (the ``vs`` agent first)."""
+        return ((self.vs,) if self.vs is not None else ()) + tuple(self.agents)
+
+    def check(self) -> None:
+        """Raise ValueError naming the first invalid setting."""
+        for name in ("deals", "block_deals", "workers", "max_rounds"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if not 0.0 < self.confidence < 1.0:
+            raise ValueError(f"confidence must be in (0, 1), got {self.confidence!r}")
+        if self.backend not in ("local", "ray"):
+            raise ValueError(f"backend must be 'local' or 'ray', got {self.backend!r}")
+        if not isinstance(self.rules, Rules):
+            raise ValueError("rules must be an escoba_env.Rules")
+        specs = list(self.agents)
+        if any(not isinstance(s, str) or not s.strip() for s in self.entrants):
+            raise ValueError("agent specs must be non-empty strings")
+        dup = sorted({s for s in specs if specs.count(s) > 1})
+        if dup:
+            raise ValueError(f"agent(s) given more than once: {', '.join(dup)}")
+        if self.vs is not None:
+            if self.vs in specs:
+                raise ValueError(f"the --vs agent {self.vs!r} is also in the opponent list")
+            if not specs:
+                raise ValueError("--vs needs at least one opponent")
+        elif len(specs) < 2:
+            raise ValueError(f"a round robin needs at least 2 agents, got {len(specs)}")
+
+
+def _fill(pool: Sequence[int], k: int) -> list[tuple[int, ...]]:
+    """Return the size-``k`` lineups of ``pool``: combinations, or covering multisets if too few."""
+    if len(pool) >= k:
+        return list(itertools.combinations(pool, k))
+    return [c for c in itertools.combinations_with_replacement(pool, k) if set(c) == set(pool)]
+
+
+def lineups(config: TournamentConfig) -> list[tuple[int, ...]]:
+    """Return the lineups (tuples of entrant indices, one per side) of the tournament."""
+    s = config.rules.num_sides
+    n = len(config.entrants)
+    if config.vs is None:
+        return _fill(range(n), s)
+    return [(0, *c) for c in _fill(range(1, n), s - 1)]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One block of deals of one lineup: everything a worker needs (picklable)."""
+
+    index: int
+    lineup: int
+    block: int
+    specs: tuple[str, ...]
+    rules: dict
+    lo: int
+    hi: int
+    seed: int
+    games: bool
+    duplicate: bool
+    max_rounds: int
+    record: bool
+
+
+def make_tasks(config: TournamentConfig, record: bool = False) -> list[Task]:
+    """Return the tasks, block-major (every lineup's block 0, then block 1, ...) for a fair ETA."""
+    ent = config.entrants
+    ls = lineups(config)
+    b = config.block_deals
+    tasks = []
+    for block, lo in enumerate(range(0, config.deals, b)):
+        for li, lineup in enumerate(ls):
+            tasks.append(Task(len(tasks), li, block, tuple(ent[i] for i in lineup),
+                              config.rules.to_dict(), lo, min(config.deals, lo + b), config.seed,
+                              config.games, config.duplicate, config.max_rounds, record))
+    return tasks
+
+
+def agent_seed(seed: int, specs: Sequence[str], block: int, position: int) -> int:
+    """Return the seed of the agent at ``position`` of a lineup for one block of deals."""
+    key = zlib.crc32("\x1f".join(specs).encode())
+    ss = np.random.SeedSequence([int(seed), key, int(block), int(position)])
+    return int(ss.generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def build_agent(spec: str, rules: Rules, seed: int = 0) -> Agent:
+    """Return the agent that ``spec`` names, built by the registry for ``rules``."""
+    try:
+        from ..registry import make_agent
+    except ModuleNotFoundError as exc:  # TEMPORARY until agents/registry.py lands
+        if exc.name != "agents.registry":
+            raise
+        return _tmp_make_agent(spec, rules, seed)
+    return make_agent(spec, rules=rules, seed=seed)
+
+
+def _tmp_make_agent(spec, rules, seed):
+    from ..base import RandomAgent
+    from ..expert import ExpertAgent
+    from ..greedy import GreedyAgent
+    from ..search import OracleAgent, SearchAgent
+    name, _, params = spec.partition(":")
+    kw = dict(p.split("=") for p in params.split(",")) if params else {}
+    kw = {k: int(v) for k, v in kw.items()}
+    table = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent, "search": SearchAgent,
+             "oracle": OracleAgent}
+    if name not in table:
+        raise ValueError(f"unknown agent {spec!r}; known: {', '.join(table)}")
+    return table[name](rules, seed, **kw)
+
+
+_AGENTS: dict[tuple[str, Rules], Agent] = {}
+"""Agents built in this process, reused across tasks (re-seeded at the start of each)."""
+
+
+def run_task(task: Task) -> Block:
+    """Return the result of one task (agents built once per process and re-seeded per task)."""
+    rules = Rules.from_dict(task.rules)
+    agents = []
+    for spec in task.specs:
+        key = (spec, rules)
+        if key not in _AGENTS:
+            _AGENTS[key] = build_agent(spec, rules)
+        agents.append(_AGENTS[key])
+    seen: set[int] = set()
+    for pos, a in enumerate(agents):
+        if id(a) not in seen:
+            seen.add(id(a))
+            a.reset(agent_seed(task.seed, task.specs, task.block, pos))
+    return play_block(agents, rules, np.arange(task.lo, task.hi), task.seed, games=task.games,
+                      duplicate=task.duplicate, max_rounds=task.max_rounds, record=task.record,
+                      lineup=task.lineup, block=task.block)
+
+
+def _worker_init() -> None:
+    """Keep each worker process to one thread of BLAS / torch (the processes are the parallelism)."""
+    os.environ["OMP_NUM_THREADS"] = "1"
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
+
+def run_tasks(tasks: list[Task], config: TournamentConfig,
+              on_done: Callable[[Block], None] | None = None) -> list[Block]:
+    """Return the blocks of all tasks, in task order, run on the configured backend."""
+    out: list[Block | None] = [None] * len(tasks)
+
+    def done(i: int, block: Block) -> None:
+        out[i] = block
+        if on_done is not None:
+            on_done(block)
+
+    if config.backend == "ray":
+        _run_ray(tasks, config, done)
+    elif config.workers == 1 or len(tasks) == 1:
+        for t in tasks:
+            done(t.index, run_task(t))
+    else:
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        ctx = multiprocessing.get_context(method)
+        with ctx.Pool(min(config.workers, len(tasks)), initializer=_worker_init) as pool:
+            for i, block in pool.imap_unordered(_indexed, tasks, chunksize=1):
+                done(i, block)
+            pool.close()
+            pool.join()
+    return out  # type: ignore[return-value]
+
+
+def _indexed(task: Task) -> tuple[int, Block]:
+    return task.index, run_task(task)
+
+
+def _run_ray(tasks: list[Task], config: TournamentConfig, done: Callable[[int, Block], None]) -> None:
+    """Run the tasks as Ray tasks (a local instance unless ``ray_address`` is given)."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise ValueError("--backend ray needs Ray: pip install -e '.[ray]'") from exc
+    started = False
+    if not ray.is_initialized():
+        if config.ray_address:
+            ray.init(address=config.ray_address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=config.workers, include_dashboard=False, log_to_driver=False)
+        started = True
+    try:
+        remote = ray.remote(num_cpus=1)(_indexed)
+        pending = [remote.remote(t) for t in tasks]
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            for ref in ready:
+                i, block = ray.get(ref)
+                done(i, block)
+    finally:
+        if started:
+            ray.shutdown()
+
+
+@dataclass
+class TournamentRun:
+    """A finished tournament: its config, lineups and the blocks of every lineup in deal order."""
+
+    config: TournamentConfig
+    lineups: list[tuple[int, ...]]
+    blocks: list[list[Block]]
+    """Per lineup, its blocks in block order."""
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+
+
+def run_tournament(config: TournamentConfig, *, progress: bool = False,
+                   on_block: Callable[[Block], None] | None = None,
+                   record: bool = False) -> TournamentRun:
+    """Return the played tournament (``progress``: a tqdm bar on stderr; ``on_block``: callback)."""
+    config.check()
+    rules = config.rules
+    for spec in config.entrants:  # fail fast, in this process, on a bad spec or checkpoint
+        if (spec, rules) not in _AGENTS:
+            _AGENTS[(spec, rules)] = build_agent(spec, rules)
+    ls = lineups(config)
+    tasks = make_tasks(config, record)
+    t0, c0 = time.perf_counter(), _cpu_time()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        reps = rules.num_sides if config.duplicate else 1
+        total = config.deals * reps * len(ls)
+        bar = tqdm(total=total, unit="game" if config.games else "round", file=sys.stderr,
+                   dynamic_ncols=True, smoothing=0.1)
+    rounds_done = 0
+
+    def on_done(block: Block) -> None:
+        nonlocal rounds_done
+        rounds_done += int(block.rounds.sum())
+        if bar is not None:
+            bar.update(len(block.rounds))
+            if config.games:
+                bar.set_postfix(rounds=rounds_done, refresh=False)
+        if on_block is not None:
+            on_block(block)
+
+    try:
+        blocks = run_tasks(tasks, config, on_done)
+    finally:
+        if bar is not None:
+            bar.close()
+    per_lineup: list[list[Block]] = [[] for _ in ls]
+    for b in blocks:
+        per_lineup[b.lineup].append(b)
+    for lst in per_lineup:
+        lst.sort(key=lambda b: b.block)
+    return TournamentRun(config, ls, per_lineup, time.perf_counter() - t0, _cpu_time() - c0)
+
+
+def _cpu_time() -> float:
+    """Return the CPU seconds of this process and its finished child processes."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def with_overrides(config: TournamentConfig, **kw) -> TournamentConfig:
+    """Return a copy of ``config`` with some fields replaced."""
+    return replace(config, **kw)
