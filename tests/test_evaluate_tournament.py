@@ -66,7 +66,8 @@ def test_identical_deterministic_agents_have_zero_difference_in_whole_games_too(
 
 def test_rotations_of_a_deal_give_each_agent_every_seat():
     rules = Rules(num_players=3)
-    block = play_block([GreedyAgent(rules), ExpertAgent(rules), GreedyAgent(rules)], rules, np.arange(4), seed=0)
+    agents = [GreedyAgent(rules), ExpertAgent(rules), GreedyAgent(rules)]
+    block = play_block(agents, rules, np.arange(4), seed=0)
     np.testing.assert_array_equal(block.deal, np.repeat(np.arange(4), 3))
     np.testing.assert_array_equal(block.rotation, np.tile(np.arange(3), 4))
 

@@ -85,19 +85,24 @@ def build_parser() -> argparse.ArgumentParser:
     who.add_argument("--agents", nargs="+", metavar="SPEC",
                      help="agent specs (random, greedy, expert, search:sims=N, oracle, checkpoint:PATH); "
                           f"a round robin, or the opponents of --vs (default: {' '.join(DEFAULT_AGENTS)})")
-    who.add_argument("--vs", metavar="SPEC", help="play this agent against each of --agents instead of a round robin")
+    who.add_argument("--vs", metavar="SPEC",
+                     help="play this agent against each of --agents instead of a round robin")
     rules = p.add_argument_group("rules (defaults: escoba_env.Rules)")
-    rules.add_argument("--players", type=int, default=d.num_players, choices=(2, 3, 4), help="number of players")
+    rules.add_argument("--players", type=int, default=d.num_players, choices=(2, 3, 4),
+                       help="number of players")
     rules.add_argument("--partnerships", action=argparse.BooleanOptionalAction, default=d.partnerships,
-                       help="4 players in two teams of 2 (seats 0+2, 1+3); an agent plays both seats of its team")
+                       help="4 players in two teams of 2 (seats 0+2, 1+3); an agent plays both seats "
+                            "of its team")
     rules.add_argument("--target-score", type=_positive, default=d.target_score, metavar="N",
                        help="points that win a game (with --games)")
-    rules.add_argument("--sevens-rule", choices=SEVENS_RULES, default=d.sevens_rule, help="how the sevens point is awarded")
+    rules.add_argument("--sevens-rule", choices=SEVENS_RULES, default=d.sevens_rule,
+                       help="how the sevens point is awarded")
     rules.add_argument("--bonus-sweeps", action=argparse.BooleanOptionalAction, default=d.bonus_sweeps,
                        help="all ten oros / all four sevens score 2")
     rules.add_argument("--prefer-single", action=argparse.BooleanOptionalAction, default=d.prefer_single,
                        help="a card that can take a single table card may only take single cards")
-    rules.add_argument("--last-play-escoba", action=argparse.BooleanOptionalAction, default=d.last_play_escoba,
+    rules.add_argument("--last-play-escoba", action=argparse.BooleanOptionalAction,
+                       default=d.last_play_escoba,
                        help="emptying the table with the round's last card is an escoba")
     rules.add_argument("--initial-fifteen", action=argparse.BooleanOptionalAction, default=d.initial_fifteen,
                        help="a first table of 15 goes to the dealer as escoba(s)")
@@ -126,9 +131,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="write PREFIX.json, PREFIX_pairs.csv, PREFIX_ratings.csv, PREFIX.png "
                           "(default: results/evaluation)")
     out.add_argument("--no-plot", dest="plot", action="store_false", help="do not write the PNG plot")
-    out.add_argument("--save-replays", metavar="DIR", help="write every game as JSON lines to DIR/<lineup>.jsonl")
+    out.add_argument("--save-replays", metavar="DIR",
+                     help="write every game as JSON lines to DIR/<lineup>.jsonl")
     out.add_argument("--check-replays", metavar="PATH",
-                     help="only re-play a replay file (or a directory of them) through the engine and verify it")
+                     help="only re-play a replay file (or a directory of them) through the engine and "
+                          "verify it")
     return p
 
 

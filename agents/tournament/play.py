@@ -150,7 +150,8 @@ class _Recorder:
             self.ends.append((t, g, info.round_points[g].copy(), cats, info.scores[g].copy()))
             cont = g[~info.game_over[g]]
             if cont.size:
-                self.starts.append((t + 1, cont, self.engine.deck[cont].copy(), self.engine.dealer[cont].copy()))
+                e = self.engine
+                self.starts.append((t + 1, cont, e.deck[cont].copy(), e.dealer[cont].copy()))
 
     def games(self, seat_pos: np.ndarray, pos_side: np.ndarray) -> list[dict]:
         """Return one replay dict per game slot (serialisation only: loops over games here)."""

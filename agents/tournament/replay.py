@@ -75,7 +75,8 @@ def check_replay(line: str | dict, where: str = "replay") -> int:
         for i, rnd in enumerate(rec["rounds"]):
             at = f"{where}, round {i}"
             _expect(not engine.done[0], at, "the game was already over")
-            _expect([int(c) for c in engine.deck[0]] == rnd["deck"], at, "the deck differs from the engine's deal")
+            _expect([int(c) for c in engine.deck[0]] == rnd["deck"], at,
+                    "the deck differs from the engine's deal")
             _expect(int(engine.dealer[0]) == rnd["dealer"], at,
                     f"dealer {rnd['dealer']}, engine says {int(engine.dealer[0])}")
             info = None
@@ -89,16 +90,19 @@ def check_replay(line: str | dict, where: str = "replay") -> int:
                 except ValueError as exc:
                     raise ReplayError(f"{a_at}: {exc}") from None
                 got = cards_of(int(info.captured[0]))
-                _expect(got == sorted(act["captured"]), a_at, f"captured {act['captured']}, engine says {got}")
+                _expect(got == sorted(act["captured"]), a_at,
+                        f"captured {act['captured']}, engine says {got}")
                 _expect(int(info.escoba[0]) == int(act["escoba"]), a_at,
                         f"escoba {act['escoba']}, engine says {int(info.escoba[0])}")
                 n_actions += 1
-            _expect(info is not None and bool(info.round_over[0]), at, "the recorded actions do not end the round")
+            _expect(info is not None and bool(info.round_over[0]), at,
+                    "the recorded actions do not end the round")
             _expect([int(x) for x in info.round_points[0]] == rnd["points"], at,
                     f"points {rnd['points']}, engine says {info.round_points[0].tolist()}")
             for c in CATEGORIES:
                 _expect([int(x) for x in info.round_categories[c][0]] == rnd["categories"][c], at,
-                        f"{c} points {rnd['categories'][c]}, engine says {info.round_categories[c][0].tolist()}")
+                        f"{c} points {rnd['categories'][c]}, engine says "
+                        f"{info.round_categories[c][0].tolist()}")
             _expect([int(x) for x in info.scores[0]] == rnd["scores"], at,
                     f"scores {rnd['scores']}, engine says {info.scores[0].tolist()}")
         _expect(bool(engine.done[0]), where, "the game is not over after the recorded rounds")

@@ -120,7 +120,8 @@ def table(run: TournamentRun, pairs: list[dict], agents: list[dict], ratings: li
     for i, rt in enumerate(ratings, start=1):
         a = ppr[rt["agent"]]
         rows.append([str(i), rt["agent"], f"{rt['mu']:.2f}", f"{rt['sigma']:.2f}",
-                     f"[{rt['lo']:.2f}, {rt['hi']:.2f}]", _fmt(a["points_per_round"], ".3f"), str(a["rounds"])])
+                     f"[{rt['lo']:.2f}, {rt['hi']:.2f}]", _fmt(a["points_per_round"], ".3f"),
+                     str(a["rounds"])])
     lines += _align(rows, right_from=2)
     return "\n".join(lines)
 
@@ -130,7 +131,8 @@ def _align(rows: list[list[str]], right_from: int) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = []
     for r in rows:
-        cells = [v.ljust(w) if i < right_from else v.rjust(w) for i, (v, w) in enumerate(zip(r, widths, strict=True))]
+        cells = [v.ljust(w) if i < right_from else v.rjust(w)
+                 for i, (v, w) in enumerate(zip(r, widths, strict=True))]
         out.append("  ".join(cells).rstrip())
     return out
 
@@ -164,8 +166,8 @@ def write_csv(path: Path, pairs: list[dict], agents: list[dict], ratings: list[d
         w.writerow(RATING_FIELDS)
         for r in ratings:
             a = stats[r["agent"]]
-            w.writerow([r["agent"], r["mu"], r["sigma"], r["lo"], r["hi"], r["ordinal"], a["points_per_round"],
-                        a["escobas_per_round"], a["rounds"], a["games"]])
+            w.writerow([r["agent"], r["mu"], r["sigma"], r["lo"], r["hi"], r["ordinal"],
+                        a["points_per_round"], a["escobas_per_round"], a["rounds"], a["games"]])
     return p_path, r_path
 
 

@@ -173,6 +173,9 @@ def _tmp_make_agent(spec, rules, seed):
     from ..greedy import GreedyAgent
     from ..search import OracleAgent, SearchAgent
     name, _, params = spec.partition(":")
+    if name == "checkpoint":
+        from ..neural import NeuralAgent
+        return NeuralAgent.from_checkpoint(params, rules=rules, seed=seed)
     kw = dict(p.split("=") for p in params.split(",")) if params else {}
     kw = {k: int(v) for k, v in kw.items()}
     table = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent, "search": SearchAgent,
