@@ -7,7 +7,8 @@ Per pair (A, B), over every lineup where both sit (with 2 sides: their head-to-h
   seat rotations) are averaged first, so each deal is one independent sample and the luck of the
   cards cancels inside it;
 - **win rate** of A against B: the share of games (in ``--rounds`` mode each round is a game) in
-  which A's side scored more than B's, a tie counting half, with Wilson's interval over games;
+  which A's side scored more than B's, a tie or a game cut by ``max_rounds`` counting half, with
+  Wilson's interval over games;
 - **escobas per round** of each, and A's **share** of the points of each category (cards, oros,
   velo, sevens) won by A or B.
 
@@ -65,8 +66,9 @@ def pair_stats(run: TournamentRun) -> list[dict]:
                 xa, xb = _position_mean(d["points"], pa), _position_mean(d["points"], pb)
                 r = d["rounds"]
                 diffs.append(group_means((xa - xb) / r, d["deal"]))
-                wins += int((xa > xb).sum())
-                draws += int((xa == xb).sum())
+                cut = d["truncated"]  # a game cut by max_rounds is a draw
+                wins += int(((xa > xb) & ~cut).sum())
+                draws += int(((xa == xb) | cut).sum())
                 games += len(r)
                 rounds += int(r.sum())
                 truncated += int(d["truncated"].sum())

@@ -166,6 +166,7 @@ class ReplayWriter:
                 b = self.pending[li].pop(self.next[li])
                 for line in replay_lines(b.replays, specs=self.specs[li], rotation=b.rotation, **self.kw):
                     fh.write(line + "\n")
+                b.replays = None  # written: do not keep every game in memory
                 self.next[li] += 1
 
 

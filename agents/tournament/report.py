@@ -66,6 +66,7 @@ def config_dict(run: TournamentRun) -> dict:
         "max_rounds": c.max_rounds if c.games else None, "block_deals": c.block_deals,
         "confidence": c.confidence, "workers": c.workers, "backend": c.backend,
         "lineups": [[c.entrants[i] for i in lu] for lu in run.lineups],
+        "cheating_agents": list(run.cheating),
     }
 
 
@@ -114,6 +115,10 @@ def table(run: TournamentRun, pairs: list[dict], agents: list[dict], ratings: li
                      _fmt(p["escobas_per_round"]["a"], ".3f"), _fmt(p["escobas_per_round"]["b"], ".3f"),
                      *(_fmt(s[k], ".3f") for k in ("cards", "oros", "velo", "sevens"))])
     lines += _align(rows, right_from=2)
+    unit = "games" if c.games else "rounds"
+    lines.append(f"A-B: CI paired over deals. Win rate: share of {unit} in which A's side scored more "
+                 f"than B's (ties half), Wilson interval.")
+    lines.append("esc/rd: escobas per round. A share: A's part of the category points won by A or B.")
     ppr = {a["agent"]: a for a in agents}
     lines.append("")
     rows = [["rank", "agent", "rating mu", "sigma", f"{pct}% interval", "points/round", "rounds"]]
@@ -123,6 +128,9 @@ def table(run: TournamentRun, pairs: list[dict], agents: list[dict], ratings: li
                      f"[{rt['lo']:.2f}, {rt['hi']:.2f}]", _fmt(a["points_per_round"], ".3f"),
                      str(a["rounds"])])
     lines += _align(rows, right_from=2)
+    lines.append("rating: OpenSkill Plackett-Luce over every deal of every lineup")
+    for spec in run.cheating:
+        lines.append(f"* {spec} sees the hidden cards: a CHEATING upper-bound reference, not a fair opponent")
     return "\n".join(lines)
 
 

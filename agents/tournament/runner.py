@@ -280,7 +280,11 @@ class TournamentRun:
     blocks: list[list[Block]]
     """Per lineup, its blocks in block order."""
     wall_s: float = 0.0
+    """Wall-clock seconds of the play."""
     cpu_s: float = 0.0
+    """CPU seconds of the play in this process and its local worker processes (not Ray workers)."""
+    cheating: list[str] = field(default_factory=list)
+    """Specs of agents that see hidden information (the oracle): references, never fair opponents."""
 
 
 def run_tournament(config: TournamentConfig, *, progress: bool = False,
@@ -289,9 +293,16 @@ def run_tournament(config: TournamentConfig, *, progress: bool = False,
     """Return the played tournament (``progress``: a tqdm bar on stderr; ``on_block``: callback)."""
     config.check()
     rules = config.rules
+    cheating = []
     for spec in config.entrants:  # fail fast, in this process, on a bad spec or checkpoint
         if (spec, rules) not in _AGENTS:
-            _AGENTS[(spec, rules)] = build_agent(spec, rules)
+            try:
+                _AGENTS[(spec, rules)] = build_agent(spec, rules)
+            except Exception as exc:
+                msg = " ".join(str(exc).split()) or type(exc).__name__
+                raise ValueError(msg if spec in msg else f"agent {spec!r}: {msg}") from exc
+        if _AGENTS[(spec, rules)].needs_state:
+            cheating.append(spec)
     ls = lineups(config)
     tasks = make_tasks(config, record)
     t0, c0 = time.perf_counter(), _cpu_time()
@@ -299,6 +310,7 @@ def run_tournament(config: TournamentConfig, *, progress: bool = False,
     if progress:
         from tqdm import tqdm
 
+        tqdm.monitor_interval = 0  # no monitor thread: worker processes are forked after this
         reps = rules.num_sides if config.duplicate else 1
         total = config.deals * reps * len(ls)
         bar = tqdm(total=total, unit="game" if config.games else "round", file=sys.stderr,
@@ -325,7 +337,7 @@ def run_tournament(config: TournamentConfig, *, progress: bool = False,
         per_lineup[b.lineup].append(b)
     for lst in per_lineup:
         lst.sort(key=lambda b: b.block)
-    return TournamentRun(config, ls, per_lineup, time.perf_counter() - t0, _cpu_time() - c0)
+    return TournamentRun(config, ls, per_lineup, time.perf_counter() - t0, _cpu_time() - c0, cheating)
 
 
 def _cpu_time() -> float:
