@@ -1,0 +1,292 @@
+"""PPO self-play training: smoke run, exact resume, masked sampling, GAE, checkpoints, CLI."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from agents.evaluation import play_duplicate
+from agents.greedy import GreedyAgent
+from agents.neural import NeuralAgent, PolicyValueNet, load_checkpoint, sample_masked, save_checkpoint
+from agents.ppo import Config, Trainer, compute_gae, config_from_args, export_agent, train
+from escoba_env import EscobaVectorEnv, Rules
+from escoba_env.observation import OBS_SIZE
+
+TINY = dict(num_envs=32, num_steps=16, hidden=(32,), total_steps=32 * 16 * 4, eval_interval=1024,
+            eval_deals=16, snapshot_interval=512, save_interval=1024, opp_self=0.4, opp_snapshot=0.2,
+            opp_greedy=0.2, opp_expert=0.2, progress=False, seed=3)
+
+
+def tiny(tmp_path, name: str = "run", **kw) -> Config:
+    """Return the tiny deterministic config used by these tests, writing under ``tmp_path``."""
+    return Config(**{**TINY, "runs_dir": str(tmp_path), "run_name": name, **kw})
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """Train the tiny config once: return (config, summary)."""
+    cfg = tiny(tmp_path_factory.mktemp("runs"))
+    return cfg, train(cfg)
+
+
+def test_smoke_run_trains_logs_checkpoints_and_evaluates(trained):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    cfg, summary = trained
+    run = os.path.join(cfg.runs_dir, cfg.run_name)
+    assert summary["global_step"] == 2048 and summary["updates"] == 4
+    assert os.path.isfile(summary["checkpoint"])
+    assert set(summary["eval"]) == {"greedy", "expert"}
+    rows = np.genfromtxt(os.path.join(run, "metrics.csv"), delimiter=",", names=True, dtype=None,
+                         encoding="utf-8")
+    tags = set(rows["tag"])
+    expected = {"charts/sps", "charts/ups", "charts/learning_rate", "charts/episodes",
+                "charts/return_vs_greedy", "losses/policy_loss", "losses/value_loss", "losses/entropy",
+                "losses/approx_kl", "losses/explained_variance", "eval/vs_greedy", "eval/vs_greedy_lo",
+                "eval/vs_greedy_hi", "eval/vs_expert", "eval/vs_expert_lo", "eval/vs_expert_hi"}
+    assert expected <= tags
+    # evaluations at steps 0, 1024 and 2048
+    assert sorted(rows["step"][rows["tag"] == "eval/vs_expert"]) == [0, 1024, 2048]
+    acc = EventAccumulator(run)
+    acc.Reload()
+    assert expected <= set(acc.Tags()["scalars"])
+    assert [e.step for e in acc.Scalars("losses/value_loss")] == [512, 1024, 1536, 2048]
+    ckpt = load_checkpoint(summary["checkpoint"])
+    assert ckpt["global_step"] == 2048 and ckpt["update"] == 4
+    assert ckpt["rules"] == Rules().to_dict() and tuple(ckpt["config"]["hidden"]) == (32,)
+    assert {"optimizer", "rng", "league", "engine"} <= set(ckpt)
+
+
+def test_resume_continues_exactly_as_an_uninterrupted_run(trained, tmp_path):
+    cfg, _ = trained
+    full = load_checkpoint(os.path.join(cfg.runs_dir, cfg.run_name, "checkpoints", "latest.pt"))
+    half = tiny(tmp_path, "half")
+    train(half, max_updates=2)
+    path = os.path.join(tmp_path, "half", "checkpoints", "latest.pt")
+    assert load_checkpoint(path)["global_step"] == 1024
+    # resume + 0 steps: the restored trainer holds exactly the saved weights
+    t = Trainer(Config(resume=path))
+    saved = load_checkpoint(path)["model"]
+    assert all(torch.equal(v, saved[k]) for k, v in t.net.state_dict().items())
+    assert t.global_step == 1024 and t.cfg.hidden == (32,)
+    summary = t.run()
+    assert summary["global_step"] == 2048 and summary["updates"] == 4
+    resumed = load_checkpoint(path)
+    for k, v in full["model"].items():
+        assert torch.equal(v, resumed["model"][k]), k
+    assert [e["expert"] for e in resumed["evals"]] == [e["expert"] for e in full["evals"]]
+
+
+def test_resume_overrides_only_the_given_fields(trained, tmp_path):
+    cfg, _ = trained
+    path = os.path.join(cfg.runs_dir, cfg.run_name, "checkpoints", "latest.pt")
+    t = Trainer(Config(resume=path, total_steps=4096, runs_dir=str(tmp_path)))
+    assert t.cfg.total_steps == 4096 and t.cfg.runs_dir == str(tmp_path)
+    assert t.cfg.num_envs == 32 and t.cfg.hidden == (32,) and t.global_step == 2048
+
+
+def test_loss_decreases_on_a_fixed_batch(tmp_path):
+    t = Trainer(tiny(tmp_path, opp_self=1.0, opp_snapshot=0.0, opp_greedy=0.0, opp_expert=0.0))
+    t.rollout()
+    adv, ret = t.advantages()
+    b = t.batch(adv, ret)
+    with torch.no_grad():
+        before, parts0 = t.loss(b, b["index"])
+    for _ in range(8):
+        t.ppo_update(adv, ret)
+    with torch.no_grad():
+        after, parts1 = t.loss(b, b["index"])
+    assert float(after) < float(before)
+    assert float(parts1["value_loss"]) < float(parts0["value_loss"])
+    assert float(parts1["policy_loss"]) < float(parts0["policy_loss"])
+
+
+def test_rollout_only_samples_legal_actions(tmp_path):
+    t = Trainer(tiny(tmp_path, num_envs=64, num_steps=48))
+    t.rollout()  # the env itself raises ValueError on an illegal action; check the stored ones too
+    learner = torch.from_numpy(t.learner)
+    chosen = t.buf_mask.gather(2, t.buf_act[:, :, None]).squeeze(2)
+    assert learner.sum() > 0
+    assert bool((chosen[learner] == 1).all())
+
+
+def test_masked_sampling_never_picks_an_illegal_action():
+    g = torch.Generator().manual_seed(0)
+    mask = (torch.rand((2000, 40), generator=g) < 0.1).to(torch.int8)
+    mask[torch.arange(2000), torch.randint(0, 40, (2000,), generator=g)] = 1  # >= 1 legal per row
+    mask[:5] = 0
+    mask[:5, 7] = 1  # rows with a single legal action
+    logits = torch.randn((2000, 40), generator=g) * 20
+    logits[:, 0] = 50.0  # a hugely preferred action, legal or not
+    masked = logits.masked_fill(mask == 0, -1e9)
+    for _ in range(20):
+        u = torch.rand((2000, 40), generator=g)
+        a = sample_masked(masked, u)
+        assert bool((mask.gather(1, a[:, None]) == 1).all())
+    assert (a[:5] == 7).all()
+    u = torch.zeros((1, 40))  # extreme uniforms (0 -> Gumbel -inf) still give a legal action
+    u[0, 3] = 1.0 - 2**-24
+    assert sample_masked(masked[5:6], u).item() in np.flatnonzero(mask[5].numpy())
+
+
+def test_league_learner_controls_exactly_its_side(tmp_path):
+    t = Trainer(tiny(tmp_path, opp_self=0.0, opp_snapshot=0.0, opp_greedy=0.0, opp_expert=1.0))
+    assert ((t.controller == 0).sum(axis=1) == 1).all()
+    assert ((t.controller == 2).sum(axis=1) == 1).all()  # code 2: expert
+    ctrl0 = t.controller.copy()
+    t.rollout()
+    # until its first game ends, each slot's transitions are exactly the decisions of the learner's seat
+    first_done = np.where(t.dones.any(axis=0), t.dones.argmax(axis=0), t.cfg.num_steps)
+    before = np.arange(t.cfg.num_steps)[:, None] <= first_done[None, :]
+    expected = ctrl0[np.arange(t.n)[None, :], t.actor] == 0
+    np.testing.assert_array_equal(t.learner[before], expected[before])
+    assert 0 < t.learner[before].sum() < before.sum()
+
+
+def test_gae_attributes_each_seats_rewards_to_its_own_decisions():
+    # one game, seats 0,1,0,1; the game ends at step 3 paying (+2, -2); step 4 starts a new game
+    rewards = np.zeros((5, 1, 2), np.float32)
+    rewards[3, 0] = [2.0, -2.0]
+    values = np.array([[0.1], [0.2], [0.3], [0.4], [0.5]], np.float32)
+    actor = np.array([[0], [1], [0], [1], [0]])
+    learner = np.ones((5, 1), bool)
+    dones = np.array([[False], [False], [False], [True], [False]])
+    boot = np.array([[0.7, 0.9]], np.float32)
+    adv = compute_gae(rewards, values, actor, learner, dones, boot, gamma=1.0, lam=0.5)
+    np.testing.assert_allclose(adv[:, 0], [1.05, -1.0, 1.7, -2.4, 0.2], rtol=0, atol=1e-6)
+    adv1 = compute_gae(rewards, values, actor, learner, dones, boot, gamma=1.0, lam=1.0)
+    np.testing.assert_allclose(adv1[:, 0] + values[:, 0], [2.0, -2.0, 2.0, -2.0, 0.7], rtol=0, atol=1e-6)
+    # only seat 0 learns: seat 1's rows are zero, seat 0's unchanged
+    only0 = compute_gae(rewards, values, actor, actor == 0, dones, boot, gamma=1.0, lam=0.5)
+    np.testing.assert_allclose(only0[:, 0], [1.05, 0.0, 1.7, 0.0, 0.2], rtol=0, atol=1e-6)
+
+
+def test_gae_bootstraps_a_truncated_game_from_its_final_values():
+    rewards = np.zeros((5, 1, 2), np.float32)
+    values = np.array([[0.1], [0.2], [0.3], [0.4], [0.5]], np.float32)
+    actor = np.array([[0], [1], [0], [1], [0]])
+    dones = np.array([[False], [False], [False], [True], [False]])
+    trunc = {3: (np.array([0]), np.array([[1.0, -1.0]], np.float32))}
+    adv = compute_gae(rewards, values, actor, np.ones((5, 1), bool), dones, np.zeros((1, 2)),
+                      gamma=1.0, lam=1.0, trunc=trunc)
+    np.testing.assert_allclose(adv[:, 0], [0.9, -1.2, 0.7, -1.4, -0.5], rtol=0, atol=1e-6)
+
+
+def test_two_decisions_in_a_row_chain_through_the_same_seat():
+    # seat 0 plays then names a table card (two decisions), seat 1 ends the round with (+1, -1)
+    rewards = np.zeros((3, 1, 2), np.float32)
+    rewards[2, 0] = [1.0, -1.0]
+    values = np.array([[0.5], [0.25], [0.0]], np.float32)
+    adv = compute_gae(rewards, values, np.array([[0], [0], [1]]), np.ones((3, 1), bool),
+                      np.array([[False], [False], [True]]), np.zeros((1, 2)), gamma=1.0, lam=1.0)
+    np.testing.assert_allclose(adv[:, 0], [0.5, 0.75, -1.0], rtol=0, atol=1e-6)
+
+
+def _observations(n: int = 256, seed: int = 5):
+    env = EscobaVectorEnv(n)
+    obs, _ = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    for _ in range(int(rng.integers(3, 9))):
+        from escoba_env.engine import sample_actions
+
+        obs, *_ = env.step(sample_actions(env.engine.legal, rng.random(n)))
+    return obs["observation"].copy(), obs["action_mask"].copy()
+
+
+def test_checkpoint_round_trip_acts_identically(trained, tmp_path):
+    cfg, summary = trained
+    ckpt = load_checkpoint(summary["checkpoint"])
+    net = PolicyValueNet((32,))
+    net.load_state_dict(ckpt["model"])
+    obs, mask = _observations()
+    for det in (True, False):
+        a = NeuralAgent(net, Rules(), seed=11, deterministic=det).act_batch(obs, mask)
+        b = NeuralAgent.from_checkpoint(summary["checkpoint"], Rules(), seed=11,
+                                        deterministic=det).act_batch(obs, mask)
+        np.testing.assert_array_equal(a, b)
+        assert (mask[np.arange(len(a)), a] == 1).all()
+    # an exported play-only copy acts identically too, and plays a duplicate match
+    out = export_agent(summary["checkpoint"], str(tmp_path / "agent.pt"))
+    agent = NeuralAgent.from_checkpoint(out)
+    np.testing.assert_array_equal(agent.act_batch(obs, mask),
+                                  NeuralAgent(net, Rules()).act_batch(obs, mask))
+    assert agent.rules == Rules() and agent.name == f"checkpoint:{out}"
+    res = play_duplicate([agent, GreedyAgent()], deals=4, seed=0)
+    assert res.rounds == 8
+    assert os.path.getsize(out) < os.path.getsize(summary["checkpoint"])
+
+
+def test_missing_checkpoint_raises_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError, match="checkpoint not found"):
+        NeuralAgent.from_checkpoint(tmp_path / "nope.pt")
+
+
+def test_corrupt_checkpoint_raises_value_error(trained, tmp_path):
+    _, summary = trained
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"this is not a checkpoint")
+    with pytest.raises(ValueError, match="corrupt"):
+        NeuralAgent.from_checkpoint(junk)
+    data = open(summary["checkpoint"], "rb").read()
+    cut = tmp_path / "cut.pt"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="corrupt"):
+        NeuralAgent.from_checkpoint(cut)
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"state_dict": {"w": torch.zeros(3)}}, foreign)
+    with pytest.raises(ValueError, match="not an escoba-env agent checkpoint"):
+        NeuralAgent.from_checkpoint(foreign)
+
+
+def test_incompatible_checkpoint_is_refused_with_the_difference(trained, tmp_path):
+    _, summary = trained
+    path = summary["checkpoint"]
+    with pytest.raises(ValueError, match="num_players: trained 2, asked 3"):
+        NeuralAgent.from_checkpoint(path, rules=Rules(num_players=3))
+    with pytest.raises(ValueError, match="sevens_rule: trained 'most_sevens', asked 'primera'"):
+        NeuralAgent.from_checkpoint(path, rules=Rules(sevens_rule="primera"))
+    ckpt = load_checkpoint(path)
+    small = tmp_path / "small_obs.pt"
+    save_checkpoint(small, {**ckpt, "obs_size": 300})
+    with pytest.raises(ValueError, match=f"observations of size 300.*has {OBS_SIZE}"):
+        NeuralAgent.from_checkpoint(small)
+    wrong = tmp_path / "wrong_shape.pt"
+    save_checkpoint(wrong, {**ckpt, "net": {"hidden": [64]}})
+    with pytest.raises(ValueError, match="do not fit"):
+        NeuralAgent.from_checkpoint(wrong)
+    exported = export_agent(path, str(tmp_path / "play_only.pt"))
+    with pytest.raises(ValueError, match="no training state"):
+        Trainer(Config(resume=exported))
+
+
+def test_other_player_count_trains_and_evaluates(tmp_path):
+    cfg = tiny(tmp_path, rules={"num_players": 3}, total_steps=32 * 16, eval_interval=512, eval_deals=4,
+               tensorboard=False)
+    summary = train(cfg)
+    assert summary["global_step"] == 512
+    agent = NeuralAgent.from_checkpoint(summary["checkpoint"], rules=Rules(num_players=3))
+    assert agent.rules.num_players == 3
+    with pytest.raises(ValueError, match="num_players: trained 3, asked 2"):
+        NeuralAgent.from_checkpoint(summary["checkpoint"], rules=Rules())
+
+
+def test_cli_flags_fill_the_config_and_pass_rules_through():
+    cfg, given = config_from_args(["--num-players", "4", "--partnerships", "--hidden", "64", "64",
+                                   "--no-anneal-lr", "--target-kl", "none", "--eval-opponents", "expert"])
+    assert cfg.rules == {"num_players": 4, "partnerships": True}
+    assert cfg.hidden == (64, 64) and cfg.anneal_lr is False and cfg.target_kl is None
+    assert cfg.eval_opponents == ("expert",)
+    assert given == ["anneal_lr", "eval_opponents", "hidden", "rules", "target_kl"]
+    default, none = config_from_args([])
+    assert default == Config() and none == []
+
+
+def test_every_config_field_is_documented():
+    from agents.ppo import field_docs
+
+    docs = field_docs(Config)
+    assert [f.name for f in dataclasses.fields(Config) if not docs.get(f.name)] == []
