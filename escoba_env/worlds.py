@@ -52,18 +52,25 @@ def take_games(engine: EscobaEngine, games: np.ndarray, *, single_round: bool | 
     games = np.asarray(games, np.int64)
     if games.ndim != 1 or games.size == 0:
         raise ValueError("games must be a non-empty 1-D array of game slots")
-    other = object.__new__(EscobaEngine)
+    # A fresh engine of the right size supplies its own caches and buffers (objects sized for N);
+    # the per-game arrays and the plain settings are copied from ``engine``.
+    other = EscobaEngine(len(games), engine.rules)
     for k, v in engine.__dict__.items():
+        if k == "_rows":
+            continue
         if k in PER_GAME_ATTRIBUTES:
             other.__dict__[k] = v[games]
-        else:
-            other.__dict__[k] = v.copy() if isinstance(v, np.ndarray) else v
-    other.num_games = len(games)
-    other._rows = np.arange(len(games))
+        elif isinstance(v, np.ndarray):
+            other.__dict__[k] = v.copy()
+        elif v is None or isinstance(v, (bool, int, float, str, np.integer, Rules)):
+            if k != "num_games":
+                other.__dict__[k] = v
     if single_round is not None:
         other.single_round = bool(single_round)
         if single_round:
             other.max_rounds = None
+            if "autoreset" in other.__dict__:
+                other.autoreset = False
     return other
 
 

@@ -1,0 +1,304 @@
+"""Determinized Monte Carlo search (PIMC) and its cheating twin, the oracle.
+
+**search** (``SearchAgent``) decides each move like this:
+
+1. enumerate the legal moves (card, capture) from the observation (``agents.moves``);
+2. sample ``W = ceil(sims / M)`` *worlds* per decision with ``M`` legal moves: the unseen cards
+   dealt at random to the other hands (at their observed sizes) and to the stock
+   (``escoba_env.worlds.worlds_from_observations``, which reads only the observation);
+3. copy every world once per move, play the move, then let a fast default policy play every seat
+   to the end of the round; all rollouts of all decisions in the batch are one ``EscobaEngine``
+   batch stepped together (split in blocks of at most ``max_rows`` games);
+4. score each rollout by the round's points of the agent's side minus the mean of the other
+   sides, average per move over the worlds (the same worlds for every move, so the comparison is
+   paired) and play the best move.
+
+So ``sims`` is the number of rollouts per decision (rounded up to a multiple of ``M``). A
+decision with one legal move is played without search.
+
+The default policy (``rollout_actions``) is a vectorised greedy on the engine state: capture the
+most valuable option (escoba first), else discard the least valuable card, avoiding a discard that
+leaves a table total a single card can sweep; with probability ``epsilon`` it plays a uniformly
+random legal action instead. ``rollout="random"`` uses uniform random rollouts.
+
+**oracle** (``OracleAgent``): the same search, but CHEATING: its worlds are copies of the true
+engine state, so it sees the other hands and the stock order. It is an upper-bound reference,
+never a fair opponent. It declares ``needs_state = True`` and must be given
+``state=(engine, games)`` (the true engine and the game slot of each observation row).
+"""
+
+from __future__ import annotations
+
+from math import comb
+
+import numpy as np
+
+from escoba_env.capture import FIFTEEN, option_summary
+from escoba_env.cards import FULL_DECK, NUM_CARDS, OROS, SEVENS
+from escoba_env.engine import EscobaEngine, sample_actions, unpack_mask
+from escoba_env.worlds import observation_masks, take_games, worlds_from_observations
+
+from .base import Agent
+from .moves import CARD_VALUES, Moves, card_weights, enumerate_moves, lowest_card, mask_values, move_actions
+
+ROLLOUT_WEIGHTS = {"escoba": 1.0, "velo": 0.6, "seven": 0.3, "oro": 0.1, "card": 0.05, "sweep": 1.0}
+"""Weights of the default rollout policy (greedy values; ``sweep``: penalty for a sweepable discard)."""
+
+_NEG = -1e9
+# Priority of each card when naming table cards in a rollout capture choice (most valuable first).
+_TAKE_PRIORITY = card_weights(np.uint64(1) << np.arange(NUM_CARDS, dtype=np.uint64), 0.6, 0.3, 0.1, 0.05) \
+    + CARD_VALUES * 1e-3
+
+
+def rollout_actions(engine: EscobaEngine, rng: np.random.Generator, epsilon: float = 0.0,
+                    policy: str = "greedy", weights: dict[str, float] | None = None,
+                    threat: str = "peek") -> np.ndarray:
+    """Return one default-policy action (int64) per game of ``engine`` (any value for finished games).
+
+    ``policy="greedy"``: the vectorised greedy of the module docstring, with probability
+    ``epsilon`` replaced by a uniformly random legal action; ``policy="random"``: uniform.
+    """
+    n = engine.num_games
+    legal = engine.legal
+    if policy == "random":
+        return sample_actions(legal, rng.random(n))
+    w = ROLLOUT_WEIGHTS if weights is None else weights
+    rows = engine._rows
+    hand = engine.hands[rows, engine.to_act]
+    table = engine.table
+    t_sum = mask_values(table)
+    cards = np.empty((n, 3), np.int64)
+    h = hand.copy()
+    for j in range(3):
+        cards[:, j] = lowest_card(h)
+        h &= ~np.where(cards[:, j] >= 0, np.uint64(1) << np.maximum(cards[:, j], 0).astype(np.uint64),
+                       np.uint64(0))
+    v = np.where(cards >= 0, CARD_VALUES[np.maximum(cards, 0)], 99)
+    count, union, inter = option_summary(np.repeat(table, 3), (FIFTEEN - v).ravel())
+    count, union, inter = count.reshape(n, 3), union.reshape(n, 3), inter.reshape(n, 3)
+    own = np.where(cards >= 0, np.uint64(1) << np.maximum(cards, 0).astype(np.uint64), np.uint64(0))
+
+    def weigh(m):
+        return card_weights(m, w["velo"], w["seven"], w["oro"], w["card"])
+
+    capture = count > 0
+    escoba = capture & (t_sum[:, None] + v == FIFTEEN)
+    cap_score = 10.0 + w["escoba"] * escoba + weigh(inter) + 0.5 * weigh(union & ~inter) + weigh(own)
+    left = np.where(capture, table[:, None] & ~union, table[:, None] | own)
+    need = FIFTEEN - mask_values(left)
+    sweepable = (left != 0) & (need >= 1) & (need <= 10)
+    nxt = engine.to_act + 1
+    nxt[nxt == engine.num_players] = 0
+    opp = engine.hands[rows, nxt]
+    shift = (4 * np.clip(need - 1, 0, 9)).astype(np.uint64)
+    if threat == "peek":
+        # Rollouts play inside a sampled world: the next seat's hand there is known, so a table it
+        # would sweep is avoided exactly.
+        p_sweep = sweepable & ((opp[:, None] >> shift) & np.uint64(0xF) != 0)
+    elif threat == "count":
+        # What the actor can count: cards in no pile, not on the table and not in its own hand.
+        unseen = np.uint64(FULL_DECK) & ~(np.bitwise_or.reduce(engine.piles, axis=1) | table | hand)
+        u = np.bitwise_count(unseen).astype(np.int64)[:, None]
+        n_need = np.bitwise_count((unseen[:, None] >> shift) & np.uint64(0xF)).astype(np.int64)
+        h_opp = np.bitwise_count(opp).astype(np.int64)
+        h_opp = np.where(h_opp > 0, h_opp, np.where(engine.stock_pos < NUM_CARDS, 3, 0))[:, None]
+        miss = np.ones(need.shape)
+        for i in range(3):
+            miss = np.where(i < h_opp, miss * np.clip(u - n_need - i, 0, None) / np.maximum(u - i, 1), miss)
+        p_sweep = sweepable * (1.0 - miss)
+    else:
+        p_sweep = sweepable * 1.0
+    penalty = w["sweep"] * p_sweep
+    disc_score = -weigh(own) - penalty
+    cap_score = cap_score - penalty
+    score = np.where(cards < 0, _NEG, np.where(capture, cap_score, disc_score))
+    best = np.take_along_axis(cards, score.argmax(axis=1)[:, None], axis=1)[:, 0]
+    actions = best
+    pend = np.nonzero(engine.pending >= 0)[0]
+    if pend.size:
+        bits = unpack_mask(legal[pend]).astype(np.float64)
+        actions[pend] = np.argmax(bits * (_TAKE_PRIORITY + 1.0), axis=1)
+    if epsilon > 0:
+        explore = rng.random(n) < epsilon
+        actions = np.where(explore, sample_actions(legal, rng.random(n)), actions)
+    return actions
+
+
+def _ahead_table(max_r: int = NUM_CARDS) -> np.ndarray:
+    """Return T (max_r+1, 2*max_r+1): T[r, d + max_r] = P(d + 2X - r > 0) for X ~ Bin(r, 1/2)."""
+    t = np.zeros((max_r + 1, 2 * max_r + 1))
+    d = np.arange(-max_r, max_r + 1)
+    for r in range(max_r + 1):
+        pmf = np.array([comb(r, x) for x in range(r + 1)], np.float64) / 2.0**r
+        shift = 2 * np.arange(r + 1) - r
+        t[r] = ((d[:, None] + shift[None, :]) > 0) @ pmf
+    return t
+
+
+_AHEAD = _ahead_table()
+
+
+def expected_points(engine: EscobaEngine, games: np.ndarray) -> np.ndarray:
+    """Return a heuristic estimate (len(games), S) of each side's points for the current round.
+
+    Escobas so far count fully; the velo counts for its holder (1/S each while nobody has it);
+    cards, oros and sevens count with the probability that the side ends strictly first if each card
+    not yet captured went to a uniformly random side (binomial model, pairwise for > 2 sides).
+    """
+    piles, esc = engine.side_totals(games)
+    s = piles.shape[1]
+    out = esc.astype(np.float64)
+    has_velo = ((piles >> np.uint64(24)) & np.uint64(1)).astype(np.float64)
+    out += np.where(has_velo.sum(axis=1, keepdims=True) > 0, has_velo, 1.0 / s)
+    for mask, total in ((np.uint64(FULL_DECK), NUM_CARDS), (np.uint64(OROS), 10), (np.uint64(SEVENS), 4)):
+        c = np.bitwise_count(piles & mask).astype(np.int64)
+        r = total - c.sum(axis=1)
+        r_eff = r if s == 2 else np.rint(2 * r / s).astype(np.int64)
+        p = np.ones(c.shape)
+        for t in range(s):
+            d = np.clip(c - c[:, t:t + 1], -NUM_CARDS, NUM_CARDS) + NUM_CARDS
+            pt = _AHEAD[r_eff[:, None], d]
+            p *= np.where(np.arange(s)[None, :] == t, 1.0, pt)
+        out += p
+    return out
+
+
+def rollout_values(engine: EscobaEngine, card: np.ndarray, option: np.ndarray, me: np.ndarray,
+                   rng: np.random.Generator, epsilon: float = 0.0, policy: str = "greedy",
+                   threat: str = "peek", horizon: int | None = None) -> np.ndarray:
+    """Return, per game, the round's point difference for seat ``me`` after it plays the move
+    (``card``, ``option``) and the default policy plays every seat to the end of the round.
+
+    Every game must be a single-round engine with seat ``me`` to act. The difference is the points
+    of ``me``'s side minus the mean of the other sides' points (for the whole round). With
+    ``horizon`` (a number of turns after the move), a rollout stops there and the round's points
+    are estimated by ``expected_points``.
+    """
+    rules = engine.rules
+    s = rules.num_sides
+    n = engine.num_games
+    points = np.zeros((n, s))
+    forcing = np.ones(n, bool)
+    turns = np.zeros(n, np.int64)
+    card = np.asarray(card, np.int64)
+    option = np.asarray(option, np.uint64)
+    while not engine.done.all():
+        forced = np.where(engine.pending >= 0, lowest_card(option & engine.legal), card)
+        if forcing.all():
+            actions = forced
+        else:
+            actions = np.where(forcing, forced, rollout_actions(engine, rng, epsilon, policy, threat=threat))
+        turn = ~engine.done & (engine.pending < 0) & ~forcing
+        info = engine.step(actions)
+        points += info.round_points
+        forcing &= engine.pending >= 0
+        if horizon is not None:
+            turns += turn
+            stop = np.nonzero((turns >= horizon) & ~engine.done & (engine.pending < 0))[0]
+            if stop.size:
+                points[stop] = expected_points(engine, stop)
+                engine.done[stop] = True
+    side = engine.side_of_seat[np.asarray(me, np.int64)]
+    own = np.take_along_axis(points, side[:, None], axis=1)[:, 0]
+    return own - (points.sum(axis=1) - own) / max(s - 1, 1)
+
+
+class SearchAgent(Agent):
+    """Determinized Monte Carlo search (PIMC) with ``sims`` rollouts per decision (module docs)."""
+
+    name = "search"
+    DEFAULT_SIMS = 400
+
+    def __init__(self, rules=None, seed=None, sims: int = DEFAULT_SIMS, epsilon: float = 0.0,
+                 rollout: str = "greedy", max_rows: int = 200_000, threat: str = "peek",
+                 horizon: int | None = None):
+        self.threat = threat
+        self.horizon = horizon
+        if isinstance(sims, bool) or not isinstance(sims, (int, np.integer)) or sims < 1:
+            raise ValueError(f"sims must be a positive int, got {sims!r}")
+        if not 0.0 <= float(epsilon) <= 1.0:
+            raise ValueError(f"epsilon must be in [0, 1], got {epsilon!r}")
+        if rollout not in ("greedy", "random"):
+            raise ValueError(f"rollout must be 'greedy' or 'random', got {rollout!r}")
+        if max_rows < 1:
+            raise ValueError(f"max_rows must be positive, got {max_rows!r}")
+        self.sims = int(sims)
+        self.epsilon = float(epsilon)
+        self.rollout = rollout
+        self.max_rows = int(max_rows)
+        super().__init__(rules, seed)
+        self.name = f"{type(self).name}:sims={self.sims}"
+
+    def _worlds(self, obs: np.ndarray, counts: np.ndarray, state, rows: np.ndarray):
+        """Return (engine with counts[i] worlds of row i, seat of the decider in each world)."""
+        e = worlds_from_observations(obs, self.rules, self.rng, counts)
+        return e, np.zeros(e.num_games, np.int64)
+
+    def act_batch(self, observations, action_masks, state=None):
+        """Return the searched action (int64) for each observation."""
+        obs = np.asarray(observations, np.float32)
+        planes = observation_masks(obs)
+        moves = enumerate_moves(obs, self.rules, planes)
+        chosen = moves.start[:-1].copy()
+        m = moves.count
+        need = np.nonzero(m > 1)[0]
+        if need.size:
+            worlds = -(-self.sims // m[need])
+            cost = worlds * m[need]
+            # Blocks of decisions whose rollouts fit in max_rows games.
+            block = np.cumsum(cost) // self.max_rows
+            for b in np.unique(block):
+                sel = need[block == b]
+                chosen[sel] = self._search(obs[sel], moves, sel, worlds[block == b], state)
+        return move_actions(moves, chosen, obs, action_masks, planes)
+
+    def _search(self, obs: np.ndarray, moves: Moves, rows: np.ndarray, worlds: np.ndarray,
+                state) -> np.ndarray:
+        """Return the index of the best move of each of ``rows`` (flat move indices)."""
+        m = moves.count[rows]
+        eng, me = self._worlds(obs, worlds, state, rows)
+        world_start = np.concatenate([[0], np.cumsum(worlds)[:-1]])
+        n = worlds * m
+        total = int(n.sum())
+        row_of = np.repeat(np.arange(len(rows)), n)
+        local = np.arange(total) - np.repeat(np.cumsum(n) - n, n)
+        w_local, m_local = local // m[row_of], local % m[row_of]
+        world_idx = world_start[row_of] + w_local
+        move_idx = moves.start[rows][row_of] + m_local
+        sim = take_games(eng, world_idx, single_round=True)
+        values = rollout_values(sim, moves.card[move_idx], moves.option[move_idx], me[world_idx],
+                                self.rng, self.epsilon, self.rollout, self.threat, self.horizon)
+        # Mean value per move (every move of a row has the same number of worlds), argmax per row
+        # with ties to the first move, without a Python loop.
+        starts = np.cumsum(m) - m
+        sums = np.bincount(starts[row_of] + m_local, weights=values, minlength=int(m.sum()))
+        mean = sums / np.repeat(worlds, m)
+        row_id = np.repeat(np.arange(len(rows)), m)
+        order = np.lexsort((np.arange(len(mean)), -mean, row_id))
+        return order[starts] - starts + moves.start[rows]
+
+
+class OracleAgent(SearchAgent):
+    """CHEATING, upper-bound reference: the search agent given the true hidden cards.
+
+    Needs ``state=(engine, games)`` (``needs_state = True``): its rollouts start from copies of
+    the true engine state (other hands and stock order included). Never a fair opponent.
+    """
+
+    name = "oracle"
+    needs_state = True
+
+    def __init__(self, rules=None, seed=None, sims: int = SearchAgent.DEFAULT_SIMS, epsilon: float = 0.0,
+                 rollout: str = "greedy", max_rows: int = 200_000, threat: str = "peek",
+                 horizon: int | None = None):
+        super().__init__(rules, seed, sims, epsilon, rollout, max_rows, threat, horizon)
+        self.name = f"oracle(cheating):sims={self.sims}"
+
+    def _worlds(self, obs, counts, state, rows):
+        if state is None:
+            raise ValueError("the oracle (cheating reference) needs state=(engine, games) from the caller")
+        engine, games = state
+        games = np.asarray(games, np.int64)[rows]
+        idx = np.repeat(games, counts)
+        e = take_games(engine, idx, single_round=True)
+        return e, engine.to_act[idx]
