@@ -142,6 +142,7 @@ def test_config_rejects_bad_counts_and_combinations():
         {"agents": ("greedy",), "vs": "greedy"},
         {"agents": ("random", "greedy"), "seed": -1},
         {"agents": ("random", "greedy"), "backend": "dask"},
+        {"agents": ("random", "greedy"), "ray_address": "auto"},
     ]
     for kw in bad:
         with pytest.raises(ValueError):

@@ -84,6 +84,8 @@ class TournamentConfig:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence!r}")
         if self.backend not in ("local", "ray"):
             raise ValueError(f"backend must be 'local' or 'ray', got {self.backend!r}")
+        if self.ray_address and self.backend != "ray":
+            raise ValueError("--ray-address needs --backend ray")
         if not isinstance(self.rules, Rules):
             raise ValueError("rules must be an escoba_env.Rules")
         specs = list(self.agents)
