@@ -129,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     out = p.add_argument_group("output")
     out.add_argument("--out", default="results/evaluation", metavar="PREFIX",
                      help="write PREFIX.json, PREFIX_pairs.csv, PREFIX_ratings.csv, PREFIX.png "
-                          "(default: results/evaluation)")
+                          "(default: results/evaluation; a directory: DIR/evaluation.*)")
     out.add_argument("--no-plot", dest="plot", action="store_false", help="do not write the PNG plot")
     out.add_argument("--save-replays", metavar="DIR",
                      help="write every game as JSON lines to DIR/<lineup>.jsonl")
@@ -195,6 +195,8 @@ def run_and_report(config, *, out: str, plot: bool = True, progress: bool = Fals
     from .runner import lineups, run_tournament
 
     prefix = Path(out)
+    if out.endswith(("/", "\\")) or prefix.is_dir():  # a directory: the default file names inside it
+        prefix = prefix / "evaluation"
     prefix.parent.mkdir(parents=True, exist_ok=True)
     writer = None
     if replays:
