@@ -77,12 +77,12 @@ def _build_tables():
 
 
 (_LOW_N, _LOW_U, _LOW_F), (_HIGH_N, _HIGH_U, _HIGH_F), _HALF_KEY, _HIGH_SUMS, _EXPAND = _build_tables()
-# Packed tables for the batched query: per (half key, sum) one int32 holding the number of
+# Packed tables for the batched query: per (half key, sum) one int64 holding the number of
 # subsets (bits 0-15; at most 5642), the usable values (bits 16-20) and the forced values
 # (bits 21-25). Rows have 16 columns; column 15 (sum 15, never asked) is empty.
 def _pack(n, usable, forced):
     assert n.max() < 1 << 16
-    code = np.zeros((5**5, 16), np.int32)
+    code = np.zeros((5**5, 16), np.int64)
     code[:, :_NS] = n | (usable << 16) | (forced << 21)
     return code.ravel()
 
@@ -90,24 +90,25 @@ def _pack(n, usable, forced):
 _CODE_LOW = _pack(_LOW_N, _LOW_U, _LOW_F)
 _CODE_HIGH = _pack(_HIGH_N, _HIGH_U, _HIGH_F)
 # Bit a of _LOW_REACH[k]: the low half with key k has a subset summing to a.
-_LOW_REACH = ((_LOW_N > 0) * (1 << np.arange(_NS))).sum(axis=1).astype(np.int32)
+_LOW_REACH = ((_LOW_N > 0) * (1 << np.arange(_NS))).sum(axis=1).astype(np.int64)
 # Bit a of _HIGH_COMP[k * 16 + t]: the high half with key k has a subset summing to t - a.
-_HIGH_COMP = np.zeros((5**5, 16), np.int32)
+_HIGH_COMP = np.zeros((5**5, 16), np.int64)
 for _t in range(_NS):
     for _a in range(_t + 1):
-        _HIGH_COMP[:, _t] |= (_HIGH_N[:, _t - _a] > 0).astype(np.int32) << _a
+        _HIGH_COMP[:, _t] |= (_HIGH_N[:, _t - _a] > 0).astype(np.int64) << _a
 _HIGH_COMP = _HIGH_COMP.ravel()
 # Half keys from two small look-ups (bits 0-11 and 12-19 of a 20-bit half) stay in cache.
-_KEY12 = _HALF_KEY[: 1 << 12].astype(np.int32)
-_KEY8 = _HALF_KEY[np.arange(1 << 8) << 12].astype(np.int32)
+# Every index array is int64 (intp): NumPy's fast gather path needs it.
+_KEY12 = _HALF_KEY[: 1 << 12].astype(np.int64)
+_KEY8 = _HALF_KEY[np.arange(1 << 8) << 12].astype(np.int64)
 _U20 = np.uint64(_HALF_BITS)
 _HALF = np.uint64(_HALF_MASK)
-_COLS = np.arange(_NS, dtype=np.int32)
+_COLS = np.arange(_NS, dtype=np.int64)
 
 
 def _half_keys(table: np.ndarray):
-    lo = (table & _HALF).astype(np.int32)
-    hi = (table >> _U20).astype(np.int32)
+    lo = (table & _HALF).astype(np.int64)
+    hi = (table >> _U20).astype(np.int64)
     return _KEY12[lo & 4095] + _KEY8[lo >> 12], _KEY12[hi & 4095] + _KEY8[hi >> 12]
 
 
@@ -121,19 +122,19 @@ def option_summary(table: np.ndarray, target: np.ndarray):
     """
     table = np.asarray(table, np.uint64)
     target = np.asarray(target)
-    t = np.where((target >= 0) & (target <= MAX_SUM), target, 15).astype(np.int32)
+    t = np.where((target >= 0) & (target <= MAX_SUM), target, 15).astype(np.int64)
     return _summary(table, t)
 
 
 def _summary(table: np.ndarray, t: np.ndarray):
-    """``option_summary`` for int32 sums already in 0..15 (15: no subset)."""
+    """``option_summary`` for int64 sums already in 0..15 (15: no subset)."""
     k_low, k_high = _half_keys(table)
     k_low *= 16
     k_high *= 16
     # Feasible splits: low sums a with a low subset summing to a and a high one to t - a.
     feasible = _LOW_REACH[k_low >> 4] & _HIGH_COMP[k_high + t]
     low = feasible & -feasible
-    a = np.minimum(np.bitwise_count(low - 1), t)
+    a = np.minimum(np.bitwise_count(low - 1).astype(np.int64), t)
     c_low = _CODE_LOW[k_low + a]
     c_high = _CODE_HIGH[k_high + (t - a)]
     fe = feasible != 0

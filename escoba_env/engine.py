@@ -471,7 +471,7 @@ class EscobaEngine:
         taken_value = self.taken_value[sel] + np.where(is_play, 0, (a >> 2) + 1)
         table = self.table[sel]
         target = (FIFTEEN - 1) - (card >> 2) - taken_value
-        count, union, inter = _summary(table & ~taken, target.astype(np.int32))
+        count, union, inter = _summary(table & ~taken, target)
         if self.rules.prefer_single:
             s_count, s_union, s_inter = single_summary(table, target)
             use_single = is_play & (s_count > 0)
