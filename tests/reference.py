@@ -235,6 +235,7 @@ class RefGame:
         return piles, esc
 
     def _end_round(self, info: dict) -> None:
+        self.leftover = set(self.table)
         if self.last_capturer is not None:
             self.piles[self.last_capturer] |= self.table
             self.table = set()
