@@ -139,12 +139,6 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _one_line(exc: BaseException) -> str:
-    """Return an exception as one line of text."""
-    msg = " ".join(str(exc).split())
-    return msg or type(exc).__name__
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run evaluate.py with ``argv``; return the exit status."""
     try:
@@ -156,7 +150,9 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except Exception as exc:  # one clear line, never a traceback
-        print(f"{PROG}: error: {_one_line(exc)}", file=sys.stderr)
+        from .runner import one_line
+
+        print(f"{PROG}: error: {one_line(exc)}", file=sys.stderr)
         return 1
 
 

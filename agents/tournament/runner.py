@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import multiprocessing
 import os
+import re
 import sys
 import time
 import zlib
@@ -160,31 +161,9 @@ def agent_seed(seed: int, specs: Sequence[str], block: int, position: int) -> in
 
 def build_agent(spec: str, rules: Rules, seed: int = 0) -> Agent:
     """Return the agent that ``spec`` names, built by the registry for ``rules``."""
-    try:
-        from ..registry import make_agent
-    except ModuleNotFoundError as exc:  # TEMPORARY until agents/registry.py lands
-        if exc.name != "agents.registry":
-            raise
-        return _tmp_make_agent(spec, rules, seed)
+    from ..registry import make_agent
+
     return make_agent(spec, rules=rules, seed=seed)
-
-
-def _tmp_make_agent(spec, rules, seed):
-    from ..base import RandomAgent
-    from ..expert import ExpertAgent
-    from ..greedy import GreedyAgent
-    from ..search import OracleAgent, SearchAgent
-    name, _, params = spec.partition(":")
-    if name == "checkpoint":
-        from ..neural import NeuralAgent
-        return NeuralAgent.from_checkpoint(params, rules=rules, seed=seed)
-    kw = dict(p.split("=") for p in params.split(",")) if params else {}
-    kw = {k: int(v) for k, v in kw.items()}
-    table = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent, "search": SearchAgent,
-             "oracle": OracleAgent}
-    if name not in table:
-        raise ValueError(f"unknown agent {spec!r}; known: {', '.join(table)}")
-    return table[name](rules, seed, **kw)
 
 
 _AGENTS: dict[tuple[str, Rules], Agent] = {}
@@ -301,7 +280,7 @@ def run_tournament(config: TournamentConfig, *, progress: bool = False,
             try:
                 _AGENTS[(spec, rules)] = build_agent(spec, rules)
             except Exception as exc:
-                msg = " ".join(str(exc).split()) or type(exc).__name__
+                msg = one_line(exc)
                 raise ValueError(msg if spec in msg else f"agent {spec!r}: {msg}") from exc
         if _AGENTS[(spec, rules)].needs_state:
             cheating.append(spec)
@@ -340,6 +319,22 @@ def run_tournament(config: TournamentConfig, *, progress: bool = False,
     for lst in per_lineup:
         lst.sort(key=lambda b: b.block)
     return TournamentRun(config, ls, per_lineup, time.perf_counter() - t0, _cpu_time() - c0, cheating)
+
+
+def one_line(exc: BaseException) -> str:
+    """Return an exception's message as one line (a listing after the first line is condensed)."""
+    lines = [x.strip() for x in str(exc).splitlines() if x.strip()]
+    if not lines:
+        return type(exc).__name__
+    rest = []
+    for x in lines[1:]:
+        m = _LISTING.match(x)  # the registry's list of agents: keep "name (params)", drop the help
+        rest.append(m.group(1) if m else " ".join(x.split()))
+    text = " ".join(lines[0].split()) + (" " + "; ".join(rest) if rest else "")
+    return text if len(text) <= 400 else text[:397] + "..."
+
+
+_LISTING = re.compile(r"^(\w+ \([^)]*\)): ")
 
 
 def _cpu_time() -> float:
