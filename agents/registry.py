@@ -14,9 +14,10 @@ checkpoint     ``checkpoint:path/to/model.pt``: a trained neural agent (training
 =============  ===========================================================================
 
 An unknown name or a bad parameter raises ``ValueError`` listing what exists. ``checkpoint:PATH``
-is delegated to ``agents.neural.load_checkpoint_agent(path, rules=, seed=, **params)`` once that
-module exists (extra parameters: ``checkpoint:path=model.pt,device=cpu``); until then it raises a
-clear "not available yet" error. Other modules may add names with ``register``.
+is delegated to ``agents.neural`` (``load_checkpoint_agent(path, rules=, seed=, **params)`` if it
+defines one, else ``NeuralAgent.from_checkpoint``; extra parameters: ``checkpoint:model.pt,device=cpu,
+deterministic=false``); without that module it raises a clear "not available yet" error. Other
+modules may add names with ``register``.
 """
 
 from __future__ import annotations
@@ -88,12 +89,26 @@ def _load_checkpoint(path: str | None = None, rules: Rules | None = None, seed: 
         raise ValueError("checkpoint agents are not available yet: agents/neural.py (the training "
                          "issue) does not exist") from None
     loader = getattr(neural, "load_checkpoint_agent", None)
+    if loader is None and hasattr(neural, "NeuralAgent"):
+        loader = neural.NeuralAgent.from_checkpoint
     if loader is None:
-        raise ValueError("agents.neural has no load_checkpoint_agent(path, rules=, seed=, **params)")
+        raise ValueError("agents.neural offers no checkpoint loader (load_checkpoint_agent or "
+                         "NeuralAgent.from_checkpoint)")
     return loader(path, rules=rules, seed=seed, **params)
 
 
-register("checkpoint", _load_checkpoint, {"path": str},
+def _bool(text: str) -> bool:
+    """Return the bool written as true/false, 1/0, yes/no."""
+    t = text.strip().lower()
+    if t in ("1", "true", "yes", "on"):
+        return True
+    if t in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(text)
+
+
+_bool.__name__ = "bool (true/false)"
+register("checkpoint", _load_checkpoint, {"path": str, "device": str, "deterministic": _bool},
          "a trained neural agent: checkpoint:path/to/model.pt (training issue)")
 
 
