@@ -18,7 +18,8 @@ of its positions.
 **Ratings**: an OpenSkill Plackett-Luce model (``openskill``) is updated with one match per
 (deal, lineup), in deal-major order, ranking the lineup's agents by their points per round on that
 deal (averaged over its rotations; equal points tie). Each agent's rating is ``mu`` with
-uncertainty ``sigma``; the interval is ``mu +- z * sigma``.
+uncertainty ``sigma``; the interval is ``mu +- z * sigma``. The model has no skill drift (``tau = 0``):
+an agent does not change during a tournament, so every deal is evidence about the same skill.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ from .runner import TournamentRun
 from .stats import group_means, mean_ci, wilson_interval, z_value
 
 SHARE_CATEGORIES = ("cards", "oros", "velo", "sevens")
+RATING_MODEL = {"library": "openskill", "model": "PlackettLuce", "mu": 25.0, "sigma": 25.0 / 3,
+                "beta": 25.0 / 6, "tau": 0.0,
+                "matches": "one per (deal, lineup), deal-major order, ranked by points per round"}
+"""The rating model and how results are fed to it (recorded in the results file)."""
 
 
 def _lineup_arrays(blocks: list[Block]) -> dict[str, np.ndarray]:
@@ -132,7 +137,8 @@ def fit_ratings(run: TournamentRun) -> list[dict]:
 
     ent = run.config.entrants
     z = z_value(run.config.confidence)
-    model = PlackettLuce()
+    m = RATING_MODEL
+    model = PlackettLuce(mu=m["mu"], sigma=m["sigma"], beta=m["beta"], tau=m["tau"])
     ratings = {a: model.rating(name=ent[a]) for a in range(len(ent))}
     # Per lineup: (deals, distinct agents) points per round of each agent on each deal.
     per_lineup = []

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .analysis import RATING_MODEL
 from .runner import TournamentRun
 
 PACKAGES = ("escoba-env", "numpy", "gymnasium", "pettingzoo", "torch", "openskill", "tqdm", "matplotlib",
@@ -86,6 +87,7 @@ def results_dict(run: TournamentRun, pairs: list[dict], agents: list[dict], rati
         "pairs": pairs,
         "agents": agents,
         "ratings": ratings,
+        "rating_model": RATING_MODEL,
     })
 
 
@@ -128,7 +130,7 @@ def table(run: TournamentRun, pairs: list[dict], agents: list[dict], ratings: li
                      f"[{rt['lo']:.2f}, {rt['hi']:.2f}]", _fmt(a["points_per_round"], ".3f"),
                      str(a["rounds"])])
     lines += _align(rows, right_from=2)
-    lines.append("rating: OpenSkill Plackett-Luce over every deal of every lineup")
+    lines.append("rating: OpenSkill Plackett-Luce (no drift, tau = 0) over every deal of every lineup")
     for spec in run.cheating:
         lines.append(f"* {spec} sees the hidden cards: a CHEATING upper-bound reference, not a fair opponent")
     return "\n".join(lines)
