@@ -275,6 +275,7 @@ def run_tournament(config: TournamentConfig, *, progress: bool = False,
     config.check()
     rules = config.rules
     cheating = []
+    _AGENTS.clear()  # a checkpoint file may have changed since the last tournament in this process
     for spec in config.entrants:  # fail fast, in this process, on a bad spec or checkpoint
         if (spec, rules) not in _AGENTS:
             try:
