@@ -245,7 +245,13 @@ def _run_ray(tasks: list[Task], config: TournamentConfig, done: Callable[[int, B
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
             for ref in ready:
-                i, block = ray.get(ref)
+                try:
+                    i, block = ray.get(ref)
+                except ray.exceptions.RayTaskError as exc:  # re-raise the task's own error, not Ray's
+                    cause = getattr(exc, "cause", None)
+                    if isinstance(cause, Exception):
+                        raise cause from None
+                    raise
                 done(i, block)
     finally:
         if started:
