@@ -172,3 +172,29 @@ def test_the_engine_never_draws_from_the_global_generators():
         eng.step(sample_actions(eng.legal, rng.random(8)))
     assert (np.random.get_state()[1] == np_state).all()
     assert random.getstate() == py_state
+
+
+def test_autoreset_restarts_like_reset_games_and_reports_the_final_state():
+    rules = Rules(target_score=5)
+    auto = EscobaEngine(6, rules, autoreset=True)
+    manual = EscobaEngine(6, rules)
+    auto.reset(31)
+    manual.reset(31)
+    rng = np.random.default_rng(2)
+    finished = 0
+    for _ in range(400):
+        actions = sample_actions(manual.legal, rng.random(6))
+        info_m = manual.step(actions)
+        info_a = auto.step(actions)
+        for f in FIELDS:
+            np.testing.assert_array_equal(getattr(info_a, f), getattr(info_m, f), err_msg=f)
+        np.testing.assert_array_equal(info_a.winner, info_m.winner)
+        over = np.nonzero(info_m.game_over)[0]
+        finished += len(over)
+        assert (info_m.winner[over] >= 0).all()
+        if over.size:
+            manual.reset_games(over)
+        for k in ("deck", "hands", "table", "piles", "scores", "dealer", "to_act", "legal", "episode",
+                  "round_index", "done"):
+            np.testing.assert_array_equal(getattr(auto, k), getattr(manual, k), err_msg=k)
+    assert finished >= 6
