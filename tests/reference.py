@@ -144,6 +144,7 @@ class RefGame:
         deck = list(deck)
         self.hands: list[set[int]] = [set() for _ in range(self.p)]
         self.piles: list[set[int]] = [set() for _ in range(self.p)]
+        self.played: list[set[int]] = [set() for _ in range(self.p)]
         self.escobas = [0] * self.p
         self.last_capturer: int | None = None
         self.pending: int | None = None
@@ -190,6 +191,7 @@ class RefGame:
         info = {"actor": seat, "captured": set(), "escoba": 0, "round_over": False}
         if self.pending is None:
             self.hands[seat].discard(action)
+            self.played[seat].add(action)
             options = capture_options(action, self.table, self.rules.prefer_single)
             if not options:
                 self.table.add(action)

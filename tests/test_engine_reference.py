@@ -39,15 +39,17 @@ def _compare_state(eng: EscobaEngine, refs: list[RefGame]) -> None:
         assert int(eng.to_act[g]) == ref.to_act, where
         assert int(eng.legal[g]) == _mask(ref.legal()), where
         assert int(eng.pending[g]) == (-1 if ref.pending is None else ref.pending), where
+        assert int(eng.taken[g]) == _mask(ref.taken), where
+        assert eng.played[g].tolist() == [_mask(p) for p in ref.played], where
         assert int(eng.last_capturer[g]) == (-1 if ref.last_capturer is None else ref.last_capturer), where
         assert eng.deck[g, int(eng.stock_pos[g]):].tolist() == ref.stock, where
 
 
 def play_against_reference(rules: Rules, seed: int, num_games: int, *, single_round: bool = False,
-                           max_rounds: int | None = None) -> dict[str, int]:
+                           max_rounds: int | None = None, **reset_kw) -> dict[str, int]:
     """Play random games in both implementations, comparing every step; return some counts."""
     eng = EscobaEngine(num_games, rules, single_round=single_round, max_rounds=max_rounds)
-    eng.reset(seed)
+    eng.reset(seed, **reset_kw)
     refs = [RefGame(rules, int(eng.dealer[g]), [int(c) for c in eng.deck[g]], single_round=single_round,
                     max_rounds=max_rounds) for g in range(num_games)]
     rng = np.random.default_rng(seed)
@@ -120,3 +122,16 @@ def test_engine_matches_reference_with_many_initial_fifteens():
     counts = play_against_reference(Rules(), seed=77, num_games=400, single_round=True)
     assert counts["fifteens"] > 0
     assert counts["rounds"] == 400
+
+
+@pytest.mark.parametrize("players", [2, 3, 4])
+def test_engine_matches_reference_from_explicit_decks_and_dealers(players):
+    rng = np.random.default_rng(players)
+    decks = np.stack([rng.permutation(40) for _ in range(32)])
+    dealers = rng.integers(0, players, 32)
+    eng = EscobaEngine(32, Rules(num_players=players))
+    eng.reset(0, deck=decks, dealer=dealers)
+    assert (eng.deck == decks).all() and (eng.dealer == dealers).all()
+    counts = play_against_reference(Rules(num_players=players), 5, 32, max_rounds=2, deck=decks,
+                                    dealer=dealers)
+    assert counts["rounds"] >= 32
