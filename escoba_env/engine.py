@@ -154,7 +154,8 @@ class EscobaEngine:
                  max_rounds: int | None = None, autoreset: bool = False):
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a positive int, got {num_games!r}")
-        if max_rounds is not None and (not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1):
+        if max_rounds is not None and (isinstance(max_rounds, (bool, np.bool_))
+                                       or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1):
             raise ValueError(f"max_rounds must be None or a positive int, got {max_rounds!r}")
         self.rules = Rules() if rules is None else rules
         if not isinstance(self.rules, Rules):
@@ -217,7 +218,10 @@ class EscobaEngine:
         if dealer is None:
             dealers = drawn
         else:
-            d = np.broadcast_to(np.asarray(dealer), (n,))
+            d = np.asarray(dealer)
+            if d.ndim > 1 or (d.ndim == 1 and d.shape != (n,)):
+                raise ValueError(f"dealer must be one seat or one seat per game ({n}), got {dealer!r}")
+            d = np.broadcast_to(d, (n,))
             if not np.issubdtype(d.dtype, np.integer) or ((d < 0) | (d >= self.num_players)).any():
                 raise ValueError(f"dealer must be a seat in 0..{self.num_players - 1}, got {dealer!r}")
             dealers = d.astype(np.int64).copy()

@@ -135,8 +135,6 @@ def test_malformed_reset_is_rejected_and_changes_nothing(eng, kw, match):
     _reset_rejects(eng, match, **kw)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: a dealer list of the wrong length raises numpy's "
-                   "broadcast error, which does not name the dealer")
 def test_dealer_list_of_wrong_length_names_the_dealer(eng):
     _reset_rejects(eng, "dealer", dealer=[0, 1, 0])
 
@@ -166,8 +164,6 @@ def test_bad_max_rounds(max_rounds):
         EscobaEngine(1, max_rounds=max_rounds)
 
 
-@pytest.mark.xfail(strict=True, reason="engine bug: max_rounds=True is accepted as 1 "
-                   "(num_games and Rules reject bools)")
 def test_bool_max_rounds_is_rejected():
     with pytest.raises(ValueError, match="max_rounds"):
         EscobaEngine(1, max_rounds=True)
