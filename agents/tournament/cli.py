@@ -16,7 +16,7 @@ from pathlib import Path
 from escoba_env.rules import SEVENS_RULES, Rules
 
 DEFAULT_AGENTS = ("random", "greedy", "expert", "search:sims=100")
-DEFAULT_DEALS = 200
+DEFAULT_DEALS = 300
 PROG = "evaluate.py"
 
 EPILOG = """\
