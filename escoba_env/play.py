@@ -91,31 +91,10 @@ def shipped_checkpoint() -> Path | None:
 
 
 def make_bot(spec: str, rules: Rules, seed: int):
-    """Return the agent that ``spec`` names for ``rules`` (built by ``agents.registry``)."""
-    try:
-        from agents.registry import make_agent
-    except ModuleNotFoundError as exc:  # the registry is optional until it lands
-        if exc.name != "agents.registry":
-            raise
-        return _make_agent_without_registry(spec, rules, seed)
+    """Return the agent that ``spec`` names for ``rules``, built by ``agents.registry``."""
+    from agents.registry import make_agent
+
     return make_agent(spec, rules=rules, seed=seed)
-
-
-def _make_agent_without_registry(spec: str, rules: Rules, seed: int):
-    """Return the agent ``spec`` names, for trees without ``agents.registry`` (plain names only)."""
-    from agents.base import RandomAgent
-    from agents.expert import ExpertAgent
-    from agents.greedy import GreedyAgent
-
-    name, _, path = spec.partition(":")
-    if name == "checkpoint":
-        from agents.neural import NeuralAgent
-
-        return NeuralAgent.from_checkpoint(path, rules=rules, seed=seed)
-    table = {"random": RandomAgent, "greedy": GreedyAgent, "expert": ExpertAgent}
-    if name not in table or path:
-        raise ValueError(f"unknown agent {spec!r}; known here: {', '.join(table)}, checkpoint:PATH")
-    return table[name](rules, seed)
 
 
 def default_opponent(rules: Rules) -> tuple[str, str | None]:
