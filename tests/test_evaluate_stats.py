@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from agents.tournament.stats import group_means, mean_ci, wilson_interval, z_value
+from agents.tournament.stats import group_means, group_sums, mean_ci, ratio_ci, wilson_interval, z_value
 
 
 def test_z_value_of_95_percent_is_1_96():
@@ -61,3 +61,24 @@ def test_mean_ci_of_one_sample_has_nan_bounds():
 
 def test_group_means_averages_within_each_group_in_group_order():
     np.testing.assert_array_equal(group_means([1, 3, 10, 20, 5], [7, 7, 2, 2, 9]), [15.0, 2.0, 5.0])
+
+
+def test_ratio_ci_with_a_constant_denominator_is_the_mean_ci_of_the_ratios():
+    assert ratio_ci([2, 4, 6, 8], [2, 2, 2, 2]) == pytest.approx(mean_ci([1, 2, 3, 4]), abs=1e-12)
+
+
+def test_ratio_ci_of_a_known_sample():
+    # ratio 6/4 = 1.5; residuals num - 1.5 den = (-0.5, 0, 0.5), sd 0.5; se = 0.5 / (sqrt(3) * 4/3)
+    r, lo, hi = ratio_ci([1, 3, 2], [1, 2, 1])
+    assert r == 1.5
+    assert lo == pytest.approx(1.5 - 0.4243437, abs=1e-6)
+    assert hi == pytest.approx(1.5 + 0.4243437, abs=1e-6)
+
+
+def test_ratio_ci_weights_samples_by_their_denominator_not_equally():
+    # A short game (1 round, +3) and a long one (9 rounds, +1): 4 points over 10 rounds, not (3 + 1/9) / 2.
+    assert ratio_ci([3, 1], [1, 9])[0] == pytest.approx(0.4)
+
+
+def test_group_sums_add_within_each_group_in_group_order():
+    np.testing.assert_array_equal(group_sums([1, 3, 10, 20, 5], [7, 7, 2, 2, 9]), [30.0, 4.0, 5.0])

@@ -125,6 +125,17 @@ def test_pair_statistics_of_a_run_are_consistent():
         assert 0 <= p["category_share"][c] < 0.5
 
 
+def test_points_difference_in_whole_games_is_per_round_over_all_rounds():
+    run = _run(("random", "greedy"), deals=20, games=True, rules=Rules(target_score=11))
+    (p,) = analysis.pair_stats(run)
+    d = analysis._lineup_arrays(run.blocks[0])
+    assert p["rounds"] == int(d["rounds"].sum()) > p["games"] == 40
+    expect = (d["points"][:, 0].sum() - d["points"][:, 1].sum()) / d["rounds"].sum()
+    assert p["diff"]["mean"] == pytest.approx(expect)
+    assert p["diff"]["mean"] == pytest.approx(p["points_per_round"]["a"] - p["points_per_round"]["b"])
+    assert p["diff"]["lo"] < p["diff"]["mean"] < p["diff"]["hi"]
+
+
 def test_ratings_rank_the_stronger_agent_first_with_intervals():
     ratings = analysis.fit_ratings(_run(("random", "expert"), deals=60))
     assert [r["agent"] for r in ratings] == ["expert", "random"]

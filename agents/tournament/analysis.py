@@ -2,10 +2,11 @@
 
 Per pair (A, B), over every lineup where both sit (with 2 sides: their head-to-head match):
 
-- **points-per-round difference** A - B with a CI *paired over deals*: for each game slot the
-  difference of the two sides' points divided by the rounds played; the slots of one deal (its
-  seat rotations) are averaged first, so each deal is one independent sample and the luck of the
-  cards cancels inside it;
+- **points-per-round difference** A - B with a CI *paired over deals*: the difference of the two
+  sides' points summed over all games, divided by the rounds those games took. The games of one
+  deal (its seat rotations) form one independent sample, so the luck of the cards cancels inside
+  it: the CI is that of a ratio estimator over deals (``stats.ratio_ci``; with single rounds it
+  is the plain CI of the per-deal mean difference);
 - **win rate** of A against B: the share of games (in ``--rounds`` mode each round is a game) in
   which A's side scored more than B's, a tie or a game cut by ``max_rounds`` counting half, with
   Wilson's interval over games;
@@ -17,7 +18,7 @@ of its positions.
 
 **Ratings**: an OpenSkill Plackett-Luce model (``openskill``) is updated with one match per
 (deal, lineup), in deal-major order, ranking the lineup's agents by their points per round on that
-deal (averaged over its rotations; equal points tie). Each agent's rating is ``mu`` with
+deal (over all its rotations; equal points tie). Each agent's rating is ``mu`` with
 uncertainty ``sigma``; the interval is ``mu +- z * sigma``. The model has no skill drift (``tau = 0``):
 an agent does not change during a tournament, so every deal is evidence about the same skill.
 """
@@ -30,7 +31,7 @@ import numpy as np
 
 from .play import CATEGORIES, Block
 from .runner import TournamentRun
-from .stats import group_means, mean_ci, wilson_interval, z_value
+from .stats import group_sums, ratio_ci, wilson_interval, z_value
 
 SHARE_CATEGORIES = ("cards", "oros", "velo", "sevens")
 RATING_MODEL = {"library": "openskill", "model": "PlackettLuce", "mu": 25.0, "sigma": 25.0 / 3,
@@ -58,7 +59,7 @@ def pair_stats(run: TournamentRun) -> list[dict]:
     out = []
     for a in range(len(ent)):
         for b in range(a + 1, len(ent)):
-            diffs, n_lineups = [], 0
+            diffs, deal_rounds, n_lineups = [], [], 0
             wins = draws = games = rounds = truncated = 0
             pts = np.zeros(2)
             cats = np.zeros((2, len(CATEGORIES)))
@@ -70,7 +71,8 @@ def pair_stats(run: TournamentRun) -> list[dict]:
                 n_lineups += 1
                 xa, xb = _position_mean(d["points"], pa), _position_mean(d["points"], pb)
                 r = d["rounds"]
-                diffs.append(group_means((xa - xb) / r, d["deal"]))
+                diffs.append(group_sums(xa - xb, d["deal"]))
+                deal_rounds.append(group_sums(r, d["deal"]))
                 cut = d["truncated"]  # a game cut by max_rounds is a draw
                 wins += int(((xa > xb) & ~cut).sum())
                 draws += int(((xa == xb) | cut).sum())
@@ -83,7 +85,7 @@ def pair_stats(run: TournamentRun) -> list[dict]:
             if not n_lineups:
                 continue
             sample = np.concatenate(diffs)
-            m, lo, hi = mean_ci(sample, conf)
+            m, lo, hi = ratio_ci(sample, np.concatenate(deal_rounds), conf)
             rate = (wins + 0.5 * draws) / games
             wlo, whi = wilson_interval(wins + 0.5 * draws, games, conf)
             ci = {c: i for i, c in enumerate(CATEGORIES)}
@@ -148,7 +150,8 @@ def fit_ratings(run: TournamentRun) -> list[dict]:
         cols = []
         for a in agents:
             pa = [k for k, e in enumerate(lineup) if e == a]
-            cols.append(group_means(_position_mean(d["points"], pa) / d["rounds"], d["deal"]))
+            pts = group_sums(_position_mean(d["points"], pa), d["deal"])
+            cols.append(pts / group_sums(d["rounds"], d["deal"]))
         per_lineup.append((agents, np.stack(cols, axis=1)))
     n_deals = max(x.shape[0] for _, x in per_lineup)
     for deal in range(n_deals):

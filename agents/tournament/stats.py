@@ -53,6 +53,36 @@ def wilson_interval(successes: float, n: int, confidence: float = 0.95) -> tuple
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def ratio_ci(num, den, confidence: float = 0.95) -> tuple[float, float, float]:
+    """Return (ratio, lower, upper): ``sum(num) / sum(den)`` and its CI over the paired samples.
+
+    Each sample ``i`` is one independent unit (a deal) contributing ``num[i]`` (say, a points
+    difference summed over its games) and ``den[i] > 0`` (the rounds those games took). The
+    interval is the usual delta-method (linearised) one of a ratio estimator: the standard error is
+    ``sd(num - ratio * den) / (sqrt(n) * mean(den))``. With a constant ``den`` it is exactly
+    ``mean_ci(num / den)``.
+    """
+    num = np.asarray(num, np.float64).ravel()
+    den = np.asarray(den, np.float64).ravel()
+    if num.shape != den.shape:
+        raise ValueError(f"num and den must have the same length, got {num.size} and {den.size}")
+    if num.size == 0 or den.sum() <= 0:
+        return math.nan, math.nan, math.nan
+    r = float(num.sum() / den.sum())
+    if num.size < 2:
+        return r, math.nan, math.nan
+    resid = num - r * den
+    half = z_value(confidence) * float(resid.std(ddof=1)) / (math.sqrt(num.size) * float(den.mean()))
+    return r, r - half, r + half
+
+
+def group_sums(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Return the sum of ``values`` within each group id, in ascending group order."""
+    values = np.asarray(values, np.float64)
+    _, inv = np.unique(np.asarray(groups), return_inverse=True)
+    return np.bincount(inv, weights=values)
+
+
 def group_means(values: np.ndarray, groups: np.ndarray) -> np.ndarray:
     """Return the mean of ``values`` within each group id, in ascending group order."""
     values = np.asarray(values, np.float64)
