@@ -9,7 +9,8 @@ Per pair (A, B), over every lineup where both sit (with 2 sides: their head-to-h
   is the plain CI of the per-deal mean difference);
 - **win rate** of A against B: the share of games (in ``--rounds`` mode each round is a game) in
   which A's side scored more than B's, a tie or a game cut by ``max_rounds`` counting half, with
-  Wilson's interval over games;
+  Wilson's interval over games (it treats the games as independent, although the rotations of a
+  deal are not; the paired points difference above is the statistic that accounts for that);
 - **escobas per round** of each, and A's **share** of the points of each category (cards, oros,
   velo, sevens) won by A or B.
 
