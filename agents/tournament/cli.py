@@ -119,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     size.add_argument("--seed", type=_non_negative, default=0, help="seed of the deals and the agents")
     size.add_argument("--confidence", type=_confidence, default=0.95, help="level of the intervals")
     run = p.add_argument_group("running")
-    run.add_argument("--workers", type=_positive, default=1, metavar="N", help="processes (or Ray CPUs)")
+    run.add_argument("--workers", type=_positive, default=1, metavar="N",
+                     help="processes (or Ray CPUs); the numbers do not depend on it")
     run.add_argument("--backend", choices=("local", "ray"), default="local",
                      help="local processes, or Ray (pip install -e '.[ray]')")
     run.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join (default: start a local one)")
