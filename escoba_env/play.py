@@ -438,7 +438,7 @@ class TerminalGame:
         self.say()
         winner = int(eng.winner[0])
         if bool(eng.truncated[0]):
-            self.say(st.bold(f"Game over: cut after {int(eng.round_index[0])} rounds, no winner."))
+            self.say(st.bold(f"Game over: cut after {_plural(int(eng.round_index[0]), 'round')}, no winner."))
         elif winner < 0:
             self.say(st.bold("Game over: no winner."))
         elif winner == self.rules.side_of(self.human):
@@ -564,6 +564,10 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
         labels[s] = f"partner {label}" if partner else f"{label} #{s}"
     if note:
         print(f"Note: {note}.", file=out)
+    for s, bot in bots.items():
+        if getattr(bot, "needs_state", False):
+            print(f"Note: {labels[s]} cheats: it sees every hand and the stock (a reference, not a fair "
+                  "opponent).", file=out)
     game = TerminalGame(rules, bots, args.seat, labels, Style(colour, args.spanish), inp, out, seed,
                         max_rounds=args.max_rounds, delay=max(0.0, args.delay))
     try:

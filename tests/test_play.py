@@ -274,3 +274,10 @@ def test_importing_escoba_env_play_does_not_import_agents():
     code = "import sys, escoba_env, escoba_env.play; print('agents' in sys.modules)"
     res = subprocess.run([sys.executable, "-c", code], text=True, capture_output=True, timeout=60)
     assert res.stdout.strip() == "False", res.stderr
+
+
+def test_a_cheating_opponent_is_announced_and_plays():
+    rc, text, _ = run_game(["--opponent", "oracle:sims=8", "--seed", "2", "--max-rounds", "1"])
+    assert rc == 0
+    assert text.startswith("Note: oracle #1 cheats: it sees every hand and the stock")
+    assert "Game over: cut after 1 round, no winner." in text
