@@ -39,24 +39,48 @@ from escoba_env.engine import EscobaEngine, sample_actions, unpack_mask
 from escoba_env.worlds import observation_masks, take_games, worlds_from_observations
 
 from .base import Agent
-from .moves import CARD_VALUES, Moves, card_weights, enumerate_moves, lowest_card, mask_values, move_actions
+from .moves import CARD_VALUES, Moves, card_weights, enumerate_moves, lowest_card, move_actions
 
 ROLLOUT_WEIGHTS = {"escoba": 1.0, "velo": 0.6, "seven": 0.3, "oro": 0.1, "card": 0.05, "sweep": 1.0}
-"""Weights of the default rollout policy (greedy values; ``sweep``: penalty for a sweepable discard)."""
+"""Weights of the default rollout policy: greedy capture values, and ``sweep``, the penalty per unit
+of probability that the next player can sweep the table a move leaves."""
+THREATS = ("count", "peek", "none")
 
 _NEG = -1e9
-# Priority of each card when naming table cards in a rollout capture choice (most valuable first).
-_TAKE_PRIORITY = card_weights(np.uint64(1) << np.arange(NUM_CARDS, dtype=np.uint64), 0.6, 0.3, 0.1, 0.05) \
-    + CARD_VALUES * 1e-3
+_U1 = np.uint64(1)
+_NIB = np.uint64(0xF)
+_CARD_IDS = np.arange(NUM_CARDS)
+_BITS = _U1 << _CARD_IDS.astype(np.uint64)
+# Capture-value sum of each 16-bit chunk of a card mask (chunks at bits 0, 16, 32).
+_CHUNK_SUM = [np.array([sum((16 * k + i) // 4 + 1 for i in range(16) if m >> i & 1 and 16 * k + i < NUM_CARDS)
+                        for m in range(1 << 16)], np.int64) for k in range(3)]
+_M16 = np.uint64(0xFFFF)
+
+
+def table_sums(masks: np.ndarray) -> np.ndarray:
+    """Return the capture-value sum of each uint64 card mask (three table look-ups)."""
+    return (_CHUNK_SUM[0][masks & _M16] + _CHUNK_SUM[1][(masks >> np.uint64(16)) & _M16]
+            + _CHUNK_SUM[2][(masks >> np.uint64(32)) & _M16])
+
+
+def _take_priority(w: dict[str, float]) -> np.ndarray:
+    """Return the priority of each card when naming table cards (most valuable, then highest)."""
+    return card_weights(_BITS, w["velo"], w["seven"], w["oro"], w["card"]) + CARD_VALUES * 1e-3
 
 
 def rollout_actions(engine: EscobaEngine, rng: np.random.Generator, epsilon: float = 0.0,
                     policy: str = "greedy", weights: dict[str, float] | None = None,
-                    threat: str = "peek") -> np.ndarray:
+                    threat: str = "count") -> np.ndarray:
     """Return one default-policy action (int64) per game of ``engine`` (any value for finished games).
 
-    ``policy="greedy"``: the vectorised greedy of the module docstring, with probability
-    ``epsilon`` replaced by a uniformly random legal action; ``policy="random"``: uniform.
+    ``policy="greedy"``: for each card in hand, the value of its capture (``10`` + escoba + the
+    weighted cards taken; with several options, the forced cards plus half the optional ones) or,
+    for a discard, minus the card's weight; minus ``sweep`` times the probability that the next
+    seat can sweep the table the move leaves. ``threat`` sets that probability: ``"count"`` from
+    the cards the actor cannot see (hypergeometric, like the expert), ``"peek"`` from the next
+    seat's actual hand in the engine (exact), ``"none"``: 1 for any sweepable total. In a capture
+    choice it names the most valuable legal table card. With probability ``epsilon`` a uniformly
+    random legal action is played instead. ``policy="random"``: uniform over legal actions.
     """
     n = engine.num_games
     legal = engine.legal
@@ -64,64 +88,80 @@ def rollout_actions(engine: EscobaEngine, rng: np.random.Generator, epsilon: flo
         return sample_actions(legal, rng.random(n))
     w = ROLLOUT_WEIGHTS if weights is None else weights
     rows = engine._rows
-    hand = engine.hands[rows, engine.to_act]
+    seat = engine.to_act
+    hand = engine.hands[rows, seat]
     table = engine.table
-    t_sum = mask_values(table)
+    t_sum = table_sums(table)
+    # The (up to three) cards of each hand, then only the (game, card) pairs that exist.
     cards = np.empty((n, 3), np.int64)
     h = hand.copy()
     for j in range(3):
         cards[:, j] = lowest_card(h)
-        h &= ~np.where(cards[:, j] >= 0, np.uint64(1) << np.maximum(cards[:, j], 0).astype(np.uint64),
-                       np.uint64(0))
-    v = np.where(cards >= 0, CARD_VALUES[np.maximum(cards, 0)], 99)
-    count, union, inter = option_summary(np.repeat(table, 3), (FIFTEEN - v).ravel())
-    count, union, inter = count.reshape(n, 3), union.reshape(n, 3), inter.reshape(n, 3)
-    own = np.where(cards >= 0, np.uint64(1) << np.maximum(cards, 0).astype(np.uint64), np.uint64(0))
+        h &= h - _U1
+    r, j = np.nonzero(cards >= 0)
+    c = cards[r, j]
+    v = c // 4 + 1
+    count, union, inter = option_summary(table[r], FIFTEEN - v)
+    card_w = _card_weight_table(w)
 
     def weigh(m):
         return card_weights(m, w["velo"], w["seven"], w["oro"], w["card"])
 
     capture = count > 0
-    escoba = capture & (t_sum[:, None] + v == FIFTEEN)
-    cap_score = 10.0 + w["escoba"] * escoba + weigh(inter) + 0.5 * weigh(union & ~inter) + weigh(own)
-    left = np.where(capture, table[:, None] & ~union, table[:, None] | own)
-    need = FIFTEEN - mask_values(left)
-    sweepable = (left != 0) & (need >= 1) & (need <= 10)
-    nxt = engine.to_act + 1
-    nxt[nxt == engine.num_players] = 0
-    opp = engine.hands[rows, nxt]
-    shift = (4 * np.clip(need - 1, 0, 9)).astype(np.uint64)
+    ts = t_sum[r]
+    escoba = capture & (ts + v == FIFTEEN)
+    # Any option of a capture takes 15 - v of value, so the total left is known without the option.
+    left_sum = np.where(capture, ts - (FIFTEEN - v), ts + v)
+    need = FIFTEEN - left_sum
+    sweepable = (need >= 1) & (need <= 10)  # an escoba leaves 0, which needs 15: not sweepable
+    if threat != "none":
+        nxt = seat + 1
+        nxt[nxt == engine.num_players] = 0
+        opp = engine.hands[rows, nxt][r]
+        shift = (4 * np.clip(need - 1, 0, 9)).astype(np.uint64)
     if threat == "peek":
-        # Rollouts play inside a sampled world: the next seat's hand there is known, so a table it
-        # would sweep is avoided exactly.
-        p_sweep = sweepable & ((opp[:, None] >> shift) & np.uint64(0xF) != 0)
+        # Inside a world the next seat's hand is known: a table it would sweep is avoided exactly.
+        p_sweep = sweepable & ((opp >> shift) & _NIB != 0)
     elif threat == "count":
         # What the actor can count: cards in no pile, not on the table and not in its own hand.
-        unseen = np.uint64(FULL_DECK) & ~(np.bitwise_or.reduce(engine.piles, axis=1) | table | hand)
-        u = np.bitwise_count(unseen).astype(np.int64)[:, None]
-        n_need = np.bitwise_count((unseen[:, None] >> shift) & np.uint64(0xF)).astype(np.int64)
+        unseen = (np.uint64(FULL_DECK) & ~(np.bitwise_or.reduce(engine.piles, axis=1) | table | hand))[r]
+        u = np.bitwise_count(unseen).astype(np.int64)
+        n_need = np.bitwise_count((unseen >> shift) & _NIB).astype(np.int64)
         h_opp = np.bitwise_count(opp).astype(np.int64)
-        h_opp = np.where(h_opp > 0, h_opp, np.where(engine.stock_pos < NUM_CARDS, 3, 0))[:, None]
-        miss = np.ones(need.shape)
+        h_opp = np.where(h_opp > 0, h_opp, np.where(engine.stock_pos[r] < NUM_CARDS, 3, 0))
+        miss = np.ones(len(r))
         for i in range(3):
             miss = np.where(i < h_opp, miss * np.clip(u - n_need - i, 0, None) / np.maximum(u - i, 1), miss)
         p_sweep = sweepable * (1.0 - miss)
-    else:
+    elif threat == "none":
         p_sweep = sweepable * 1.0
-    penalty = w["sweep"] * p_sweep
-    disc_score = -weigh(own) - penalty
-    cap_score = cap_score - penalty
-    score = np.where(cards < 0, _NEG, np.where(capture, cap_score, disc_score))
-    best = np.take_along_axis(cards, score.argmax(axis=1)[:, None], axis=1)[:, 0]
-    actions = best
+    else:
+        raise ValueError(f"threat must be one of {THREATS}, got {threat!r}")
+    gain = 10.0 + w["escoba"] * escoba + weigh(inter) + 0.5 * weigh(union & ~inter) + card_w[c]
+    score_flat = np.where(capture, gain, -card_w[c]) - w["sweep"] * p_sweep
+    score = np.full((n, 3), _NEG)
+    score[r, j] = score_flat
+    actions = np.take_along_axis(cards, score.argmax(axis=1)[:, None], axis=1)[:, 0]
     pend = np.nonzero(engine.pending >= 0)[0]
     if pend.size:
         bits = unpack_mask(legal[pend]).astype(np.float64)
-        actions[pend] = np.argmax(bits * (_TAKE_PRIORITY + 1.0), axis=1)
+        actions[pend] = np.argmax(bits * (_take_priority(w) + 1.0), axis=1)
     if epsilon > 0:
         explore = rng.random(n) < epsilon
         actions = np.where(explore, sample_actions(legal, rng.random(n)), actions)
     return actions
+
+
+_CARD_WEIGHT_CACHE: dict[tuple, np.ndarray] = {}
+
+
+def _card_weight_table(w: dict[str, float]) -> np.ndarray:
+    """Return the weight of each single card (velo, seven, oro, card) under weights ``w`` (cached)."""
+    key = (w["velo"], w["seven"], w["oro"], w["card"])
+    t = _CARD_WEIGHT_CACHE.get(key)
+    if t is None:
+        t = _CARD_WEIGHT_CACHE[key] = card_weights(_BITS, *key)
+    return t
 
 
 def _ahead_table(max_r: int = NUM_CARDS) -> np.ndarray:
@@ -165,7 +205,7 @@ def expected_points(engine: EscobaEngine, games: np.ndarray) -> np.ndarray:
 
 def rollout_values(engine: EscobaEngine, card: np.ndarray, option: np.ndarray, me: np.ndarray,
                    rng: np.random.Generator, epsilon: float = 0.0, policy: str = "greedy",
-                   threat: str = "peek", horizon: int | None = None) -> np.ndarray:
+                   threat: str = "count", horizon: int | None = None) -> np.ndarray:
     """Return, per game, the round's point difference for seat ``me`` after it plays the move
     (``card``, ``option``) and the default policy plays every seat to the end of the round.
 
@@ -210,10 +250,15 @@ class SearchAgent(Agent):
     DEFAULT_SIMS = 400
 
     def __init__(self, rules=None, seed=None, sims: int = DEFAULT_SIMS, epsilon: float = 0.0,
-                 rollout: str = "greedy", max_rows: int = 200_000, threat: str = "peek",
+                 rollout: str = "greedy", max_rows: int = 200_000, threat: str = "count",
                  horizon: int | None = None):
+        if threat not in THREATS:
+            raise ValueError(f"threat must be one of {', '.join(THREATS)}, got {threat!r}")
+        if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer))
+                                    or horizon < 1):
+            raise ValueError(f"horizon must be None (end of round) or a positive int, got {horizon!r}")
         self.threat = threat
-        self.horizon = horizon
+        self.horizon = None if horizon is None else int(horizon)
         if isinstance(sims, bool) or not isinstance(sims, (int, np.integer)) or sims < 1:
             raise ValueError(f"sims must be a positive int, got {sims!r}")
         if not 0.0 <= float(epsilon) <= 1.0:
@@ -289,7 +334,7 @@ class OracleAgent(SearchAgent):
     needs_state = True
 
     def __init__(self, rules=None, seed=None, sims: int = SearchAgent.DEFAULT_SIMS, epsilon: float = 0.0,
-                 rollout: str = "greedy", max_rows: int = 200_000, threat: str = "peek",
+                 rollout: str = "greedy", max_rows: int = 200_000, threat: str = "count",
                  horizon: int | None = None):
         super().__init__(rules, seed, sims, epsilon, rollout, max_rows, threat, horizon)
         self.name = f"oracle(cheating):sims={self.sims}"

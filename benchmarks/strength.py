@@ -1,0 +1,79 @@
+"""Strength ladder of the baseline agents, measured with duplicate deals (agents.evaluation).
+
+Each pair plays ``--deals`` deals of a single 2-player round, every deal twice with the seats
+swapped (so ``2 * deals`` rounds per pair), and reports points per round of each agent, the mean
+difference and its 95% confidence interval paired over deals. A rung is "clear" when the CI's lower
+bound is above 0.
+
+    python benchmarks/strength.py                      # the full ladder, 1000 deals = 2000 rounds a pair
+    python benchmarks/strength.py --deals 100 --only greedy-random expert-greedy
+    python benchmarks/strength.py --json results.json  # also write the figures
+
+Pairs (``--only`` takes their keys): greedy-random, expert-greedy, search-expert (default budget),
+budget-N (search:sims=N vs expert, for every N of ``--budgets``), oracle-search (the cheating
+oracle against the search, both at the default budget).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from agents.evaluation import play_duplicate
+from agents.registry import make_agent
+from agents.search import SearchAgent
+from escoba_env import Rules
+
+
+def ladder(budgets: list[int]) -> list[tuple[str, str, str]]:
+    """Return the (key, spec A, spec B) pairs of the ladder."""
+    default = f"search:sims={SearchAgent.DEFAULT_SIMS}"
+    pairs = [("greedy-random", "greedy", "random"), ("expert-greedy", "expert", "greedy"),
+             ("search-expert", default, "expert")]
+    pairs += [(f"budget-{n}", f"search:sims={n}", "expert") for n in budgets
+              if n != SearchAgent.DEFAULT_SIMS]
+    pairs.append(("oracle-search", f"oracle:sims={SearchAgent.DEFAULT_SIMS}", default))
+    return pairs
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ladder and print one line per pair; return the exit status."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--deals", type=int, default=1000, help="deals per pair (rounds = 2 x deals)")
+    ap.add_argument("--seed", type=int, default=2024, help="deal seed (same deals for every pair)")
+    ap.add_argument("--budgets", type=int, nargs="*", default=[50, 200, 1600],
+                    help="search budgets (sims) measured against the expert, besides the default")
+    ap.add_argument("--only", nargs="*", default=None, help="keys of the pairs to run")
+    ap.add_argument("--batch-deals", type=int, default=250, help="deals per engine batch (memory)")
+    ap.add_argument("--json", default=None, help="write the results to this JSON file")
+    args = ap.parse_args(argv)
+    rules = Rules()
+    results = []
+    print(f"duplicate deals, 2 players, single rounds; {args.deals} deals = {2 * args.deals} rounds per "
+          f"pair; seed {args.seed}")
+    print(f"{'pair':<40} {'A pts':>6} {'B pts':>6} {'A - B':>7} {'95% CI':>17}  clear  time")
+    for key, a, b in ladder(args.budgets):
+        if args.only is not None and key not in args.only:
+            continue
+        t0 = time.perf_counter()
+        cpu0 = time.process_time()
+        res = play_duplicate([make_agent(a, rules, seed=1), make_agent(b, rules, seed=2)], rules,
+                             deals=args.deals, seed=args.seed, batch_deals=args.batch_deals)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        m, lo, hi = res.diff
+        pa, pb = res.points.mean(axis=0)
+        print(f"{a + ' vs ' + b:<40} {pa:6.3f} {pb:6.3f} {m:+7.3f} [{lo:+.3f}, {hi:+.3f}]  "
+              f"{'yes' if lo > 0 else 'NO':>5}  {wall:.0f}s wall, {cpu:.0f}s cpu", flush=True)
+        results.append({"key": key, "a": a, "b": b, "deals": args.deals, "rounds": res.rounds,
+                        "seed": args.seed, "points_a": pa, "points_b": pb, "diff": m, "ci_low": lo,
+                        "ci_high": hi, "wall_s": wall, "cpu_s": cpu})
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rules": rules.to_dict(), "results": results}, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
