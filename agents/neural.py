@@ -43,8 +43,9 @@ import torch
 from torch import nn
 
 import escoba_env
+from escoba_env.capture import option_summary
 from escoba_env.cards import NUM_CARDS
-from escoba_env.observation import OBS_SIZE
+from escoba_env.observation import OBS_SIZE, PLANE, SCALARS
 from escoba_env.rules import Rules
 
 from .base import Agent
@@ -54,15 +55,101 @@ FORMAT_VERSION = 1
 _REQUIRED = ("format", "format_version", "env_version", "obs_size", "num_actions", "rules", "net", "model")
 _MASKED = -1e9  # finite, so that masked entries give p = 0 and p * log p = 0 (no NaN)
 
+_VALUES = np.arange(NUM_CARDS) // 4 + 1
+_WEIGHT = (0.05 + 0.1 * (np.arange(NUM_CARDS) % 4 == 0) + 0.3 * (_VALUES == 7)
+           + 0.6 * (np.arange(NUM_CARDS) == 24)).astype(np.float32)
+_OROS = np.uint64(sum(1 << c for c in range(0, NUM_CARDS, 4)))
+_SEVENS = np.uint64(0xF << 24)
+_VELO = np.uint64(1 << 24)
+MOVE_FEATURES = ("play", "capture", "escoba", "take_certain", "take_possible", "threat", "discard_cost",
+                 "name", "name_value", "card_weight", "card_value", "cards_taken")
+"""Per-action features of the ``moves`` head (``move_features``), in this order."""
+
+
+def _mask_weight(masks: np.ndarray) -> np.ndarray:
+    """Return the summed card weights (``_WEIGHT``) of uint64 card masks, as float32."""
+    def n(m):
+        return np.bitwise_count(m).astype(np.float32)
+    return 0.05 * n(masks) + 0.1 * n(masks & _OROS) + 0.3 * n(masks & _SEVENS) + 0.6 * n(masks & _VELO)
+
+
+def move_features(obs: np.ndarray) -> np.ndarray:
+    """Return float32 (K, 40, len(MOVE_FEATURES)) features of each action, read from observations only.
+
+    For a hand card in the play phase: whether it captures, can sweep (escoba), the weighted value
+    of the cards it surely / possibly takes (greedy weights: velo .6, seven .3, oro .1, card .05),
+    how many it surely takes, the share of the unseen cards that could sweep the table it leaves,
+    and the weight it gives away when discarded. For a table card in the capture choice: its
+    weight. For every card: its own weight and value / 10. Zero for cards that are not legal
+    candidates (not in hand, or not on the table during a choice).
+    """
+    obs = np.asarray(obs, np.float32)
+    k = obs.shape[0]
+    f = np.zeros((k, NUM_CARDS, len(MOVE_FEATURES)), np.float32)
+    if k == 0:
+        return f
+    hand = obs[:, PLANE["hand"] * 40:(PLANE["hand"] + 1) * 40]
+    table = obs[:, PLANE["table"] * 40:(PLANE["table"] + 1) * 40]
+    unseen = obs[:, PLANE["unseen"] * 40:(PLANE["unseen"] + 1) * 40]
+    choose = obs[:, SCALARS["capture_phase"]] > 0.5
+    play = hand * ~choose[:, None]
+    by_value = table.reshape(k, 10, 4).sum(axis=2)  # no BLAS: tiny matmuls spin threads on busy CPUs
+    t_sum = (by_value * np.arange(1, 11, dtype=np.float32)).sum(axis=1)
+    bits = np.ascontiguousarray((table > 0.5).astype(np.uint8))
+    padded = np.zeros((k, 64), np.uint8)
+    padded[:, :NUM_CARDS] = bits
+    t_mask = np.packbits(padded, axis=1, bitorder="little").view("<u8")[:, 0].astype(np.uint64)
+    # capture options depend on the played card's value only: one summary per (row, value)
+    count, union, inter = option_summary(np.repeat(t_mask, 10), np.tile(15 - np.arange(1, 11), k))
+    cap_v = (count > 0).reshape(k, 10).astype(np.float32)
+    certain_v = _mask_weight(inter).reshape(k, 10)
+    possible_v = _mask_weight(union).reshape(k, 10)
+    ntaken_v = np.bitwise_count(inter).reshape(k, 10).astype(np.float32)
+    values = np.arange(1, 11, dtype=np.float32)
+    escoba_v = cap_v * (t_sum[:, None] + values[None, :] == 15)
+    # table sum left: after a capture of value 15 - v it is t_sum - (15 - v), after a discard t_sum + v
+    left = np.where(cap_v > 0, t_sum[:, None] - (15 - values[None, :]), t_sum[:, None] + values[None, :])
+    need = 15 - left  # the card value that sweeps what is left
+    unseen_by_value = unseen.reshape(k, 10, 4).sum(axis=2)
+    n_unseen = np.maximum(unseen.sum(axis=1, keepdims=True), 1.0)
+    idx = np.clip(need, 1, 10).astype(np.int64) - 1
+    threat_v = np.where((need >= 1) & (need <= 10) & (left > 0),
+                        np.take_along_axis(unseen_by_value, idx, axis=1) / n_unseen, 0.0)
+    vi = _VALUES - 1  # value index of each card id
+    f[:, :, 0] = play
+    f[:, :, 1] = play * cap_v[:, vi]
+    f[:, :, 2] = play * escoba_v[:, vi]
+    f[:, :, 3] = play * cap_v[:, vi] * (certain_v[:, vi] + _WEIGHT[None, :])
+    f[:, :, 4] = play * cap_v[:, vi] * (possible_v[:, vi] + _WEIGHT[None, :])
+    f[:, :, 5] = play * threat_v[:, vi]
+    f[:, :, 6] = play * (1 - cap_v[:, vi]) * _WEIGHT[None, :]
+    name = table * choose[:, None]
+    f[:, :, 7] = name
+    f[:, :, 8] = name * _WEIGHT[None, :]
+    cand = np.maximum(play, name)
+    f[:, :, 9] = cand * _WEIGHT[None, :]
+    f[:, :, 10] = cand * (_VALUES / 10.0)[None, :]
+    f[:, :, 11] = play * cap_v[:, vi] * (ntaken_v[:, vi] + 1) / 5.0
+    return f
+
 
 class PolicyValueNet(nn.Module):
-    """MLP torso with a masked 40-way policy head and a scalar value head."""
+    """MLP torso with a masked 40-way policy head and a scalar value head.
+
+    ``head="mlp"``: the logits are a linear map of the torso output. ``head="moves"``: an
+    action-conditioned term is added to each action's logit, computed from that action's own
+    features (``move_features``) with weights shared by all 40 actions:
+    ``w . f_a + (E f_a) . q(z)``, so what is learnt about one card carries over to the others.
+    """
 
     def __init__(self, hidden: Sequence[int] = (256, 256), obs_size: int = OBS_SIZE,
-                 num_actions: int = NUM_CARDS):
+                 num_actions: int = NUM_CARDS, head: str = "mlp", move_dim: int = 16):
         super().__init__()
+        if head not in ("mlp", "moves"):
+            raise ValueError(f"head must be 'mlp' or 'moves', got {head!r}")
         self.hidden = [int(h) for h in hidden]
         self.obs_size, self.num_actions = int(obs_size), int(num_actions)
+        self.head, self.move_dim = head, int(move_dim)
         layers: list[nn.Module] = []
         width = self.obs_size
         for h in self.hidden:
@@ -79,22 +166,59 @@ class PolicyValueNet(nn.Module):
         nn.init.zeros_(self.policy.bias)
         nn.init.orthogonal_(self.value.weight, 1.0)
         nn.init.zeros_(self.value.bias)
+        if head == "moves":
+            k = len(MOVE_FEATURES)
+            self.move_linear = nn.Linear(k, 1, bias=False)
+            self.move_embed = nn.Linear(k, self.move_dim, bias=False)
+            self.move_query = nn.Linear(width, self.move_dim)
+            nn.init.zeros_(self.move_linear.weight)
+            nn.init.orthogonal_(self.move_query.weight, 0.01)
+            nn.init.zeros_(self.move_query.bias)
 
-    def forward(self, obs: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Return (masked logits (B, 40), values (B,)); illegal actions get logit -1e9."""
+    @property
+    def uses_features(self) -> bool:
+        """Return True if ``forward`` needs the ``move_features`` of the observations."""
+        return self.head == "moves"
+
+    def forward(self, obs: torch.Tensor, mask: torch.Tensor, feats: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return (masked logits (B, 40), values (B,)); illegal actions get logit -1e9.
+
+        ``feats`` (B, 40, len(MOVE_FEATURES)) is required with ``head="moves"``.
+        """
         z = self.torso(obs)
-        logits = self.policy(z).masked_fill(mask == 0, _MASKED)
-        return logits, self.value(z).squeeze(-1)
+        logits = self.policy(z)
+        if self.head == "moves":
+            if feats is None:
+                raise ValueError("this network has an action-conditioned head: pass move_features(obs)")
+            q = self.move_query(z)
+            moves = self.move_linear(feats).squeeze(-1) + (self.move_embed(feats) * q[:, None, :]).sum(-1)
+            logits = logits + moves
+        return logits.masked_fill(mask == 0, _MASKED), self.value(z).squeeze(-1)
+
+    def values(self, obs: torch.Tensor) -> torch.Tensor:
+        """Return the value head's output (B,) alone (no mask or features needed)."""
+        return self.value(self.torso(obs)).squeeze(-1)
+
+    def features(self, obs: np.ndarray) -> np.ndarray | None:
+        """Return the ``move_features`` this network needs for ``obs`` (None for the plain head)."""
+        return move_features(obs) if self.uses_features else None
 
     def net_config(self) -> dict[str, Any]:
         """Return the shape description stored in checkpoints (enough to rebuild the module)."""
-        return {"hidden": list(self.hidden)}
+        return {"hidden": list(self.hidden), "head": self.head, "move_dim": self.move_dim,
+                "move_features": list(MOVE_FEATURES) if self.uses_features else []}
 
     @classmethod
     def from_config(cls, net: dict[str, Any], obs_size: int = OBS_SIZE,
                     num_actions: int = NUM_CARDS) -> PolicyValueNet:
         """Return a freshly initialised network of the shape ``net`` describes."""
-        return cls(hidden=net["hidden"], obs_size=obs_size, num_actions=num_actions)
+        head = net.get("head", "mlp")
+        if head == "moves" and list(net.get("move_features", MOVE_FEATURES)) != list(MOVE_FEATURES):
+            raise ValueError(f"the checkpoint's move features {net.get('move_features')} differ from this "
+                             f"code's {list(MOVE_FEATURES)}")
+        return cls(hidden=net["hidden"], obs_size=obs_size, num_actions=num_actions, head=head,
+                   move_dim=net.get("move_dim", 16))
 
 
 def sample_masked(logits: torch.Tensor, uniforms: torch.Tensor) -> torch.Tensor:
@@ -123,10 +247,17 @@ class NeuralAgent(Agent):
     @torch.no_grad()
     def policy(self, observations: np.ndarray, action_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Return (probabilities (K, 40), values (K,)) of the network for a batch, as float32 arrays."""
-        obs = torch.as_tensor(np.asarray(observations, np.float32), device=self.device)
-        mask = torch.as_tensor(np.asarray(action_masks, np.int8), device=self.device)
-        logits, values = self.net(obs, mask)
+        logits, values = self._forward(observations, action_masks)
         return torch.softmax(logits, -1).cpu().numpy(), values.cpu().numpy()
+
+    def _forward(self, observations: np.ndarray, action_masks: np.ndarray
+                 ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return the network's (masked logits, values) for a batch of observations and masks."""
+        obs = np.asarray(observations, np.float32)
+        feats = self.net.features(obs)
+        return self.net(torch.as_tensor(obs, device=self.device),
+                        torch.as_tensor(np.asarray(action_masks, np.int8), device=self.device),
+                        None if feats is None else torch.as_tensor(feats, device=self.device))
 
     @torch.no_grad()
     def act_batch(self, observations, action_masks, state=None):
@@ -136,8 +267,7 @@ class NeuralAgent(Agent):
             return np.zeros(0, np.int64)
         if not (masks > 0).any(axis=1).all():
             raise ValueError("neural agent got a row with no legal action")
-        obs = torch.as_tensor(np.asarray(observations, np.float32), device=self.device)
-        logits, _ = self.net(obs, torch.as_tensor(masks, device=self.device))
+        logits, _ = self._forward(observations, masks)
         if self.deterministic:
             return torch.argmax(logits, -1).cpu().numpy().astype(np.int64)
         u = torch.as_tensor(self.rng.random(logits.shape, np.float32), device=self.device)

@@ -69,6 +69,7 @@ from .evaluation import play_duplicate
 from .expert import ExpertAgent
 from .greedy import GreedyAgent
 from .neural import (
+    MOVE_FEATURES,
     NeuralAgent,
     PolicyValueNet,
     build_net,
@@ -84,6 +85,32 @@ OPPONENTS = ("self", "snapshot", "greedy", "expert")
 HEURISTICS: dict[str, type[Agent]] = {"greedy": GreedyAgent, "expert": ExpertAgent}
 """Heuristic agents usable as league opponents and evaluation baselines."""
 _LEARNER, _GREEDY, _EXPERT, _SNAP0 = 0, 1, 2, 3  # controller codes; snapshot i is _SNAP0 + i
+SHAPING_WEIGHTS = {"card": 0.05, "oro": 0.1, "seven": 0.3, "velo": 0.6, "escoba": 1.0}
+"""Points-per-item estimates of the shaping potential (a velo counts as card, oro, seven and velo)."""
+_OROS = np.uint64(sum(1 << c for c in range(0, 40, 4)))
+_SEVENS = np.uint64(0xF << 24)
+_VELO = np.uint64(1 << 24)
+
+
+def potential(engine) -> np.ndarray:
+    """Return the shaping potential (N, P) of every seat: its side's pile value minus the others' mean.
+
+    A side's value is ``SHAPING_WEIGHTS`` applied to its capture pile this round plus its escobas.
+    """
+    piles, esc = engine.piles, engine.escobas.astype(np.float64)
+    if engine.rules.partnerships:
+        piles = np.stack([piles[:, 0] | piles[:, 2], piles[:, 1] | piles[:, 3]], axis=1)
+        esc = esc[:, [0, 1]] + esc[:, [2, 3]]
+    w = SHAPING_WEIGHTS
+
+    def count(m: np.ndarray) -> np.ndarray:
+        return np.bitwise_count(m).astype(np.float64)
+
+    val = (w["card"] * count(piles) + w["oro"] * count(piles & _OROS) + w["seven"] * count(piles & _SEVENS)
+           + w["velo"] * count(piles & _VELO) + w["escoba"] * esc)
+    s = val.shape[1]
+    rel = val - (val.sum(axis=1, keepdims=True) - val) / (s - 1)
+    return rel[:, engine.side_of_seat]
 
 
 @dataclass
@@ -117,8 +144,11 @@ class Config:
     rules: dict[str, Any] = field(default_factory=dict)
     """Rules options passed to the env (any field of ``escoba_env.Rules``; the CLI has one flag each)."""
     # --- network
-    hidden: tuple[int, ...] = (256, 256)
+    hidden: tuple[int, ...] = (128, 128)
     """Widths of the MLP's hidden layers."""
+    head: str = "moves"
+    """Policy head: ``mlp`` (linear logits) or ``moves`` (plus an action-conditioned term scoring each
+    legal action from its own features, see ``agents.neural.move_features``)."""
     # --- PPO
     num_steps: int = 32
     """Env steps per game slot in each rollout (a batch is num_envs * num_steps env steps)."""
@@ -150,6 +180,11 @@ class Config:
     """Stop an update's epochs early when the approximate KL exceeds this (None: never)."""
     reward_scale: float = 0.25
     """Factor applied to env rewards (round points are a few units; this keeps value targets near 1)."""
+    shaping: float = 1.0
+    """Scale of the potential-based reward shaping (0: none): each seat's potential is the weighted
+    value of its side's capture pile and escobas minus the other sides' (``SHAPING_WEIGHTS``); the
+    change of potential is added to the reward, so captures are credited when made. With gamma=1 the
+    shaping sums to zero over an episode and does not change the optimal policy."""
     # --- league
     opp_self: float = 0.5
     """Sampling weight of pure self-play games (the learner plays every seat)."""
@@ -390,7 +425,7 @@ class Trainer:
         self.gen = torch.Generator(device="cpu")
         self.gen.manual_seed(cfg.seed)
         torch.manual_seed(cfg.seed)
-        self.net = PolicyValueNet(cfg.hidden).to(self.device)
+        self.net = self._new_net()
         self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.learning_rate, eps=1e-5)
 
         n, p = cfg.num_envs, self.rules.num_players
@@ -425,6 +460,8 @@ class Trainer:
         self.buf_mask = torch.zeros((t, n, 40), dtype=torch.int8, device=dev)
         self.buf_act = torch.zeros((t, n), dtype=torch.int64, device=dev)
         self.buf_logp = torch.zeros((t, n), dtype=torch.float32, device=dev)
+        nf = len(MOVE_FEATURES) if self.net.uses_features else 0
+        self.buf_feat = torch.zeros((t, n, 40, nf), dtype=torch.float32, device=dev)
         self.values = np.zeros((t, n), np.float32)
         self.actor = np.zeros((t, n), np.int64)
         self.learner = np.zeros((t, n), bool)
@@ -432,6 +469,10 @@ class Trainer:
         self.dones = np.zeros((t, n), bool)
         self.logger: MetricsLogger | None = None
         self._finished: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def _new_net(self) -> PolicyValueNet:
+        """Return a freshly initialised network of the configured shape, on the device."""
+        return PolicyValueNet(self.cfg.hidden, head=self.cfg.head).to(self.device)
 
     # ------------------------------------------------------------------------------- league
 
@@ -477,15 +518,17 @@ class Trainer:
 
     @torch.no_grad()
     def _policy_step(self, net: PolicyValueNet, obs: np.ndarray, mask: np.ndarray
-                     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Return (obs tensor, actions, log-probs, values) sampled from ``net`` for a batch."""
+                     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Return (obs, features, actions, log-probs, values) sampled from ``net`` for a batch."""
         o = torch.from_numpy(obs).to(self.device, non_blocking=True)
         m = torch.from_numpy(mask).to(self.device, non_blocking=True)
-        logits, v = net(o, m)
+        f = net.features(obs)
+        f = None if f is None else torch.from_numpy(f).to(self.device, non_blocking=True)
+        logits, v = net(o, m, f)
         u = torch.rand(logits.shape, generator=self.gen).to(self.device, non_blocking=True)
         a = sample_masked(logits, u)
         logp = torch.log_softmax(logits, -1).gather(1, a[:, None]).squeeze(1)
-        return o, a, logp, v
+        return o, f, a, logp, v
 
     def _opponent_actions(self, code: int, rows: np.ndarray, actions: np.ndarray) -> None:
         """Fill ``actions[rows]`` with the moves of the opponent ``code``; return None."""
@@ -493,7 +536,7 @@ class Trainer:
         if code in self.heuristics:
             actions[rows] = self.heuristics[code].act_batch(obs, mask)
         else:
-            _, a, _, _ = self._policy_step(self.pool[code - _SNAP0], obs, mask)
+            _, _, a, _, _ = self._policy_step(self.pool[code - _SNAP0], obs, mask)
             actions[rows] = a.cpu().numpy()
 
     @torch.no_grad()
@@ -502,6 +545,8 @@ class Trainer:
         eng, n = self.env.engine, self.n
         rows = np.arange(n)
         trunc: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        shaping = self.cfg.shaping
+        phi = potential(eng) if shaping else None
         for t in range(self.cfg.num_steps):
             to_act = eng.to_act.copy()
             code = self.controller[rows, to_act]
@@ -510,8 +555,10 @@ class Trainer:
             self.learner[t] = is_l
             actions = np.zeros(n, np.int64)
             if is_l.all():
-                o, a, logp, v = self._policy_step(self.net, self._obs, self._mask)
+                o, f, a, logp, v = self._policy_step(self.net, self._obs, self._mask)
                 self.buf_obs[t].copy_(o)
+                if f is not None:
+                    self.buf_feat[t].copy_(f)
                 self.buf_mask[t].copy_(torch.from_numpy(self._mask))
                 self.buf_act[t].copy_(a)
                 self.buf_logp[t].copy_(logp)
@@ -521,9 +568,11 @@ class Trainer:
                 li = np.flatnonzero(is_l)
                 self.values[t] = 0.0
                 if len(li):
-                    o, a, logp, v = self._policy_step(self.net, self._obs[li], self._mask[li])
+                    o, f, a, logp, v = self._policy_step(self.net, self._obs[li], self._mask[li])
                     ti = torch.from_numpy(li).to(self.device)
                     self.buf_obs[t, ti] = o
+                    if f is not None:
+                        self.buf_feat[t, ti] = f
                     self.buf_mask[t, ti] = torch.from_numpy(self._mask[li]).to(self.device)
                     self.buf_act[t, ti] = a
                     self.buf_logp[t, ti] = logp
@@ -535,6 +584,12 @@ class Trainer:
             obs, rew, term, truncd, infos = self.env.step(actions)
             self.rewards[t] = rew * self.cfg.reward_scale
             done = infos["_final"]
+            if shaping:
+                # potential after the step: 0 for a game that ended (the engine already dealt the next)
+                phi_next = potential(eng)
+                self.rewards[t] += shaping * self.cfg.reward_scale * (
+                    np.where(done[:, None], 0.0, phi_next) - phi)
+                phi = phi_next
             self.dones[t] = done
             self.ep_ret += rew[rows, self.learner_seat]
             self.ep_len += 1
@@ -544,9 +599,7 @@ class Trainer:
                 if tr.any():
                     ti_ = idx[tr]
                     fo = infos["final_obs"][tr]  # (K, P, OBS)
-                    _, vals = self.net(torch.from_numpy(fo.reshape(-1, OBS_SIZE)).to(self.device),
-                                       torch.ones((fo.shape[0] * self.p, 40), dtype=torch.int8,
-                                                  device=self.device))
+                    vals = self.net.values(torch.from_numpy(fo.reshape(-1, OBS_SIZE)).to(self.device))
                     trunc[t] = (ti_, vals.cpu().numpy().reshape(-1, self.p))
                 self._finished.append((self.kind[idx].copy(), self.ep_ret[idx].copy(),
                                        self.ep_len[idx].copy()))
@@ -563,8 +616,7 @@ class Trainer:
         out = np.zeros((self.n, self.p), np.float32)
         if len(g):
             o = torch.from_numpy(encode(self.env.engine, s, g)).to(self.device)
-            _, v = self.net(o, torch.ones((len(g), 40), dtype=torch.int8, device=self.device))
-            out[g, s] = v.cpu().numpy()
+            out[g, s] = self.net.values(o).cpu().numpy()
         return out
 
     # -------------------------------------------------------------------------------- update
@@ -583,6 +635,7 @@ class Trainer:
             "index": torch.from_numpy(np.flatnonzero(self.learner.ravel())),
             "obs": self.buf_obs.view(-1, OBS_SIZE),
             "mask": self.buf_mask.view(-1, 40),
+            "feat": self.buf_feat.view(self.buf_feat.shape[0] * self.n, 40, -1),
             "actions": self.buf_act.view(-1),
             "logp": self.buf_logp.view(-1),
             "advantages": torch.from_numpy(adv.ravel()).to(dev),
@@ -594,19 +647,23 @@ class Trainer:
              ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """Return (PPO loss, its parts) of the current network on rows ``idx`` of batch ``b``."""
         c = self.cfg
-        logits, v = self.net(b["obs"][idx], b["mask"][idx])
+        def rows(key: str) -> torch.Tensor:
+            return b[key].index_select(0, idx)  # much faster than b[key][idx] on CPU
+
+        logits, v = self.net(rows("obs"), rows("mask"), rows("feat") if self.net.uses_features else None)
         logp_all = torch.log_softmax(logits, -1)
-        newlogp = logp_all.gather(1, b["actions"][idx][:, None]).squeeze(1)
-        entropy = -(logp_all.exp() * logp_all).sum(-1).mean()
-        logratio = newlogp - b["logp"][idx]
+        newlogp = logp_all.gather(1, rows("actions")[:, None]).squeeze(1)
+        # softmax, not logp.exp(): exp of the -1e9 masked entries takes a slow path on CPU
+        entropy = -(torch.softmax(logits, -1) * logp_all).sum(-1).mean()
+        logratio = newlogp - rows("logp")
         ratio = logratio.exp()
-        a = b["advantages"][idx]
+        a = rows("advantages")
         if c.norm_adv and len(idx) > 1:
             a = (a - a.mean()) / (a.std() + 1e-8)
         pg_loss = torch.max(-a * ratio, -a * ratio.clamp(1 - c.clip_coef, 1 + c.clip_coef)).mean()
-        r = b["returns"][idx]
+        r = rows("returns")
         if c.clip_vloss:
-            old = b["values"][idx]
+            old = rows("values")
             v_clip = old + (v - old).clamp(-c.clip_coef, c.clip_coef)
             v_loss = 0.5 * torch.max((v - r) ** 2, (v_clip - r) ** 2).mean()
         else:
@@ -713,7 +770,7 @@ class Trainer:
             raise ValueError("resume needs the same num_envs, rules and max_snapshots as the checkpoint")
         for i, sd in enumerate(lg["pool"]):
             if sd is not None:
-                net = PolicyValueNet(self.cfg.hidden).to(self.device)
+                net = self._new_net()
                 net.load_state_dict(sd)
                 net.eval()
                 for q in net.parameters():

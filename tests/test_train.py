@@ -200,7 +200,7 @@ def _observations(n: int = 256, seed: int = 5):
 def test_checkpoint_round_trip_acts_identically(trained, tmp_path):
     cfg, summary = trained
     ckpt = load_checkpoint(summary["checkpoint"])
-    net = PolicyValueNet((32,))
+    net = PolicyValueNet((32,), head="moves")
     net.load_state_dict(ckpt["model"])
     obs, mask = _observations()
     for det in (True, False):
@@ -290,3 +290,38 @@ def test_every_config_field_is_documented():
 
     docs = field_docs(Config)
     assert [f.name for f in dataclasses.fields(Config) if not docs.get(f.name)] == []
+
+
+def test_shaping_sums_to_minus_the_initial_potential_over_an_episode(tmp_path):
+    from agents.ppo import potential
+
+    kw = dict(num_envs=16, num_steps=60, opp_self=1.0, opp_snapshot=0.0, opp_greedy=0.0, opp_expert=0.0)
+    plain = Trainer(tiny(tmp_path, "plain", shaping=0.0, **kw))
+    shaped = Trainer(tiny(tmp_path, "shaped", shaping=1.0, **kw))
+    phi0 = potential(shaped.env.engine) * shaped.cfg.reward_scale
+    plain.rollout()
+    shaped.rollout()
+    np.testing.assert_array_equal(plain.actor, shaped.actor)  # same seed, same weights: same games
+    first = shaped.dones.argmax(axis=0)
+    assert shaped.dones.any(axis=0).all()
+    extra = shaped.rewards - plain.rewards
+    upto = np.arange(60)[:, None] <= first[None, :]
+    total = (extra * upto[:, :, None]).sum(axis=0)
+    np.testing.assert_allclose(total, -phi0, atol=1e-5)
+    assert np.abs(extra).max() > 0.05  # captures were credited during the round
+
+
+def test_registry_checkpoint_spec_builds_the_neural_agent(trained):
+    from agents.registry import make_agent
+
+    _, summary = trained
+    path = summary["checkpoint"]
+    agent = make_agent(f"checkpoint:{path}", rules=Rules(), seed=1)
+    assert isinstance(agent, NeuralAgent) and agent.deterministic
+    obs, mask = _observations(64)
+    np.testing.assert_array_equal(agent.act_batch(obs, mask),
+                                  NeuralAgent.from_checkpoint(path).act_batch(obs, mask))
+    sampled = make_agent(f"checkpoint:{path},deterministic=false", rules=Rules(), seed=1)
+    assert not sampled.deterministic
+    with pytest.raises(ValueError, match="num_players: trained 2, asked 3"):
+        make_agent(f"checkpoint:{path}", rules=Rules(num_players=3))
