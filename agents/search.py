@@ -14,12 +14,21 @@
    paired) and play the best move.
 
 So ``sims`` is the number of rollouts per decision (rounded up to a multiple of ``M``). A
-decision with one legal move is played without search.
+decision with one legal move is played without search. During a capture choice the search is run
+again over the options still open (the chosen move's card is already played).
 
-The default policy (``rollout_actions``) is a vectorised greedy on the engine state: capture the
-most valuable option (escoba first), else discard the least valuable card, avoiding a discard that
-leaves a table total a single card can sweep; with probability ``epsilon`` it plays a uniformly
-random legal action instead. ``rollout="random"`` uses uniform random rollouts.
+The default policy (``rollout_actions``) is a vectorised greedy on the engine state, one batched
+call per step for every rollout: capture the most valuable option (escoba first), else discard the
+least valuable card, and avoid leaving a table total the next seat can sweep, judged by card
+counting from what the acting seat can see (``threat="count"``; ``"peek"`` uses the world's
+next hand, ``"none"`` any sweepable total). With probability ``epsilon`` it plays a uniformly random
+legal action instead; ``rollout="random"`` uses uniform random rollouts. ``horizon=H`` stops each
+rollout ``H`` turns after the move and scores the round with ``expected_points`` (a cheaper,
+lower-variance estimate; the default ``None`` plays to the end of the round).
+
+Parameters (all settable from the registry, ``search:sims=400,threat=count,...``): ``sims``
+(default ``SearchAgent.DEFAULT_SIMS`` = 400), ``epsilon`` (0), ``rollout`` ("greedy"), ``threat``
+("count"), ``horizon`` (None), ``max_rows`` (200000 games per engine batch, a memory bound).
 
 **oracle** (``OracleAgent``): the same search, but CHEATING: its worlds are copies of the true
 engine state, so it sees the other hands and the stock order. It is an upper-bound reference,
