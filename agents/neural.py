@@ -62,7 +62,8 @@ _OROS = np.uint64(sum(1 << c for c in range(0, NUM_CARDS, 4)))
 _SEVENS = np.uint64(0xF << 24)
 _VELO = np.uint64(1 << 24)
 MOVE_FEATURES = ("play", "capture", "escoba", "take_certain", "take_possible", "threat", "discard_cost",
-                 "name", "name_value", "card_weight", "card_value", "cards_taken")
+                 "name", "name_value", "card_weight", "card_value", "cards_taken", "left_weight", "left_sum",
+                 "left_count")
 """Per-action features of the ``moves`` head (``move_features``), in this order."""
 
 
@@ -80,7 +81,8 @@ def move_features(obs: np.ndarray) -> np.ndarray:
     of the cards it surely / possibly takes (greedy weights: velo .6, seven .3, oro .1, card .05),
     how many it surely takes, the share of the unseen cards that could sweep the table it leaves,
     and the weight it gives away when discarded. For a table card in the capture choice: its
-    weight. For every card: its own weight and value / 10. Zero for cards that are not legal
+    weight. For every card: its own weight and value / 10. What the play leaves on the table: its
+    weight (at most), its sum / 15 and its card count / 10. Zero for cards that are not legal
     candidates (not in hand, or not on the table during a choice).
     """
     obs = np.asarray(obs, np.float32)
@@ -130,6 +132,14 @@ def move_features(obs: np.ndarray) -> np.ndarray:
     f[:, :, 9] = cand * _WEIGHT[None, :]
     f[:, :, 10] = cand * (_VALUES / 10.0)[None, :]
     f[:, :, 11] = play * cap_v[:, vi] * (ntaken_v[:, vi] + 1) / 5.0
+    # what the move leaves on the table (a capture leaves at most the cards outside the intersection)
+    t_weight = (table * _WEIGHT[None, :]).sum(axis=1)
+    t_count = table.sum(axis=1)
+    left_w = np.where(cap_v > 0, t_weight[:, None] - certain_v, 0.0)
+    left_n = np.where(cap_v > 0, t_count[:, None] - ntaken_v, t_count[:, None] + 1)
+    f[:, :, 12] = play * (left_w[:, vi] + (1 - cap_v[:, vi]) * (t_weight[:, None] + _WEIGHT[None, :]))
+    f[:, :, 13] = play * np.clip(left[:, vi], 0, 30) / 15.0
+    f[:, :, 14] = play * left_n[:, vi] / 10.0
     return f
 
 

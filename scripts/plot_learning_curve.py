@@ -1,0 +1,122 @@
+"""Plot a training run's learning curve: points per round against the baselines, with 95% intervals.
+
+Reads the ``metrics.csv`` a run writes (``step, wall_s, tag, value``; the ``eval/vs_<name>``,
+``eval/vs_<name>_lo`` and ``eval/vs_<name>_hi`` rows) and draws, for each evaluated baseline, the
+duplicate-deal points-per-round difference (learner minus baseline) with its interval band,
+against training wall time (bottom axis) and env steps (top axis).
+
+    python scripts/plot_learning_curve.py                       # the shipped agent's curve
+    python scripts/plot_learning_curve.py --csv runs/NAME/metrics.csv --out curve.png
+    python scripts/plot_learning_curve.py --csv runs/NAME/metrics.csv --keep-evals out.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+from collections import defaultdict
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_CSV = os.path.join(ROOT, "agents", "pretrained", "escoba_2p_eval.csv")
+DEFAULT_OUT = os.path.join(ROOT, "docs", "learning_curve.png")
+
+
+def read_evals(path: str) -> dict[str, dict[str, list[float]]]:
+    """Return {baseline: {"step", "wall_s", "mean", "lo", "hi": lists}} from a metrics CSV."""
+    rows: dict[tuple[str, int], dict[str, float]] = defaultdict(dict)
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            tag = r["tag"]
+            if not tag.startswith("eval/vs_"):
+                continue
+            name = tag[len("eval/vs_"):]
+            kind = "mean"
+            for suffix in ("_lo", "_hi"):
+                if name.endswith(suffix):
+                    name, kind = name[: -len(suffix)], suffix[1:]
+            entry = rows[(name, int(r["step"]))]
+            entry[kind] = float(r["value"])
+            entry["wall_s"] = float(r["wall_s"])
+    out: dict[str, dict[str, list[float]]] = {}
+    for (name, step), e in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        d = out.setdefault(name, {"step": [], "wall_s": [], "mean": [], "lo": [], "hi": []})
+        d["step"].append(step)
+        for k in ("wall_s", "mean", "lo", "hi"):
+            d[k].append(e.get(k, float("nan")))
+    return out
+
+
+def keep_evals(src: str, dst: str) -> None:
+    """Copy only the evaluation rows of metrics CSV ``src`` to ``dst`` (small enough to commit)."""
+    with open(src, newline="") as f, open(dst, "w", newline="") as g:
+        reader = csv.DictReader(f)
+        writer = csv.DictWriter(g, fieldnames=reader.fieldnames)
+        writer.writeheader()
+        for r in reader:
+            if r["tag"].startswith("eval/"):
+                writer.writerow(r)
+
+
+def plot(evals: dict[str, dict[str, list[float]]], out: str, title: str) -> None:
+    """Draw the curves of ``evals`` into the PNG ``out``; return None."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
+    colors = {"greedy": "tab:blue", "expert": "tab:red"}
+    for name, d in evals.items():
+        minutes = [w / 60 for w in d["wall_s"]]
+        c = colors.get(name, None)
+        ax.plot(minutes, d["mean"], marker="o", ms=3, label=f"vs {name}", color=c)
+        ax.fill_between(minutes, d["lo"], d["hi"], alpha=0.25, color=c, linewidth=0)
+    ax.axhline(0.0, color="black", lw=0.8)
+    ax.set_xlabel("training wall time (minutes)")
+    ax.set_ylabel("points per round, learner minus baseline")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    first = next(iter(evals.values()), None)
+    if first and len(first["step"]) > 1 and first["wall_s"][-1] > 0:
+        minutes = [w / 60 for w in first["wall_s"]]
+        steps = first["step"]
+
+        def to_steps(m):
+            import numpy as np
+
+            return np.interp(m, minutes, steps) / 1e6
+
+        def to_minutes(s):
+            import numpy as np
+
+            return np.interp(np.asarray(s) * 1e6, steps, minutes)
+
+        top = ax.secondary_xaxis("top", functions=(to_steps, to_minutes))
+        top.set_xlabel("env steps (millions)")
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    fig.savefig(out)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse arguments and write the plot (and optionally the evaluation rows); return None."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--csv", default=DEFAULT_CSV, help="metrics.csv of a run (or its eval rows)")
+    ap.add_argument("--out", default=DEFAULT_OUT, help="PNG to write")
+    ap.add_argument("--title", default="PPO self-play, 2 players: duplicate evaluation (95% CI)")
+    ap.add_argument("--keep-evals", metavar="CSV", help="also copy the eval rows of --csv to this file")
+    args = ap.parse_args(argv)
+    if args.keep_evals:
+        keep_evals(args.csv, args.keep_evals)
+    evals = read_evals(args.csv)
+    if not evals:
+        raise SystemExit(f"no eval/vs_* rows in {args.csv}")
+    plot(evals, args.out, args.title)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
