@@ -124,7 +124,7 @@ class Config:
     """Parent folder of all runs."""
     seed: int = 1
     """Seed of everything random: deals, league draws, action sampling, minibatches, initial weights."""
-    total_steps: int = 50_000_000
+    total_steps: int = 45_000_000
     """Env steps to train for (decisions of every seat in every game, opponents' included)."""
     device: str = "cpu"
     """Torch device for the network: ``cpu`` or ``cuda`` (``cuda:1``...)."""
@@ -133,7 +133,7 @@ class Config:
     resume: str | None = None
     """Checkpoint to continue from; its config is used, with the fields given here overriding it."""
     # --- environment
-    num_envs: int = 4096
+    num_envs: int = 2048
     """Games stepped together in the vector env."""
     episode: str = "round"
     """``round``: an episode is one round (what duplicate evaluation scores); ``game``: to target_score."""
@@ -144,7 +144,7 @@ class Config:
     rules: dict[str, Any] = field(default_factory=dict)
     """Rules options passed to the env (any field of ``escoba_env.Rules``; the CLI has one flag each)."""
     # --- network
-    hidden: tuple[int, ...] = (128, 128)
+    hidden: tuple[int, ...] = (256, 256)
     """Widths of the MLP's hidden layers."""
     head: str = "moves"
     """Policy head: ``mlp`` (linear logits) or ``moves`` (plus an action-conditioned term scoring each
@@ -160,7 +160,7 @@ class Config:
     """Discount per decision of a seat."""
     gae_lambda: float = 0.95
     """GAE lambda."""
-    num_minibatches: int = 4
+    num_minibatches: int = 32
     """Minibatches per epoch (the learner's transitions of a rollout, shuffled, split this many ways)."""
     update_epochs: int = 2
     """Passes over each rollout."""
@@ -186,22 +186,22 @@ class Config:
     change of potential is added to the reward, so captures are credited when made. With gamma=1 the
     shaping sums to zero over an episode and does not change the optimal policy."""
     # --- league
-    opp_self: float = 0.5
+    opp_self: float = 0.35
     """Sampling weight of pure self-play games (the learner plays every seat)."""
-    opp_snapshot: float = 0.2
+    opp_snapshot: float = 0.15
     """Sampling weight of games against a past snapshot of the learner."""
     opp_greedy: float = 0.1
     """Sampling weight of games against the greedy heuristic."""
-    opp_expert: float = 0.2
+    opp_expert: float = 0.4
     """Sampling weight of games against the expert heuristic."""
-    snapshot_interval: int = 2_000_000
+    snapshot_interval: int = 2_500_000
     """Env steps between two snapshots added to the league."""
     max_snapshots: int = 8
     """Snapshots kept in the league (the oldest is replaced)."""
     # --- logging, evaluation, checkpoints
-    eval_interval: int = 5_000_000
+    eval_interval: int = 2_500_000
     """Env steps between duplicate evaluations (also at the start and the end; 0 disables them)."""
-    eval_deals: int = 1000
+    eval_deals: int = 500
     """Deals per evaluation and opponent (each played once per seat rotation)."""
     eval_opponents: tuple[str, ...] = ("greedy", "expert")
     """Baselines to evaluate against (``greedy``, ``expert``)."""
@@ -209,7 +209,7 @@ class Config:
     """Seed of the evaluation deals (the same deals at every evaluation, so the curve is paired)."""
     eval_deterministic: bool = True
     """Evaluate the argmax policy (else sample from it)."""
-    save_interval: int = 10_000_000
+    save_interval: int = 2_500_000
     """Env steps between checkpoints (also one at the end)."""
     tensorboard: bool = True
     """Write TensorBoard event files (the CSV is always written)."""
