@@ -232,11 +232,13 @@ def rollout_values(engine: EscobaEngine, card: np.ndarray, option: np.ndarray, m
     card = np.asarray(card, np.int64)
     option = np.asarray(option, np.uint64)
     while not engine.done.all():
-        forced = np.where(engine.pending >= 0, lowest_card(option & engine.legal), card)
-        if forcing.all():
-            actions = forced
+        if forcing.any():
+            # The move being evaluated: its card, then the table cards of its capture option.
+            forced = np.where(engine.pending >= 0, lowest_card(option & engine.legal), card)
+            actions = forced if forcing.all() else np.where(
+                forcing, forced, rollout_actions(engine, rng, epsilon, policy, threat=threat))
         else:
-            actions = np.where(forcing, forced, rollout_actions(engine, rng, epsilon, policy, threat=threat))
+            actions = rollout_actions(engine, rng, epsilon, policy, threat=threat)
         turn = ~engine.done & (engine.pending < 0) & ~forcing
         info = engine.step(actions)
         points += info.round_points
