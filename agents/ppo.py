@@ -23,6 +23,19 @@ runs backward over the rollout with per-(game, seat) carries, vectorised over ga
 loop ever runs over games. At the end of a rollout each learner seat bootstraps from the value of
 its own view of the current state.
 
+**Network.** ``agents.neural.PolicyValueNet``: an MLP torso over the 546-float observation, a
+value head, and a masked 40-way policy head; with ``head="moves"`` (the default) each action's
+logit also gets an action-conditioned term computed from that action's own features
+(``agents.neural.move_features``: what a card captures, whether it sweeps, what it leaves on
+the table and how many unseen cards could sweep that), with weights shared by all actions. On the
+shipped configuration this head learnt to beat greedy within about 2M steps, where the plain MLP
+head was still 1.5 points per round behind it after 8M.
+
+**Shaping.** ``shaping > 0`` adds the change of a potential (each seat's side pile value and
+escobas minus the others', ``SHAPING_WEIGHTS``) to the rewards, so a capture is credited when it
+is made rather than at the end of the round; with ``gamma = 1`` it telescopes to zero over each
+episode, so the objective is unchanged.
+
 **PPO.** Clipped surrogate, value loss, entropy bonus (entropy of the masked distribution),
 normalised advantages, gradient clipping, linear learning-rate annealing: as in CleanRL's
 ``ppo.py``. Masked logits are -1e9, so an illegal action has probability 0 in sampling, in the

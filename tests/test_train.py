@@ -325,3 +325,37 @@ def test_registry_checkpoint_spec_builds_the_neural_agent(trained):
     assert not sampled.deterministic
     with pytest.raises(ValueError, match="num_players: trained 2, asked 3"):
         make_agent(f"checkpoint:{path}", rules=Rules(num_players=3))
+
+
+def test_plain_mlp_head_trains_and_round_trips(tmp_path):
+    cfg = tiny(tmp_path, head="mlp", total_steps=32 * 16, eval_interval=0, tensorboard=False)
+    summary = train(cfg)
+    ckpt = load_checkpoint(summary["checkpoint"])
+    assert ckpt["net"]["head"] == "mlp" and "move_linear.weight" not in ckpt["model"]
+    net = PolicyValueNet((32,), head="mlp")
+    net.load_state_dict(ckpt["model"])
+    obs, mask = _observations(64)
+    np.testing.assert_array_equal(NeuralAgent.from_checkpoint(summary["checkpoint"]).act_batch(obs, mask),
+                                  NeuralAgent(net).act_batch(obs, mask))
+
+
+def test_learning_curve_script_plots_the_eval_rows(trained, tmp_path):
+    import csv
+    import importlib.util
+
+    cfg, _ = trained
+    script = os.path.join(os.path.dirname(__file__), "..", "scripts", "plot_learning_curve.py")
+    spec = importlib.util.spec_from_file_location("plot_learning_curve", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    metrics = os.path.join(cfg.runs_dir, cfg.run_name, "metrics.csv")
+    png, kept = tmp_path / "curve.png", tmp_path / "evals.csv"
+    mod.main(["--csv", metrics, "--out", str(png), "--keep-evals", str(kept)])
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    rows = list(csv.DictReader(open(kept)))
+    tags = {f"eval/vs_{n}{s}" for n in ("greedy", "expert") for s in ("", "_lo", "_hi")}
+    assert {r["tag"] for r in rows} == tags
+    evals = mod.read_evals(str(kept))
+    assert evals["expert"]["step"] == [0, 1024, 2048]
+    assert all(lo <= m <= hi for m, lo, hi in zip(evals["expert"]["mean"], evals["expert"]["lo"],
+                                                  evals["expert"]["hi"], strict=True))
