@@ -63,7 +63,7 @@ _SEVENS = np.uint64(0xF << 24)
 _VELO = np.uint64(1 << 24)
 MOVE_FEATURES = ("play", "capture", "escoba", "take_certain", "take_possible", "threat", "discard_cost",
                  "name", "name_value", "card_weight", "card_value", "cards_taken", "left_weight", "left_sum",
-                 "left_count")
+                 "left_count", "exposed_gain", "exposed_capture")
 """Per-action features of the ``moves`` head (``move_features``), in this order."""
 
 
@@ -74,6 +74,14 @@ def _mask_weight(masks: np.ndarray) -> np.ndarray:
     return 0.05 * n(masks) + 0.1 * n(masks & _OROS) + 0.3 * n(masks & _SEVENS) + 0.6 * n(masks & _VELO)
 
 
+def _mask_sum(masks: np.ndarray) -> np.ndarray:
+    """Return the summed capture values (1..10) of the cards of uint64 masks."""
+    total = np.zeros(masks.shape, np.int64)
+    for v in range(1, 11):
+        total += v * np.bitwise_count((masks >> np.uint64(4 * (v - 1))) & np.uint64(0xF)).astype(np.int64)
+    return total
+
+
 def move_features(obs: np.ndarray) -> np.ndarray:
     """Return float32 (K, 40, len(MOVE_FEATURES)) features of each action, read from observations only.
 
@@ -82,7 +90,10 @@ def move_features(obs: np.ndarray) -> np.ndarray:
     how many it surely takes, the share of the unseen cards that could sweep the table it leaves,
     and the weight it gives away when discarded. For a table card in the capture choice: its
     weight. For every card: its own weight and value / 10. What the play leaves on the table: its
-    weight (at most), its sum / 15 and its card count / 10. Zero for cards that are not legal
+    weight (at most), its sum / 15 and its card count / 10; and what the next player could take
+    from it (an expert-style threat): the largest ``P(they hold a value w) * gain(w)`` over the ten
+    values, ``gain`` being the weight of what ``w`` can take plus 1 for a sweep, and the largest
+    ``P(they hold w)`` among values that capture something. Zero for cards that are not legal
     candidates (not in hand, or not on the table during a choice).
     """
     obs = np.asarray(obs, np.float32)
@@ -140,6 +151,29 @@ def move_features(obs: np.ndarray) -> np.ndarray:
     f[:, :, 12] = play * (left_w[:, vi] + (1 - cap_v[:, vi]) * (t_weight[:, None] + _WEIGHT[None, :]))
     f[:, :, 13] = play * np.clip(left[:, vi], 0, 30) / 15.0
     f[:, :, 14] = play * left_n[:, vi] / 10.0
+    # exposure: what the next player could take from the table each hand card leaves
+    order = np.argsort(-hand, axis=1, kind="stable")[:, :3]  # the (up to 3) hand cards
+    valid = (np.take_along_axis(play, order, axis=1) > 0).astype(np.float32)
+    rows = np.arange(k)[:, None]
+    cvi = order // 4
+    cap = cap_v[rows, cvi] > 0
+    inter_v = inter.reshape(k, 10)
+    bits_c = np.uint64(1) << order.astype(np.uint64)
+    left_mask = np.where(cap, t_mask[:, None] & ~inter_v[rows, cvi], t_mask[:, None] | bits_c)  # (k, 3)
+    cnt, un, _ = option_summary(np.repeat(left_mask.ravel(), 10), np.tile(15 - np.arange(1, 11), k * 3))
+    cnt, un = cnt.reshape(k, 3, 10), un.reshape(k, 3, 10)
+    sweep = ((_mask_sum(left_mask)[:, :, None] + np.arange(1, 11)[None, None, :] == 15)
+             & (left_mask[:, :, None] != 0))
+    gain = (cnt > 0) * (_mask_weight(un) + sweep)
+    h = obs[:, SCALARS["hand_sizes"] + 1] * 3.0  # the next player's hand size
+    u = unseen.sum(axis=1)
+    miss = np.ones((k, 10), np.float32)
+    for i in range(3):
+        step = np.clip(u[:, None] - unseen_by_value - i, 0, None) / np.maximum(u[:, None] - i, 1)
+        miss = np.where(i < h[:, None] - 0.5, miss * step, miss)
+    q = (1.0 - miss)[:, None, :]  # P(the next player holds value w), (k, 1, 10)
+    f[rows, order, 15] = valid * (q * gain).max(axis=2)
+    f[rows, order, 16] = valid * (q * (cnt > 0)).max(axis=2)
     return f
 
 
