@@ -129,7 +129,7 @@ def _play_block(agents: list[Agent], rules: Rules, deal_ids: np.ndarray, seed: i
             callers.append(a)
         slot_list.append(same[0] if same else len(callers) - 1)
     slot_of = np.array(slot_list)
-    rows = engine._rows
+    rows = np.arange(engine.num_games)
     while not engine.done.all():
         actor = engine.to_act
         who = slot_of[seat_agent[rows, actor]]

@@ -96,7 +96,7 @@ def rollout_actions(engine: EscobaEngine, rng: np.random.Generator, epsilon: flo
     if policy == "random":
         return sample_actions(legal, rng.random(n))
     w = ROLLOUT_WEIGHTS if weights is None else weights
-    rows = engine._rows
+    rows = np.arange(engine.num_games)
     seat = engine.to_act
     hand = engine.hands[rows, seat]
     table = engine.table
