@@ -23,7 +23,7 @@ from math import comb
 
 import numpy as np
 
-from .cards import NUM_VALUES, _check_card, value_nibble
+from .cards import NUM_CARDS, NUM_VALUES, _check_card, value_nibble
 from .rules import Rules
 
 FIFTEEN = 15
@@ -97,19 +97,43 @@ for _t in range(_NS):
     for _a in range(_t + 1):
         _HIGH_COMP[:, _t] |= (_HIGH_N[:, _t - _a] > 0).astype(np.int64) << _a
 _HIGH_COMP = _HIGH_COMP.ravel()
-# Half keys from two small look-ups (bits 0-11 and 12-19 of a 20-bit half) stay in cache.
-# Every index array is int64 (intp): NumPy's fast gather path needs it.
-_KEY12 = _HALF_KEY[: 1 << 12].astype(np.int64)
-_KEY8 = _HALF_KEY[np.arange(1 << 8) << 12].astype(np.int64)
-_U20 = np.uint64(_HALF_BITS)
-_HALF = np.uint64(_HALF_MASK)
-_COLS = np.arange(_NS, dtype=np.int64)
+# Half keys are additive over card bits: the base-5 key of a half is the sum over its cards of
+# 5**(value index), so the keys of both halves (times the row width 16, low half in bits 0-31,
+# high half in bits 32-63) come from four look-ups of 10 card bits each (8 KiB tables).
+def _key_tables():
+    bits = np.arange(NUM_CARDS)
+    w = np.where(bits < _HALF_BITS, 16 * 5 ** (bits // 4), (16 * 5 ** (np.abs(bits - _HALF_BITS) // 4)) << 32)
+    m = np.arange(1 << 10)
+    return [((m[:, None] >> np.arange(10)) & 1) @ w[10 * i: 10 * i + 10] for i in range(4)]
+
+
+_KEY_A, _KEY_B, _KEY_C, _KEY_D = (k.astype(np.int64) for k in _key_tables())
+_LOW32 = np.int64(0xFFFFFFFF)
+_M10 = np.int64(1023)
+_S10, _S20, _S30, _S32 = (np.int64(s) for s in (10, 20, 30, 32))
+_S40 = np.int64(40)
+
+
+def _expand_code(n, values):
+    """Return int64 table (3125 * 16,): the card mask of ``values`` | ``n`` << 40 (col 15 empty)."""
+    code = np.zeros((5**5, 16), np.int64)
+    code[:, :_NS] = _EXPAND[values].astype(np.int64) | (n << 40)
+    return code.ravel()
+
+
+# Per (half key, sum): usable / forced value sets expanded to their nibbles (the high half's in
+# bits 20-39), the number of subsets in bits 40-63 of the "usable" tables.
+_U_LOW = _expand_code(_LOW_N, _LOW_U)
+_F_LOW = _expand_code(np.zeros_like(_LOW_N), _LOW_F * (_LOW_N > 0))
+_U_HIGH = _expand_code(_HIGH_N, _HIGH_U << 5)
+_F_HIGH = _expand_code(np.zeros_like(_HIGH_N), (_HIGH_F << 5) * (_HIGH_N > 0))
 
 
 def _half_keys(table: np.ndarray):
-    lo = (table & _HALF).astype(np.int64)
-    hi = (table >> _U20).astype(np.int64)
-    return _KEY12[lo & 4095] + _KEY8[lo >> 12], _KEY12[hi & 4095] + _KEY8[hi >> 12]
+    """Return (16 * low key, 16 * high key) of uint64 table masks, as int64."""
+    m = table.view(np.int64)
+    k = _KEY_A[m & _M10] + _KEY_B[(m >> _S10) & _M10] + _KEY_C[(m >> _S20) & _M10] + _KEY_D[m >> _S30]
+    return k & _LOW32, k >> _S32
 
 
 def option_summary(table: np.ndarray, target: np.ndarray):
@@ -120,41 +144,59 @@ def option_summary(table: np.ndarray, target: np.ndarray):
     gets no subset. ``count`` is the number of subsets, ``union`` and ``intersection`` are card
     masks (0 where count is 0).
     """
-    table = np.asarray(table, np.uint64)
+    table = np.ascontiguousarray(table, np.uint64)
     target = np.asarray(target)
     t = np.where((target >= 0) & (target <= MAX_SUM), target, 15).astype(np.int64)
-    return _summary(table, t)
+    count, union, inter = _summary(table, t)
+    none = count == 0
+    union[none] = 0
+    inter[none] = 0
+    return count, union, inter
 
 
 def _summary(table: np.ndarray, t: np.ndarray):
-    """``option_summary`` for int64 sums already in 0..15 (15: no subset)."""
-    k_low, k_high = _half_keys(table)
-    k_low *= 16
-    k_high *= 16
-    # Feasible splits: low sums a with a low subset summing to a and a high one to t - a.
-    feasible = _LOW_REACH[k_low >> 4] & _HIGH_COMP[k_high + t]
+    """``option_summary`` for a contiguous uint64 ``table`` and int64 sums in 0..15 (15: none).
+
+    Union and intersection are garbage where the count is 0 (the engine never reads them there).
+    A sum splits into a low-half part ``a`` and a high-half part ``t - a``; the lowest feasible
+    split of every game is read at once, and the few games with more splits are completed by a
+    loop over split ranks (never over games).
+    """
+    kl, kh = _half_keys(table)
+    feasible = _LOW_REACH[kl >> 4] & _HIGH_COMP[kh + t]
     low = feasible & -feasible
-    a = np.minimum(np.bitwise_count(low - 1).astype(np.int64), t)
-    c_low = _CODE_LOW[k_low + a]
-    c_high = _CODE_HIGH[k_high + (t - a)]
-    fe = feasible != 0
-    count = (c_low & 0xFFFF) * (c_high & 0xFFFF) * fe
-    usable = ((c_low >> 16) & 31) | ((c_high >> 11) & 0x3E0)
-    forced = ((c_low >> 21) & 31) | ((c_high >> 16) & 0x3E0)
-    multi = np.nonzero(feasible ^ low)[0]
-    if multi.size:  # several splits in a few games: combine all of them at once
-        sel = ((feasible[multi, None] >> _COLS) & 1).astype(bool)
-        t_m = t[multi, None]
-        cl = _CODE_LOW[k_low[multi, None] + _COLS]
-        ch = _CODE_HIGH[k_high[multi, None] + np.maximum(t_m - _COLS, 0)]
-        count[multi] = ((cl & 0xFFFF) * (ch & 0xFFFF) * sel).sum(axis=1)
-        usable[multi] = np.bitwise_or.reduce(
-            np.where(sel, ((cl >> 16) & 31) | ((ch >> 11) & 0x3E0), 0), axis=1)
-        forced[multi] = np.bitwise_and.reduce(
-            np.where(sel, ((cl >> 21) & 31) | ((ch >> 16) & 0x3E0), 0x3FF), axis=1)
-    union = _EXPAND[usable * fe] & table
-    inter = _EXPAND[forced * fe] & table
-    return count, union, inter
+    # a = index of the lowest feasible split; 64 (no split) is clipped to the empty column 15.
+    a = np.minimum(np.bitwise_count((low - 1).view(np.uint64)), 15)
+    il = kl + a
+    ih = kh + t
+    ih -= a
+    ul = _U_LOW[il]
+    uh = _U_HIGH[ih]
+    count = (ul >> _S40) * (uh >> _S40)
+    avail = table.view(np.int64)
+    union = (ul | uh) & avail
+    inter = (_F_LOW[il] | _F_HIGH[ih]) & avail
+    rest = feasible ^ low
+    multi = np.flatnonzero(rest)
+    if multi.size:  # several splits in a few games: add the other splits one rank at a time
+        sel, rest = multi, rest[multi]
+        while True:
+            low = rest & -rest
+            a = np.bitwise_count(low - 1)
+            il = kl[sel] + a
+            ih = kh[sel] + t[sel] - a
+            ul = _U_LOW[il]
+            uh = _U_HIGH[ih]
+            av = avail[sel]
+            count[sel] += (ul >> _S40) * (uh >> _S40)
+            union[sel] |= (ul | uh) & av
+            inter[sel] &= (_F_LOW[il] | _F_HIGH[ih]) & av
+            rest ^= low
+            more = rest != 0
+            if not more.any():
+                break
+            sel, rest = sel[more], rest[more]
+    return count, union.view(np.uint64), inter.view(np.uint64)
 
 
 def single_summary(table: np.ndarray, target: np.ndarray):

@@ -17,8 +17,6 @@ its batch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from .capture import FIFTEEN, _summary, single_summary
@@ -28,6 +26,9 @@ from .scoring import CATEGORIES, score_round_batch
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
+_U63 = np.uint64(63)
+_I63 = np.int64(63)
+_I2 = np.int64(2)
 _M64 = (1 << 64) - 1
 
 
@@ -105,30 +106,62 @@ _DEAL_OFFSETS = {p: np.arange(3 * p)[None, :] for p in (2, 3, 4)}
 _SEATS_AFTER = {p: (np.arange(p)[:, None] + np.arange(1, p + 1)[None, :]) % p for p in (2, 3, 4)}
 
 
-@dataclass
 class StepInfo:
-    """What one batched step did, per game (arrays of length N, or (N, S) per side)."""
+    """What one batched step did, per game (arrays of length N, or (N, S) per side).
 
-    actor: np.ndarray
-    """Seat that acted (-1 for games that were already over)."""
-    captured: np.ndarray
-    """Cards that went to the actor's pile this step (played card included); 0 if none."""
-    escoba: np.ndarray
-    """1 if this step's capture was an escoba."""
-    round_over: np.ndarray
-    """True where a round ended during this step."""
-    round_points: np.ndarray
-    """(N, S) points of the round that ended (0 elsewhere)."""
-    round_categories: dict
-    """Category name -> (N, S) points of the round that ended (cards, oros, velo, sevens, escobas)."""
-    scores: np.ndarray
-    """(N, S) cumulative scores after the step (before any new round is dealt)."""
-    game_over: np.ndarray
-    """True where the game ended (target reached, single round over, or truncated)."""
-    truncated: np.ndarray
-    """True where the game was cut by ``max_rounds`` with no winner."""
-    winner: np.ndarray
-    """Winning side of each game that ended this step (-1 elsewhere, and for a truncated game)."""
+    - ``actor``: seat that acted (-1 for games that were already over);
+    - ``captured``: cards that went to the actor's pile this step (played card included); 0 if none;
+    - ``escoba``: 1 if this step's capture was an escoba;
+    - ``round_over``: True where a round ended during this step;
+    - ``round_points``: (N, S) points of the round that ended (0 elsewhere);
+    - ``round_categories``: category name -> (N, S) points of the round that ended (cards, oros,
+      velo, sevens, escobas);
+    - ``scores``: (N, S) cumulative scores after the step (before any new round is dealt);
+    - ``game_over``: True where the game ended (target reached, single round over, or truncated);
+    - ``truncated``: True where the game was cut by ``max_rounds`` with no winner;
+    - ``winner``: winning side of each game that ended this step (-1 elsewhere, and for a
+      truncated game).
+
+    ``round_points`` and ``round_categories`` are built on first access from the few games whose
+    round ended (most steps end no round, and most readers never look).
+    """
+
+    __slots__ = ("actor", "captured", "escoba", "round_over", "scores", "game_over", "truncated",
+                 "winner", "_report", "_round_points", "_round_categories")
+
+    def __init__(self, actor, captured, escoba, round_over, round_points, round_categories, scores,
+                 game_over, truncated, winner, *, report=None):
+        self.actor, self.captured, self.escoba, self.round_over = actor, captured, escoba, round_over
+        self.scores, self.game_over, self.truncated, self.winner = scores, game_over, truncated, winner
+        self._round_points, self._round_categories = round_points, round_categories
+        self._report = report  # (n, sides, games (K,), table (K, len(_REPORTED), S)) or None
+
+    def _build(self):
+        n, s, g, rows = self._report
+        table = np.zeros((n, len(_REPORTED), s), np.int64)
+        table[g] = rows
+        self._round_points = table[:, 0]
+        self._round_categories = {k: table[:, i] for i, k in enumerate(_REPORTED[1:], start=1)}
+        self._report = None
+
+    @property
+    def round_points(self) -> np.ndarray:
+        """Return the (N, S) points of the round that ended this step (0 elsewhere)."""
+        if self._round_points is None:
+            self._build()
+        return self._round_points
+
+    @property
+    def round_categories(self) -> dict:
+        """Return category name -> (N, S) points of the round that ended (0 elsewhere)."""
+        if self._round_categories is None:
+            self._build()
+        return self._round_categories
+
+    def __repr__(self) -> str:
+        fields = ("actor", "captured", "escoba", "round_over", "round_points", "round_categories",
+                  "scores", "game_over", "truncated", "winner")
+        return "StepInfo(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in fields) + ")"
 
 
 class EscobaEngine:
@@ -194,6 +227,7 @@ class EscobaEngine:
         self._next_seat = (np.arange(p) + 1) % p
         self._zero_cache: dict = {}
         self._round_out = None
+        self._final = None
 
     # ------------------------------------------------------------------ reset and dealing
 
@@ -374,10 +408,12 @@ class EscobaEngine:
         if a.shape != (self.num_games,) or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be {self.num_games} ints (one per game), got shape "
                              f"{a.shape} and dtype {a.dtype}")
-        a = a.astype(np.int64, copy=False)
+        a = np.ascontiguousarray(a, np.int64)
         # A shift by a negative (huge as uint64) or >= 40 amount reads a zero bit: illegal.
-        ok = ((self.legal >> a.astype(np.uint64)) & _ONE).astype(bool)
-        ok |= self.done
+        ok = (self.legal >> a.view(np.uint64)) & _ONE
+        if ok.all():
+            return a
+        ok = ok.astype(bool) | self.done
         if not ok.all():
             g = int(np.argmin(ok))
             in_range = 0 <= a[g] < NUM_CARDS
@@ -426,22 +462,30 @@ class EscobaEngine:
         out = self._round_out
         if out is None:
             round_over = self._zeros("b", n, bool)
-            game_over = truncated = round_over
             winner = self._minus_ones()
             round_points = self._zeros("p", (n, s), np.int64)
-            cats = {k: round_points for k in (*CATEGORIES, "escobas")}
-        else:
-            round_over, round_points, cats = out["round_over"], out["round_points"], out["cats"]
-            game_over = out["game_over"]
-            truncated = self.truncated & game_over
-            winner = np.where(game_over, self.winner, -1)
-            if out["final"] is not None:  # games restarted by autoreset report their final state
-                fin, final_scores, final_winner, final_cut = out["final"]
+            cats = {k: round_points for k in _REPORTED[1:]}
+            return StepInfo(actor, captured, escoba, round_over, round_points, cats, scores,
+                            round_over, round_over, winner)
+        g, rows, finished = out
+        round_over = np.zeros(n, bool)
+        round_over[g] = True
+        game_over = np.zeros(n, bool)
+        game_over[g] = finished
+        fin = g[finished]
+        winner = np.full(n, -1, np.int64)
+        truncated = np.zeros(n, bool)
+        if fin.size:
+            if self.autoreset:  # games restarted by autoreset report their final state
+                final_scores, final_winner, final_cut = self._final
                 scores[fin] = final_scores
                 winner[fin] = final_winner
                 truncated[fin] = final_cut
-        return StepInfo(actor, captured, escoba, round_over, round_points, cats, scores, game_over,
-                        truncated, winner)
+            else:
+                winner[fin] = self.winner[fin]
+                truncated[fin] = self.truncated[fin]
+        return StepInfo(actor, captured, escoba, round_over, None, None, scores, game_over,
+                        truncated, winner, report=(n, s, g, rows))
 
     def _minus_ones(self):
         """Return a shared read-only array of -1 (no winner this step)."""
@@ -453,100 +497,126 @@ class EscobaEngine:
         return z
 
     def _step_active(self, g, a):
-        """Step the games ``g`` (all unfinished) with actions ``a``; return (captured, escoba)."""
+        """Step the games ``g`` (all unfinished) with actions ``a``; return (captured, escoba).
+
+        Masks are int64/uint64 0 / all-ones words made by arithmetic shifts, so most choices are
+        one bitwise operation (no ``np.where``). Per-seat state (N, P) is updated through a one-hot
+        seat mask over all seats (the card played is in exactly one hand), with no gathers.
+        """
         p = self.num_players
-        # With every game active, 1-D state is used whole (views, no gathers or scatters), and
-        # per-seat state (N, P) is addressed through flat indices, much cheaper than 2-D ones.
-        sel = slice(None) if len(g) == self.num_games else g
-        seat = self.to_act[sel].copy()
-        idx = g * p + seat
-        hands, played = self.hands.reshape(-1), self.played.reshape(-1)
-        piles, escobas = self.piles.reshape(-1), self.escobas.reshape(-1)
+        full = len(g) == self.num_games
+        # With every game active, state is used whole (views, no gathers or scatters).
+        sel = slice(None) if full else g
+        if full:
+            hands, played, piles, escobas = self.hands, self.played, self.piles, self.escobas
+        else:
+            hands, played, piles, escobas = self.hands[g], self.played[g], self.piles[g], self.escobas[g]
+        seat = self.to_act[sel]
         pending = self.pending[sel]
-        bit = _ONE << a.astype(np.uint64)
-        hand = hands[idx]
-        play_bit = bit & hand  # the action is a card of the hand exactly when it is a play
-        is_play = pending < 0
-        hands[idx] = hand ^ play_bit
-        played[idx] |= play_bit
-        self.hand_count[sel] -= is_play
-        card = np.where(is_play, a, pending)
+        au = a.view(np.uint64)
+        bit = _ONE << au
+        pm = pending >> _I63  # -1 where this action plays a card, 0 where it names a table card
+        play_bit = bit & pm.view(np.uint64)
+        # One-hot seat masks, one 1-D array per seat (small trailing axes broadcast slowly).
+        if p == 2:
+            m1 = np.negative(seat).view(np.uint64)
+            seat_masks = (~m1, m1)
+        else:
+            seat_masks = [np.negative((seat == k).astype(np.uint64)) for k in range(p)]
+        not_played = ~play_bit
+        for k, m in enumerate(seat_masks):
+            hands[:, k] &= not_played
+            played[:, k] |= play_bit & m
+        hand_count = self.hand_count[sel] + pm
+        self.hand_count[sel] = hand_count
+        card = np.maximum(pending, a & pm)
         taken = self.taken[sel] | (bit ^ play_bit)
-        taken_value = self.taken_value[sel] + np.where(is_play, 0, (a >> 2) + 1)
+        taken_value = self.taken_value[sel] + (((a >> _I2) + 1) & ~pm)
         table = self.table[sel]
-        target = (FIFTEEN - 1) - (card >> 2) - taken_value
+        target = (FIFTEEN - 1) - (card >> _I2) - taken_value
         count, union, inter = _summary(table & ~taken, target)
         if self.rules.prefer_single:
             s_count, s_union, s_inter = single_summary(table, target)
-            use_single = is_play & (s_count > 0)
+            use_single = (pm != 0) & (s_count > 0)
             count = np.where(use_single, s_count, count)
             union = np.where(use_single, s_union, union)
             inter = np.where(use_single, s_inter, inter)
-        pend = count > 1
-        capture = count == 1
-        card_bit = _ONE << card.astype(np.uint64)
-        take_mask = np.where(capture, taken | inter, _ZERO)
-        new_table = (table | np.where(count == 0, card_bit, _ZERO)) & ~take_mask
+        pend_m = (1 - count) >> _I63  # -1 where several options remain
+        drop_m = (count - 1) >> _I63  # -1 where the card cannot capture
+        cap_m = ~(pend_m | drop_m)  # -1 where exactly one option: it executes
+        cap_u = cap_m.view(np.uint64)
+        card_bit = _ONE << card.view(np.uint64)
+        take_mask = (taken | inter) & cap_u
+        new_table = (table | (card_bit & drop_m.view(np.uint64))) & ~take_mask
         self.table[sel] = new_table
-        gained = np.where(capture, take_mask | card_bit, _ZERO)
-        piles[idx] |= gained
-        hands_empty = self.hand_count[sel] == 0
-        stock_empty = self.stock_pos[sel] >= NUM_CARDS
-        esc = capture & (new_table == 0)
+        gained = (take_mask | card_bit) & cap_u
+        for k, m in enumerate(seat_masks):
+            piles[:, k] |= gained & m
+        esc = ((new_table - _ONE) >> _U63).view(np.int64) & cap_m  # 1: the capture swept the table
+        hands_empty = hand_count == 0
         if not self.rules.last_play_escoba:
-            esc &= ~(hands_empty & stock_empty)
-        escobas[idx] += esc
-        self.last_capturer[sel] = np.where(capture, seat, self.last_capturer[sel])
-        self.pending[sel] = np.where(pend, card, -1)
-        self.taken[sel] = np.where(pend, taken, _ZERO)
-        self.taken_value[sel] = np.where(pend, taken_value, 0)
-        nxt = np.where(pend, seat, self._next_seat[seat])
+            esc &= ~(hands_empty & (self.stock_pos[sel] >= NUM_CARDS))
+        for k, m in enumerate(seat_masks):
+            escobas[:, k] += esc & m.view(np.int64)
+        if not full:
+            self.hands[g], self.played[g], self.piles[g], self.escobas[g] = hands, played, piles, escobas
+        lc = self.last_capturer[sel]
+        self.last_capturer[sel] = lc ^ ((lc ^ seat) & cap_m)
+        self.pending[sel] = ((card + 1) & pend_m) - 1
+        self.taken[sel] = taken & pend_m.view(np.uint64)
+        self.taken_value[sel] = taken_value & pend_m
+        if p == 2:
+            nxt = seat ^ (~pend_m & 1)
+        else:
+            nxt = np.where(pend_m != 0, seat, self._next_seat[seat])
         self.to_act[sel] = nxt
-        self.legal[sel] = np.where(pend, union & ~inter, hands[g * p + nxt])
+        flat = self.hands.reshape(-1)
+        self.legal[sel] = np.where(pend_m != 0, union & ~inter, flat[g * p + nxt])
         # Turn over: new deal or end of round.
-        moved = hands_empty & ~pend
-        if moved.any():
-            self._after_last_card(g[moved], stock_empty[moved])
-        return gained, esc.astype(np.int64)
+        moved = np.flatnonzero(hands_empty & (pend_m == 0))
+        if moved.size:
+            self._after_last_card(g[moved])
+        return gained, esc
 
-    def _after_last_card(self, g, stock_empty):
+    def _after_last_card(self, g):
         """Deal three more cards, or end the round (and maybe deal the next one), in games ``g``."""
-        ended = g[stock_empty]
-        deal = g[~stock_empty]
-        if ended.size:
+        stock_empty = self.stock_pos[g] >= NUM_CARDS
+        if stock_empty.any():
+            ended = g[stock_empty]
+            deal = g[~stock_empty]
             new_round, new_game = self._end_round(ended)
             if new_round.size:
                 self._start_round(new_round, draw_dealer=new_game)
                 deal = np.concatenate([deal, new_round])
+        else:
+            deal = g
         if deal.size:
             self._deal_hands(deal)
-            self.legal[deal] = self.hands[deal, self.to_act[deal]]
+            self.legal[deal] = self.hands.reshape(-1)[deal * self.num_players + self.to_act[deal]]
 
     def _end_round(self, g):
         """Finish the round in games ``g`` (last capturer takes the table, scoring, game end).
 
         Returns the games that go on to another round (their dealer has already moved on) and
-        which of them start a new game (with ``autoreset``), as a bool array or False.
+        which of them start a new game (with ``autoreset``), as a bool array or False. The step's
+        report is left in ``_round_out`` (and ``_final`` for games restarted by autoreset).
         """
-        n, s = self.num_games, self.num_sides
+        p = self.num_players
         lc = self.last_capturer[g]
         has = lc >= 0
         if has.any():
-            self.piles[g[has], lc[has]] |= self.table[g[has]]
-            self.table[g[has]] = 0
+            gh = g[has]
+            self.piles.reshape(-1)[gh * p + lc[has]] |= self.table[gh]
+            self.table[gh] = 0
         side_piles, side_esc = self.side_totals(g)
         res = score_round_batch(side_piles, side_esc, self.rules)
-        self.scores[g] += res["points"]
-        round_over = np.zeros(n, bool)
-        round_over[g] = True
-        table = np.zeros((n, len(_REPORTED), s), np.int64)
-        table[g] = np.stack([res[k] for k in _REPORTED], axis=1)
-        cats = {k: table[:, i] for i, k in enumerate(_REPORTED[1:], start=1)}
-        round_points = table[:, 0]
-        sc = self.scores[g]
+        sc = self.scores[g] + res["points"]
+        self.scores[g] = sc
+        rows = np.stack([res[k] for k in _REPORTED], axis=1)
         best = sc.max(axis=1)
         unique = (sc == best[:, None]).sum(axis=1) == 1
-        self.round_index[g] += 1
+        ri = self.round_index[g] + 1
+        self.round_index[g] = ri
         if self.single_round:
             finished = np.ones(len(g), bool)
             won = unique
@@ -555,26 +625,25 @@ class EscobaEngine:
             finished = won.copy()
         cut = np.zeros(len(g), bool)
         if self.max_rounds is not None:
-            cut = ~finished & (self.round_index[g] >= self.max_rounds)
+            cut = ~finished & (ri >= self.max_rounds)
             finished |= cut
+        self._round_out = (g, rows, finished)
+        if not finished.any():
+            self.dealer[g] = self._next_seat[self.dealer[g]]
+            return g, False
         winner = np.where(won & finished, sc.argmax(axis=1), -1)
         self.winner[g] = winner
         self.truncated[g] = cut
         self.done[g] = finished
-        game_over = np.zeros(n, bool)
-        game_over[g] = finished
-        out = {"round_over": round_over, "round_points": round_points, "cats": cats,
-               "game_over": game_over, "final": None}
-        self._round_out = out
         cont = g[~finished]
         self.dealer[cont] = self._next_seat[self.dealer[cont]]
         fin = g[finished]
         self.legal[fin] = 0
-        if self.autoreset and fin.size:
-            out["final"] = (fin, sc[finished], winner[finished], cut[finished])
+        if self.autoreset:
+            self._final = (sc[finished], winner[finished], cut[finished])
             self.episode[fin] += 1
             self._clear_games(fin)
-            return np.concatenate([cont, fin]), np.arange(len(cont) + len(fin)) >= len(cont)
+            return np.concatenate([cont, fin]), np.arange(len(g)) >= len(cont)
         return cont, False
 
     def side_totals(self, games=None):
