@@ -15,7 +15,7 @@ from pathlib import Path
 
 from escoba_env.rules import SEVENS_RULES, Rules
 
-DEFAULT_AGENTS = ("random", "greedy", "expert", "search:sims=100")
+DEFAULT_AGENTS = ("random", "greedy", "expert", "search")
 DEFAULT_DEALS = 300
 PROG = "evaluate.py"
 
@@ -119,8 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     size.add_argument("--seed", type=_non_negative, default=0, help="seed of the deals and the agents")
     size.add_argument("--confidence", type=_confidence, default=0.95, help="level of the intervals")
     run = p.add_argument_group("running")
-    run.add_argument("--workers", type=_positive, default=1, metavar="N",
-                     help="processes (or Ray CPUs); the numbers do not depend on it")
+    run.add_argument("--workers", type=_positive, default=min(2, os.cpu_count() or 1), metavar="N",
+                     help="processes (or Ray CPUs; default: min(2, CPUs)); the numbers do not depend on it")
     run.add_argument("--backend", choices=("local", "ray"), default="local",
                      help="local processes, or Ray (pip install -e '.[ray]')")
     run.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join (default: start a local one)")
