@@ -32,9 +32,12 @@ import numpy as np
 
 from .capture import capture_options
 from .cards import NUM_CARDS, OROS, SEVENS, VELO, card_name, cards_of, mask_value, parse_card
+from .cli import add_rules_arguments, rules_from_args
+from .cli import non_negative_int as _non_negative
+from .cli import positive_int as _positive
 from .engine import EscobaEngine, StepInfo
 from .observation import action_masks, encode
-from .rules import SEVENS_RULES, Rules
+from .rules import Rules
 
 PROG = "python -m escoba_env.play"
 FALLBACK_OPPONENT = "expert"
@@ -453,29 +456,8 @@ class TerminalGame:
 # ---------------------------------------------------------------------- command line
 
 
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return v
-
-
-def _non_negative(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
-    return v
-
-
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``python -m escoba_env.play``."""
-    d = Rules()
     p = argparse.ArgumentParser(
         prog=PROG, description="Play Escoba in the terminal against bots from the agent registry.",
         epilog="Example: python -m escoba_env.play --players 4 --partnerships --opponent expert --seed 7")
@@ -496,22 +478,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="pause after each bot move (default 0)")
     p.add_argument("--max-rounds", type=_positive, metavar="N",
                    help="stop a game still undecided after N rounds (default: play until a side wins)")
-    r = p.add_argument_group("rules (defaults: escoba_env.Rules, see docs/rules.md)")
-    r.add_argument("--players", type=int, default=d.num_players, choices=(2, 3, 4), help="number of players")
-    r.add_argument("--partnerships", action=argparse.BooleanOptionalAction, default=d.partnerships,
-                   help="4 players in two teams: seats 0+2 and 1+3 (your partner is a bot)")
-    r.add_argument("--target-score", type=_positive, default=d.target_score, metavar="N",
-                   help=f"points that win the game (default {d.target_score})")
-    r.add_argument("--sevens-rule", choices=SEVENS_RULES, default=d.sevens_rule,
-                   help="how the sevens point is awarded")
-    r.add_argument("--bonus-sweeps", action=argparse.BooleanOptionalAction, default=d.bonus_sweeps,
-                   help="all ten oros / all four sevens score 2")
-    r.add_argument("--prefer-single", action=argparse.BooleanOptionalAction, default=d.prefer_single,
-                   help="a card that can take a single table card may only take single cards")
-    r.add_argument("--last-play-escoba", action=argparse.BooleanOptionalAction, default=d.last_play_escoba,
-                   help="emptying the table with the round's last card is an escoba")
-    r.add_argument("--initial-fifteen", action=argparse.BooleanOptionalAction, default=d.initial_fifteen,
-                   help="a first table of 15 goes to the dealer as escoba(s)")
+    add_rules_arguments(p.add_argument_group("rules (defaults: escoba_env.Rules, see docs/rules.md)"),
+                        partnerships_help="4 players in two teams: seats 0+2 and 1+3 (your partner is a bot)")
     return p
 
 
@@ -527,10 +495,7 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
     out = sys.stdout if stdout is None else stdout
     err = sys.stderr if stdout is None else stdout
     try:
-        rules = Rules(num_players=args.players, partnerships=args.partnerships,
-                      target_score=args.target_score, sevens_rule=args.sevens_rule,
-                      bonus_sweeps=args.bonus_sweeps, prefer_single=args.prefer_single,
-                      last_play_escoba=args.last_play_escoba, initial_fifteen=args.initial_fifteen)
+        rules = rules_from_args(args)
     except ValueError as exc:
         print(f"{PROG}: error: {exc}", file=err)
         return 2

@@ -13,7 +13,9 @@ import sys
 import time
 from pathlib import Path
 
-from escoba_env.rules import SEVENS_RULES, Rules
+from escoba_env.cli import add_rules_arguments, rules_from_args
+from escoba_env.cli import non_negative_int as _non_negative
+from escoba_env.cli import positive_int as _positive
 
 DEFAULT_AGENTS = ("random", "greedy", "expert", "search")
 DEFAULT_DEALS = 300
@@ -42,28 +44,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{PROG}: error: {message} (see --help)\n")
 
 
-def _positive(text: str) -> int:
-    """Return ``text`` as a positive int (an argparse type)."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return v
-
-
-def _non_negative(text: str) -> int:
-    """Return ``text`` as a non-negative int (an argparse type)."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
-    return v
-
-
 def _confidence(text: str) -> float:
     """Return ``text`` as a confidence level in (0, 1) (an argparse type)."""
     try:
@@ -77,7 +57,6 @@ def _confidence(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of evaluate.py."""
-    d = Rules()
     p = _Parser(prog=PROG, description="Benchmark Escoba agents against each other: duplicate deals, "
                 "confidence intervals, ratings.", epilog=EPILOG,
                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -87,25 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
                           f"a round robin, or the opponents of --vs (default: {' '.join(DEFAULT_AGENTS)})")
     who.add_argument("--vs", metavar="SPEC",
                      help="play this agent against each of --agents instead of a round robin")
-    rules = p.add_argument_group("rules (defaults: escoba_env.Rules)")
-    rules.add_argument("--players", type=int, default=d.num_players, choices=(2, 3, 4),
-                       help="number of players")
-    rules.add_argument("--partnerships", action=argparse.BooleanOptionalAction, default=d.partnerships,
-                       help="4 players in two teams of 2 (seats 0+2, 1+3); an agent plays both seats "
-                            "of its team")
-    rules.add_argument("--target-score", type=_positive, default=d.target_score, metavar="N",
-                       help="points that win a game (with --games)")
-    rules.add_argument("--sevens-rule", choices=SEVENS_RULES, default=d.sevens_rule,
-                       help="how the sevens point is awarded")
-    rules.add_argument("--bonus-sweeps", action=argparse.BooleanOptionalAction, default=d.bonus_sweeps,
-                       help="all ten oros / all four sevens score 2")
-    rules.add_argument("--prefer-single", action=argparse.BooleanOptionalAction, default=d.prefer_single,
-                       help="a card that can take a single table card may only take single cards")
-    rules.add_argument("--last-play-escoba", action=argparse.BooleanOptionalAction,
-                       default=d.last_play_escoba,
-                       help="emptying the table with the round's last card is an escoba")
-    rules.add_argument("--initial-fifteen", action=argparse.BooleanOptionalAction, default=d.initial_fifteen,
-                       help="a first table of 15 goes to the dealer as escoba(s)")
+    add_rules_arguments(p.add_argument_group("rules (defaults: escoba_env.Rules)"),
+                        partnerships_help="4 players in two teams of 2 (seats 0+2, 1+3); an agent plays "
+                                          "both seats of its team",
+                        target_help="points that win a game (with --games)")
     size = p.add_argument_group("what to play")
     how = size.add_mutually_exclusive_group()
     how.add_argument("--rounds", type=_positive, metavar="N",
@@ -167,10 +131,7 @@ def _main(argv: list[str] | None) -> int:
         print(f"ok: {games} games, {actions} actions re-played and verified by the engine "
               f"({time.perf_counter() - t0:.1f} s)")
         return 0
-    rules = Rules(num_players=args.players, partnerships=args.partnerships, target_score=args.target_score,
-                  sevens_rule=args.sevens_rule, bonus_sweeps=args.bonus_sweeps,
-                  prefer_single=args.prefer_single, last_play_escoba=args.last_play_escoba,
-                  initial_fifteen=args.initial_fifteen)
+    rules = rules_from_args(args)
     from .runner import TournamentConfig
 
     agents = tuple(args.agents) if args.agents else DEFAULT_AGENTS

@@ -1,0 +1,61 @@
+"""Command-line pieces shared by the project's programs: argparse types and the rules flags."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .rules import SEVENS_RULES, Rules
+
+
+def positive_int(text: str) -> int:
+    """Return ``text`` as a positive int (an argparse type)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return v
+
+
+def non_negative_int(text: str) -> int:
+    """Return ``text`` as a non-negative int (an argparse type)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return v
+
+
+def add_rules_arguments(group: Any, partnerships_help: str = "", target_help: str = "") -> None:
+    """Add one flag per ``Rules`` field to an argparse parser or group (defaults: ``Rules()``)."""
+    d = Rules()
+    group.add_argument("--players", type=int, default=d.num_players, choices=(2, 3, 4),
+                       help="number of players")
+    group.add_argument("--partnerships", action=argparse.BooleanOptionalAction, default=d.partnerships,
+                       help=partnerships_help or "4 players in two teams: seats 0+2 and 1+3")
+    group.add_argument("--target-score", type=positive_int, default=d.target_score, metavar="N",
+                       help=target_help or f"points that win a game (default {d.target_score})")
+    group.add_argument("--sevens-rule", choices=SEVENS_RULES, default=d.sevens_rule,
+                       help="how the sevens point is awarded")
+    group.add_argument("--bonus-sweeps", action=argparse.BooleanOptionalAction, default=d.bonus_sweeps,
+                       help="all ten oros / all four sevens score 2")
+    group.add_argument("--prefer-single", action=argparse.BooleanOptionalAction, default=d.prefer_single,
+                       help="a card that can take a single table card may only take single cards")
+    group.add_argument("--last-play-escoba", action=argparse.BooleanOptionalAction,
+                       default=d.last_play_escoba,
+                       help="emptying the table with the round's last card is an escoba")
+    group.add_argument("--initial-fifteen", action=argparse.BooleanOptionalAction,
+                       default=d.initial_fifteen,
+                       help="a first table of 15 goes to the dealer as escoba(s)")
+
+
+def rules_from_args(args: argparse.Namespace) -> Rules:
+    """Return the ``Rules`` named by the flags of ``add_rules_arguments`` (ValueError if invalid)."""
+    return Rules(num_players=args.players, partnerships=args.partnerships, target_score=args.target_score,
+                 sevens_rule=args.sevens_rule, bonus_sweeps=args.bonus_sweeps,
+                 prefer_single=args.prefer_single, last_play_escoba=args.last_play_escoba,
+                 initial_fifteen=args.initial_fifteen)
