@@ -32,6 +32,24 @@ from .base import Agent
 Z95 = 1.959963984540054
 
 
+def agent_actions(engine: EscobaEngine, agents: Sequence[Agent], who: np.ndarray) -> np.ndarray:
+    """Return one action per game: game ``g``'s seat to act is played by ``agents[who[g]]``.
+
+    Each agent is called once, with the observations of all its games (``act_batch``); the oracle
+    (``needs_state``) also gets ``state=(engine, games)``. Finished games get action 0.
+    """
+    actions = np.zeros(engine.num_games, np.int64)
+    live = ~engine.done
+    for k, agent in enumerate(agents):
+        g = np.nonzero(live & (who == k))[0]
+        if g.size == 0:
+            continue
+        seats = engine.to_act[g]
+        state = (engine, g) if agent.needs_state else None
+        actions[g] = agent.act_batch(encode(engine, seats, g), action_masks(engine, seats, g), state)
+    return actions
+
+
 def mean_ci(x: np.ndarray, z: float = Z95) -> tuple[float, float, float]:
     """Return (mean, lower, upper): the mean of ``x`` and its normal-approximation CI."""
     x = np.asarray(x, np.float64)
@@ -133,18 +151,7 @@ def _play_block(agents: list[Agent], rules: Rules, deal_ids: np.ndarray, seed: i
     while not engine.done.all():
         actor = engine.to_act
         who = slot_of[seat_agent[rows, actor]]
-        actions = np.zeros(n, np.int64)
-        live = ~engine.done
-        for k, agent in enumerate(callers):
-            g = np.nonzero(live & (who == k))[0]
-            if g.size == 0:
-                continue
-            seats = actor[g]
-            obs = encode(engine, seats, g)
-            masks = action_masks(engine, seats, g)
-            state = (engine, g) if agent.needs_state else None
-            actions[g] = agent.act_batch(obs, masks, state)
-        info = engine.step(actions)
+        info = engine.step(agent_actions(engine, callers, who))
         round_points += info.round_points
     per_agent = np.take_along_axis(round_points, agent_side, axis=1)
     return per_agent.reshape(len(deal_ids), rot, sides).mean(axis=1)

@@ -25,10 +25,10 @@ import numpy as np
 
 from escoba_env.cards import cards_of
 from escoba_env.engine import EscobaEngine
-from escoba_env.observation import action_masks, encode
 from escoba_env.rules import Rules
 
 from ..base import Agent
+from ..evaluation import agent_actions
 
 CATEGORIES = ("cards", "oros", "velo", "sevens", "escobas")
 """Category points recorded per round (the engine's ``StepInfo.round_categories`` keys)."""
@@ -101,17 +101,7 @@ def play_block(agents: list[Agent], rules: Rules, deal_ids: np.ndarray, seed: in
     while not engine.done.all():
         actor = engine.to_act
         who = caller_of_pos[seat_pos[rows, actor]]
-        live = ~engine.done
-        actions = np.zeros(n, np.int64)
-        for k, agent in enumerate(callers):
-            g = np.nonzero(live & (who == k))[0]
-            if g.size == 0:
-                continue
-            seats = actor[g]
-            obs = encode(engine, seats, g)
-            masks = action_masks(engine, seats, g)
-            state = (engine, g) if agent.needs_state else None
-            actions[g] = agent.act_batch(obs, masks, state)
+        actions = agent_actions(engine, callers, who)
         info = engine.step(actions)
         if info.round_over.any():
             rounds += info.round_over
