@@ -52,6 +52,7 @@ def hash_keys(seed: int, game_ids: np.ndarray, episodes: np.ndarray, rounds: np.
 
 
 _POSITIONS = np.arange(1, 65, dtype=np.uint64)[None, :] * np.uint64(0x9E3779B97F4A7C15)
+_POSITIONS_G = _POSITIONS[:, :NUM_CARDS + 1] + np.uint64(0x9E3779B97F4A7C15)
 
 
 def shuffled_decks(seed: int, game_ids, episodes, rounds, num_players: int = 2):
@@ -60,13 +61,44 @@ def shuffled_decks(seed: int, game_ids, episodes, rounds, num_players: int = 2):
     ``decks`` holds int8 card ids, top first. Each card gets a 58-bit hash key with its id in the
     low 6 bits, so sorting the keys of a row (a plain sort, much faster than argsort) orders the
     cards by hash and ties are impossible. A 41st hash of the same counters gives the dealer a
-    new game starts with (``first_dealers``, used for round 0 only).
+    new game starts with (``first_dealers``, used for round 0 only). The keys equal
+    ``hash_keys(seed, game_ids, episodes, rounds, 41)`` (computed here with in-place steps).
     """
-    keys = hash_keys(seed, game_ids, episodes, rounds, NUM_CARDS + 1)
-    dealers = (keys[:, NUM_CARDS] % np.uint64(num_players)).astype(np.int64)
-    keys = (keys[:, :NUM_CARDS] & ~np.uint64(63)) | _CARD_IDS
+    ids = np.asarray(game_ids).astype(np.uint64)
+    ids *= np.uint64(0xD1B54A32D192ED03)
+    ids ^= np.uint64(int(seed) & _M64)
+    h = _splitmix64_inplace(ids)
+    ctr = np.asarray(episodes).astype(np.uint64)
+    ctr *= np.uint64(0x8CB92BA72F3D8DD7)
+    r = np.asarray(rounds).astype(np.uint64)
+    r += _ONE
+    r *= np.uint64(0xAEF17502108EF2D9)
+    ctr += r
+    h ^= ctr
+    h = _splitmix64_inplace(h)
+    x = h[:, None] + _POSITIONS_G  # (K, 41): the golden-ratio increment is folded into positions
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    dealers = (x[:, NUM_CARDS] % np.uint64(num_players)).astype(np.int64)
+    keys = x[:, :NUM_CARDS] & ~np.uint64(63)
+    keys |= _CARD_IDS
     keys.sort(axis=1)
-    return (keys & np.uint64(63)).astype(np.int8), dealers
+    keys &= np.uint64(63)
+    return keys.astype(np.int8), dealers
+
+
+def _splitmix64_inplace(x: np.ndarray) -> np.ndarray:
+    """``_splitmix64`` that overwrites its (owned, uint64) argument."""
+    x += np.uint64(0x9E3779B97F4A7C15)
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
 
 
 _CARD_IDS = np.arange(NUM_CARDS, dtype=np.uint64)
@@ -101,7 +133,7 @@ def sample_actions(legal: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
 
 
 _REPORTED = ("points", *CATEGORIES, "escobas")
-_DEAL_OFFSETS = {p: np.arange(3 * p)[None, :] for p in (2, 3, 4)}
+_DEAL_OFFSETS_T = {p: np.arange(3 * p)[:, None] for p in (2, 3, 4)}
 # _SEATS_AFTER[p][d]: the seats in deal order when d deals (the dealer last).
 _SEATS_AFTER = {p: (np.arange(p)[:, None] + np.arange(1, p + 1)[None, :]) % p for p in (2, 3, 4)}
 
@@ -365,14 +397,14 @@ class EscobaEngine:
         self.last_capturer[games] = -1
         self.stock_pos[games] = 0
         dealer = self.dealer[games]
-        tcards = decks[:, 3 * p: 3 * p + 4].astype(np.uint64)
-        tbits = _ONE << tcards
+        tcards = decks[:, 3 * p: 3 * p + 4]
+        tbits = _ONE << tcards.astype(np.uint64)
         table = tbits[:, 0] | tbits[:, 1] | tbits[:, 2] | tbits[:, 3]
         if self.rules.initial_fifteen:
-            v = (tcards >> np.uint64(2)).astype(np.int64) + 1
+            v = (tcards >> 2) + 1  # int8 values
             total = v.sum(axis=1)
-            two = (total == 30) & ((v[:, 0] + v[:, 1] == 15) | (v[:, 0] + v[:, 2] == 15)
-                                   | (v[:, 0] + v[:, 3] == 15))
+            # Two fifteens: the four cards sum to 30 and the first pairs with another to 15.
+            two = (total == 30) & (v[:, 1:] == 15 - v[:, :1]).any(axis=1)
             hit = (total == 15) | two
             if hit.any():
                 g, d = games[hit], dealer[hit]
@@ -384,16 +416,24 @@ class EscobaEngine:
         self.to_act[games] = self._next_seat[dealer]
 
     def _deal_hands(self, games):
-        """Give three stock cards to each seat of ``games``, starting after the dealer."""
+        """Give three stock cards to each seat of ``games``, starting after the dealer.
+
+        Works on (3P, K) arrays (the long axis last: small trailing axes are slow in NumPy).
+        """
         p = self.num_players
         pos = self.stock_pos[games]
         # Hand cards sit at deck positions 0..3P-1 of a new round, then after the table cards.
-        flat = (games * NUM_CARDS + pos)[:, None] + _DEAL_OFFSETS[p]
-        bits = _ONE << self.deck.reshape(-1)[flat].astype(np.uint64)
-        rel = bits[:, :p] | bits[:, p:2 * p] | bits[:, 2 * p:]  # [game, offset from dealer]
-        seats = _SEATS_AFTER[p][self.dealer[games]]
-        self.hands.reshape(-1)[games[:, None] * p + seats] = rel
-        self.stock_pos[games] = pos + (3 * p + 4 * (pos == 0))
+        base = games * NUM_CARDS + pos
+        cards = self.deck.reshape(-1)[_DEAL_OFFSETS_T[p] + base]  # (3P, K): card j of the deal
+        bits = _ONE << cards.astype(np.uint64)
+        dealer = self.dealer[games]
+        flat = self.hands.reshape(-1)
+        row = games * p
+        for j in range(p):  # card j, j + P, j + 2P go to the j-th seat after the dealer
+            seat = dealer + (j + 1)
+            seat = seat & 1 if p == 2 else seat - p * (seat >= p)
+            flat[row + seat] = bits[j] | bits[j + p] | bits[j + 2 * p]
+        self.stock_pos[games] = pos + np.where(pos == 0, 3 * p + 4, 3 * p)
         self.hand_count[games] = 3 * p
 
     # ------------------------------------------------------------------ stepping
