@@ -168,8 +168,8 @@ def _summary(table: np.ndarray, t: np.ndarray):
     # a = index of the lowest feasible split; 64 (no split) is clipped to the empty column 15.
     a = np.minimum(np.bitwise_count((low - 1).view(np.uint64)), 15)
     il = kl + a
-    ih = kh + t
-    ih -= a
+    kht = kh + t
+    ih = kht - a
     ul = _U_LOW[il]
     uh = _U_HIGH[ih]
     count = (ul >> _S40) * (uh >> _S40)
@@ -179,23 +179,34 @@ def _summary(table: np.ndarray, t: np.ndarray):
     rest = feasible ^ low
     multi = np.flatnonzero(rest)
     if multi.size:  # several splits in a few games: add the other splits one rank at a time
-        sel, rest = multi, rest[multi]
+        rest, klm, khtm, av = rest[multi], kl[multi], kht[multi], avail[multi]
+        cm, um, im = count[multi], union[multi], inter[multi]
+        games = None  # positions (in multi) of the games still being combined; None: all
         while True:
             low = rest & -rest
             a = np.bitwise_count(low - 1)
-            il = kl[sel] + a
-            ih = kh[sel] + t[sel] - a
+            il = klm + a
+            ih = khtm - a
             ul = _U_LOW[il]
             uh = _U_HIGH[ih]
-            av = avail[sel]
-            count[sel] += (ul >> _S40) * (uh >> _S40)
-            union[sel] |= (ul | uh) & av
-            inter[sel] &= (_F_LOW[il] | _F_HIGH[ih]) & av
+            c = (ul >> _S40) * (uh >> _S40)
+            u = (ul | uh) & av
+            x = (_F_LOW[il] | _F_HIGH[ih]) & av
+            if games is None:
+                cm += c
+                um |= u
+                im &= x
+            else:
+                cm[games] += c
+                um[games] |= u
+                im[games] &= x
             rest ^= low
-            more = rest != 0
-            if not more.any():
+            more = np.flatnonzero(rest)
+            if not more.size:
                 break
-            sel, rest = sel[more], rest[more]
+            rest, klm, khtm, av = rest[more], klm[more], khtm[more], av[more]
+            games = more if games is None else games[more]
+        count[multi], union[multi], inter[multi] = cm, um, im
     return count, union.view(np.uint64), inter.view(np.uint64)
 
 

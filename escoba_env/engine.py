@@ -104,6 +104,11 @@ def _splitmix64_inplace(x: np.ndarray) -> np.ndarray:
 _CARD_IDS = np.arange(NUM_CARDS, dtype=np.uint64)
 
 
+def _take_clip(a, indices, out=None):
+    """``np.take`` without the bounds check's buffering (the indices are valid)."""
+    return np.take(a, indices, out=out, mode="clip")
+
+
 def unpack_mask(masks: np.ndarray, n: int = NUM_CARDS) -> np.ndarray:
     """Return a uint8 array (..., n) of the bits of uint64 card masks, bit 0 first."""
     masks = np.ascontiguousarray(masks, np.uint64)
@@ -120,16 +125,16 @@ def sample_actions(legal: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
     """
     legal = np.asarray(legal, np.uint64)
     k = (uniforms * np.bitwise_count(legal)).astype(np.int64)
-    m = np.where(k > 0, legal & (legal - _ONE), legal)
-    m = np.where(k > 1, m & (m - _ONE), m)
-    far = np.nonzero(k > 2)[0]
+    # Clear the lowest set bit where k > 0, then again where k > 1 (masks by arithmetic shifts).
+    m = legal ^ (legal & np.negative(legal) & (-k >> _I63).view(np.uint64))
+    m ^= m & np.negative(m) & ((1 - k) >> _I63).view(np.uint64)
+    far = np.flatnonzero(k > 2)
     if far.size:
         mf, kf = m[far], k[far]
         for i in range(2, int(kf.max())):
             mf = np.where(kf > i, mf & (mf - _ONE), mf)
         m[far] = mf
-    low = m & (~m + _ONE)
-    return np.bitwise_count(low - _ONE).astype(np.int64)
+    return np.bitwise_count((m & np.negative(m)) - _ONE).astype(np.int64)
 
 
 _REPORTED = ("points", *CATEGORIES, "escobas")
@@ -540,11 +545,21 @@ class EscobaEngine:
         """Step the games ``g`` (all unfinished) with actions ``a``; return (captured, escoba).
 
         Masks are int64/uint64 0 / all-ones words made by arithmetic shifts, so most choices are
-        one bitwise operation (no ``np.where``). Per-seat state (N, P) is updated through a one-hot
-        seat mask over all seats (the card played is in exactly one hand), with no gathers.
+        one bitwise operation (no ``np.where``). Per-seat state (N, P) is updated column by column
+        through one-hot seat masks (the card played is in exactly one hand), with no gathers. With
+        every game active, results are written straight into the state arrays (``out=``).
         """
         p = self.num_players
         full = len(g) == self.num_games
+
+        def put(name, ufunc, *args):
+            """Return ``ufunc(*args)``, stored into state array ``name`` (rows ``g``)."""
+            if full:
+                return ufunc(*args, out=getattr(self, name))
+            r = ufunc(*args)
+            getattr(self, name)[g] = r
+            return r
+
         # With every game active, state is used whole (views, no gathers or scatters).
         sel = slice(None) if full else g
         if full:
@@ -567,8 +582,7 @@ class EscobaEngine:
         for k, m in enumerate(seat_masks):
             hands[:, k] &= not_played
             played[:, k] |= play_bit & m
-        hand_count = self.hand_count[sel] + pm
-        self.hand_count[sel] = hand_count
+        hand_count = put("hand_count", np.add, self.hand_count[sel], pm)
         card = np.maximum(pending, a & pm)
         taken = self.taken[sel] | (bit ^ play_bit)
         taken_value = self.taken_value[sel] + (((a >> _I2) + 1) & ~pm)
@@ -587,8 +601,7 @@ class EscobaEngine:
         cap_u = cap_m.view(np.uint64)
         card_bit = _ONE << card.view(np.uint64)
         take_mask = (taken | inter) & cap_u
-        new_table = (table | (card_bit & drop_m.view(np.uint64))) & ~take_mask
-        self.table[sel] = new_table
+        new_table = put("table", np.bitwise_and, table | (card_bit & drop_m.view(np.uint64)), ~take_mask)
         gained = (take_mask | card_bit) & cap_u
         for k, m in enumerate(seat_masks):
             piles[:, k] |= gained & m
@@ -601,19 +614,23 @@ class EscobaEngine:
         if not full:
             self.hands[g], self.played[g], self.piles[g], self.escobas[g] = hands, played, piles, escobas
         lc = self.last_capturer[sel]
-        self.last_capturer[sel] = lc ^ ((lc ^ seat) & cap_m)
-        self.pending[sel] = ((card + 1) & pend_m) - 1
-        self.taken[sel] = taken & pend_m.view(np.uint64)
-        self.taken_value[sel] = taken_value & pend_m
+        put("last_capturer", np.bitwise_xor, lc, (lc ^ seat) & cap_m)
+        put("pending", np.subtract, (card + 1) & pend_m, 1)
+        put("taken", np.bitwise_and, taken, pend_m.view(np.uint64))
+        put("taken_value", np.bitwise_and, taken_value, pend_m)
         if p == 2:
-            nxt = seat ^ (~pend_m & 1)
+            nxt = put("to_act", np.bitwise_xor, seat, ~pend_m & 1)  # seat: a view of to_act
         else:
             nxt = np.where(pend_m != 0, seat, self._next_seat[seat])
-        self.to_act[sel] = nxt
-        flat = self.hands.reshape(-1)
-        self.legal[sel] = np.where(pend_m != 0, union & ~inter, flat[g * p + nxt])
+            self.to_act[sel] = nxt
+        # Legal actions: the next seat's hand, or the cards still to name where a choice is pending.
+        pend = pend_m != 0
+        legal = put("legal", _take_clip, self.hands.reshape(-1), g * p + nxt)
+        np.copyto(legal, union & ~inter, where=pend)
+        if not full:
+            self.legal[g] = legal
         # Turn over: new deal or end of round.
-        moved = np.flatnonzero(hands_empty & (pend_m == 0))
+        moved = np.flatnonzero(hands_empty & ~pend)
         if moved.size:
             self._after_last_card(g[moved])
         return gained, esc
