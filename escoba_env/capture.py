@@ -61,34 +61,16 @@ def _half_tables(weights: tuple[int, ...]):
 def _build_tables():
     low = _half_tables((1, 2, 3, 4, 5))
     high = _half_tables((6, 7, 8, 9, 10))
-    # 20-bit half mask -> base-5 key of its five nibble popcounts.
-    m = np.arange(1 << _HALF_BITS, dtype=np.int64)
-    key = np.zeros(1 << _HALF_BITS, np.int64)
-    for j in range(5):
-        key += np.bitwise_count((m >> (4 * j)) & 0xF).astype(np.int64) * 5**j
-    # Sums a half of values 6..10 can make without exceeding 14.
-    high_sums = np.array([s for s in range(_NS) if high[0][:, s].any()], np.int64)
     # 10-bit value set -> 40-bit mask of the nibbles of those values.
     vs = np.arange(1 << NUM_VALUES, dtype=np.uint64)
     expand = np.zeros(1 << NUM_VALUES, np.uint64)
     for j in range(NUM_VALUES):
         expand |= ((vs >> np.uint64(j)) & np.uint64(1)) * np.uint64(value_nibble(j + 1))
-    return low, high, key.astype(np.int32), high_sums, expand
+    return low, high, expand
 
 
-(_LOW_N, _LOW_U, _LOW_F), (_HIGH_N, _HIGH_U, _HIGH_F), _HALF_KEY, _HIGH_SUMS, _EXPAND = _build_tables()
-# Packed tables for the batched query: per (half key, sum) one int64 holding the number of
-# subsets (bits 0-15; at most 5642), the usable values (bits 16-20) and the forced values
-# (bits 21-25). Rows have 16 columns; column 15 (sum 15, never asked) is empty.
-def _pack(n, usable, forced):
-    assert n.max() < 1 << 16
-    code = np.zeros((5**5, 16), np.int64)
-    code[:, :_NS] = n | (usable << 16) | (forced << 21)
-    return code.ravel()
-
-
-_CODE_LOW = _pack(_LOW_N, _LOW_U, _LOW_F)
-_CODE_HIGH = _pack(_HIGH_N, _HIGH_U, _HIGH_F)
+(_LOW_N, _LOW_U, _LOW_F), (_HIGH_N, _HIGH_U, _HIGH_F), _EXPAND = _build_tables()
+# Rows of the per-(half key, sum) tables have 16 columns; column 15 (sum 15, never asked) is empty.
 # Bit a of _LOW_REACH[k]: the low half with key k has a subset summing to a.
 _LOW_REACH = ((_LOW_N > 0) * (1 << np.arange(_NS))).sum(axis=1).astype(np.int64)
 # Bit a of _HIGH_COMP[k * 16 + t]: the high half with key k has a subset summing to t - a.
