@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--num-envs", type=int, default=Config.num_envs)
     ap.add_argument("--num-steps", type=int, default=Config.num_steps)
     ap.add_argument("--hidden", type=int, nargs="+", default=list(Config().hidden))
+    ap.add_argument("--head", default=Config.head, choices=("mlp", "moves"))
     ap.add_argument("--num-minibatches", type=int, default=Config.num_minibatches)
     ap.add_argument("--update-epochs", type=int, default=Config.update_epochs)
     ap.add_argument("--threads", type=int, default=Config.threads)
@@ -69,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--profile", action="store_true", help="print the top functions (cProfile)")
     args = ap.parse_args(argv)
     print(f"torch {torch.__version__}, {os.cpu_count()} CPUs visible, threads={args.threads}, "
-          f"num_envs={args.num_envs}, num_steps={args.num_steps}, hidden={args.hidden}, "
+          f"num_envs={args.num_envs}, num_steps={args.num_steps}, hidden={args.hidden}, head={args.head}, "
           f"minibatches={args.num_minibatches}, epochs={args.update_epochs}")
     leagues = {
         "self-play only": dict(opp_self=1.0, opp_snapshot=0.0, opp_greedy=0.0, opp_expert=0.0),
@@ -78,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for label, league in leagues.items():
             cfg = Config(run_name="bench", runs_dir=tmp, num_envs=args.num_envs, num_steps=args.num_steps,
-                         hidden=tuple(args.hidden), num_minibatches=args.num_minibatches,
+                         hidden=tuple(args.hidden), head=args.head, num_minibatches=args.num_minibatches,
                          update_epochs=args.update_epochs, threads=args.threads, eval_interval=0,
                          tensorboard=False, progress=False, snapshot_interval=1, **league)
             r = measure(cfg, args.updates, args.profile)

@@ -359,3 +359,14 @@ def test_learning_curve_script_plots_the_eval_rows(trained, tmp_path):
     assert evals["expert"]["step"] == [0, 1024, 2048]
     assert all(lo <= m <= hi for m, lo, hi in zip(evals["expert"]["mean"], evals["expert"]["lo"],
                                                   evals["expert"]["hi"], strict=True))
+
+
+def test_shipped_agent_loads_and_plays_legal_moves():
+    path = os.path.join(os.path.dirname(__file__), "..", "agents", "pretrained", "escoba_2p.pt")
+    agent = NeuralAgent.from_checkpoint(path, rules=Rules())
+    assert agent.net.head == "moves" and agent.net.hidden == [256, 256]
+    assert load_checkpoint(path)["global_step"] == 45_023_232
+    obs, mask = _observations(256, seed=9)
+    actions = agent.act_batch(obs, mask)
+    assert (mask[np.arange(256), actions] == 1).all()
+    assert play_duplicate([agent, GreedyAgent()], deals=8, seed=4).rounds == 16
