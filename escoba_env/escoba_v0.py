@@ -168,7 +168,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
@@ -177,7 +176,7 @@ from pettingzoo.utils import wrappers
 from . import faces
 from .cards import NUM_CARDS
 from .observation import action_masks, encode
-from .render import describe_step, render_text
+from .render import render_face
 from .rules import Rules
 
 __all__ = ["env", "raw_env"]
@@ -254,16 +253,8 @@ class raw_env(AECEnv):
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game (see "Reset options" in the module docstring); return None."""
-        seed = faces.check_seed(seed)
-        kwargs = faces.parse_reset_options(options)
-        if seed is not None:
-            rng = np.random.default_rng(seed)
-            engine_seed = seed
-        else:
-            rng = self._np_random if self._np_random is not None else np.random.default_rng()
-            engine_seed = int(rng.integers(2**63))
-        self.engine.reset(engine_seed, **kwargs)  # validates the deal; raises before any change
-        self._np_random = rng
+        # validates the seed, options and deal; raises before any change
+        self._np_random = faces.reset_engine(self.engine, seed, options, self._np_random)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -345,18 +336,7 @@ class raw_env(AECEnv):
 
     def render(self) -> str | None:
         """Return the text picture (``"ansi"``), print it (``"human"``, returns None), or warn."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
-            return None
-        last = None
-        if self._last is not None:
-            a, played, info = self._last
-            last = describe_step(self.engine, a, played, info, 0, self.french, self.possible_agents)
-        text = render_text(self.engine, 0, self.french, self.possible_agents, last)
-        if self.render_mode == "ansi":
-            return text
-        print(text + "\n")
-        return None
+        return render_face(self.engine, self.render_mode, self._last, self.french, self.possible_agents)
 
     def close(self) -> None:
         """Release nothing (no window or process is held); return None."""

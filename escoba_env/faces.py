@@ -124,6 +124,26 @@ def _card_list(name: str, value: Any) -> list[int]:
     return out
 
 
+def reset_engine(engine, seed: Any, options: Mapping[str, Any] | None,
+                 np_random: np.random.Generator | None) -> np.random.Generator:
+    """Reset ``engine`` for a face's ``reset(seed, options)``; return the face's new generator.
+
+    A given seed deals from that seed (so every face deals the same game) and seeds the
+    generator; without one, the engine seed is drawn from ``np_random`` (or a fresh generator).
+    Bad seeds, options or deals raise ValueError before anything changes.
+    """
+    seed = check_seed(seed)
+    kwargs = parse_reset_options(options)
+    if seed is not None:
+        rng = np.random.default_rng(seed)
+        engine_seed = seed
+    else:
+        rng = np_random if np_random is not None else np.random.default_rng()
+        engine_seed = int(rng.integers(2**63))
+    engine.reset(engine_seed, **kwargs)
+    return rng
+
+
 def parse_reset_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
     """Return the engine ``reset`` keyword arguments for a ``reset(options=...)`` mapping.
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import gymnasium
+
 from .cards import NUM_CARDS, OROS, SEVENS, VELO, card_name, names_of
 from .engine import EscobaEngine, StepInfo
 
@@ -105,3 +107,22 @@ def render_text(engine: EscobaEngine, game: int = 0, french: bool = False,
     lines.append(f"  legal: {_names(int(engine.legal[game]), french)}")
     return "\n".join(lines)
 
+
+
+def render_face(engine, render_mode: str | None, last: tuple | None, french: bool, names) -> str | None:
+    """Render game 0 for an env face: return the text (``"ansi"``), print it (``"human"``), or warn.
+
+    ``last`` is the face's record ``(action, played, step_info)`` of the latest step, or None.
+    """
+    if render_mode is None:
+        gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+        return None
+    line = None
+    if last is not None:
+        a, played, info = last
+        line = describe_step(engine, a, played, info, 0, french, names)
+    text = render_text(engine, 0, french, names, line)
+    if render_mode == "ansi":
+        return text
+    print(text + "\n")
+    return None

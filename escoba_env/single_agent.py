@@ -50,7 +50,7 @@ from gymnasium import spaces
 from . import faces
 from .cards import NUM_CARDS, cards_of
 from .observation import action_masks, encode
-from .render import describe_step, render_text
+from .render import render_face
 from .rules import Rules
 
 ILLEGAL_ACTIONS = ("terminate", "raise")
@@ -208,15 +208,4 @@ class SingleAgentEscobaEnv(gymnasium.Env):
 
     def render(self) -> str | None:
         """Return the text picture (``"ansi"``), print it (``"human"``), or warn and return None."""
-        if self.render_mode is None:
-            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
-            return None
-        last = None
-        if self._last is not None:
-            a, played, step = self._last
-            last = describe_step(self.engine, a, played, step, 0, self.french, self.names)
-        text = render_text(self.engine, 0, self.french, self.names, last)
-        if self.render_mode == "ansi":
-            return text
-        print(text + "\n")
-        return None
+        return render_face(self.engine, self.render_mode, self._last, self.french, self.names)

@@ -129,16 +129,7 @@ class EscobaVectorEnv:
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Start a new game in every slot; return ``(obs, infos)``."""
-        seed = faces.check_seed(seed)
-        kwargs = faces.parse_reset_options(options)
-        if seed is not None:
-            rng = np.random.default_rng(seed)
-            engine_seed = seed
-        else:
-            rng = self._np_random if self._np_random is not None else np.random.default_rng()
-            engine_seed = int(rng.integers(2**63))
-        self.engine.reset(engine_seed, **kwargs)
-        self._np_random = rng
+        self._np_random = faces.reset_engine(self.engine, seed, options, self._np_random)
         self._length[:] = 0
         return self._observe(), {}
 
