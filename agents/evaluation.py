@@ -32,6 +32,21 @@ from .base import Agent
 Z95 = 1.959963984540054
 
 
+def distinct_agents(agents: Sequence[Agent]) -> tuple[list[Agent], np.ndarray]:
+    """Return the distinct agent objects and, per given agent, its index among them.
+
+    An agent object given more than once is then called once per step for all its games.
+    """
+    callers: list[Agent] = []
+    index = []
+    for a in agents:
+        same = [k for k, c in enumerate(callers) if c is a]
+        if not same:
+            callers.append(a)
+        index.append(same[0] if same else len(callers) - 1)
+    return callers, np.asarray(index, np.int64)
+
+
 def agent_actions(engine: EscobaEngine, agents: Sequence[Agent], who: np.ndarray) -> np.ndarray:
     """Return one action per game: game ``g``'s seat to act is played by ``agents[who[g]]``.
 
@@ -138,15 +153,7 @@ def _play_block(agents: list[Agent], rules: Rules, deal_ids: np.ndarray, seed: i
     engine = EscobaEngine(n, rules, single_round=True)
     engine.reset(seed, game_ids=np.repeat(deal_ids, rot))
     round_points = np.zeros((n, sides))
-    # Agents given more than once are called once per step.
-    callers: list[Agent] = []
-    slot_list: list[int] = []
-    for a in agents:
-        same = [k for k, c in enumerate(callers) if c is a]
-        if not same:
-            callers.append(a)
-        slot_list.append(same[0] if same else len(callers) - 1)
-    slot_of = np.array(slot_list)
+    callers, slot_of = distinct_agents(agents)
     rows = np.arange(engine.num_games)
     while not engine.done.all():
         actor = engine.to_act

@@ -28,7 +28,7 @@ from escoba_env.engine import EscobaEngine
 from escoba_env.rules import Rules
 
 from ..base import Agent
-from ..evaluation import agent_actions
+from ..evaluation import agent_actions, distinct_agents
 
 CATEGORIES = ("cards", "oros", "velo", "sevens", "escobas")
 """Category points recorded per round (the engine's ``StepInfo.round_categories`` keys)."""
@@ -85,14 +85,7 @@ def play_block(agents: list[Agent], rules: Rules, deal_ids: np.ndarray, seed: in
     pos_side = (np.arange(sides)[None, :] - rotation[:, None]) % sides  # (n, K)
     engine = EscobaEngine(n, rules, single_round=not games, max_rounds=max_rounds if games else None)
     engine.reset(int(seed), game_ids=deal)
-    callers: list[Agent] = []
-    caller_of_pos = []
-    for a in agents:
-        same = [k for k, c in enumerate(callers) if c is a]
-        if not same:
-            callers.append(a)
-        caller_of_pos.append(same[0] if same else len(callers) - 1)
-    caller_of_pos = np.asarray(caller_of_pos)
+    callers, caller_of_pos = distinct_agents(agents)
     rows = np.arange(n)
     points = np.zeros((n, sides), np.int64)
     cats = np.zeros((n, len(CATEGORIES), sides), np.int64)
