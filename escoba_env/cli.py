@@ -51,6 +51,10 @@ def add_rules_arguments(group: Any, partnerships_help: str = "", target_help: st
     group.add_argument("--initial-fifteen", action=argparse.BooleanOptionalAction,
                        default=d.initial_fifteen,
                        help="a first table of 15 goes to the dealer as escoba(s)")
+    group.add_argument("--jokers", type=int, default=d.jokers, choices=(0, 1, 2),
+                       help="wild jokers in the deck (ids 40, 41; RULES.md §8)")
+    group.add_argument("--mesa-deal", action=argparse.BooleanOptionalAction, default=d.mesa_deal,
+                       help="escoba de mesa: the dealer takes fifteens as the table is turned up")
 
 
 def rules_from_args(args: argparse.Namespace) -> Rules:
@@ -58,4 +62,4 @@ def rules_from_args(args: argparse.Namespace) -> Rules:
     return Rules(num_players=args.players, partnerships=args.partnerships, target_score=args.target_score,
                  sevens_rule=args.sevens_rule, bonus_sweeps=args.bonus_sweeps,
                  prefer_single=args.prefer_single, last_play_escoba=args.last_play_escoba,
-                 initial_fifteen=args.initial_fifteen)
+                 initial_fifteen=args.initial_fifteen, jokers=args.jokers, mesa_deal=args.mesa_deal)

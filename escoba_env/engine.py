@@ -230,6 +230,8 @@ class EscobaEngine:
         self.rules = Rules() if rules is None else rules
         if not isinstance(self.rules, Rules):
             raise ValueError(f"rules must be an escoba_env.Rules, got {type(rules).__name__}")
+        if self.rules.jokers or self.rules.mesa_deal:
+            raise ValueError("jokers and mesa_deal are not implemented by the engine yet (issue 8)")
         self.num_games = int(num_games)
         self.single_round = bool(single_round)
         self.autoreset = bool(autoreset)

@@ -37,10 +37,15 @@ class Rules:
     """Emptying the table with the last card of the round is an escoba."""
     initial_fifteen: bool = True
     """A first table of 15 (or two fifteens) goes to the dealer as escoba(s)."""
+    jokers: int = 0
+    """0, 1 or 2 wild jokers (ids 40 and 41, RULES.md §8); actions and masks grow to 40 + jokers."""
+    mesa_deal: bool = False
+    """Escoba de mesa (RULES.md §8): table cards are turned one at a time and the dealer takes each
+    fifteen as it forms (this replaces the ``initial_fifteen`` check)."""
 
     def __post_init__(self) -> None:
         for name in ("partnerships", "bonus_sweeps", "prefer_single", "last_play_escoba",
-                     "initial_fifteen"):
+                     "initial_fifteen", "mesa_deal"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"Rules.{name} must be True or False, got {getattr(self, name)!r}")
         if not _is_int(self.num_players) or self.num_players not in (2, 3, 4):
@@ -54,6 +59,9 @@ class Rules:
         if not _is_int(self.target_score) or self.target_score < 1:
             raise ValueError(f"Rules.target_score must be a positive int, got {self.target_score!r}")
         object.__setattr__(self, "target_score", int(self.target_score))
+        if not _is_int(self.jokers) or self.jokers not in (0, 1, 2):
+            raise ValueError(f"Rules.jokers must be 0, 1 or 2, got {self.jokers!r}")
+        object.__setattr__(self, "jokers", int(self.jokers))
         if self.sevens_rule not in SEVENS_RULES:
             raise ValueError(
                 f"Rules.sevens_rule must be one of {', '.join(SEVENS_RULES)}; got {self.sevens_rule!r}"
@@ -69,9 +77,14 @@ class Rules:
         return seat % 2 if self.partnerships else seat
 
     @property
+    def num_cards(self) -> int:
+        """Return the deck size and the action-space size: 40 plus the jokers."""
+        return 40 + self.jokers
+
+    @property
     def deals_per_round(self) -> int:
-        """Return how many three-card deals a round has (6, 4 or 3)."""
-        return (40 - 4) // (3 * self.num_players)
+        """Return how many deals a round has (6, 4 or 3; one more, short, with jokers)."""
+        return -(-(self.num_cards - 4) // (3 * self.num_players))
 
     def to_dict(self) -> dict[str, Any]:
         """Return the options as a plain dict (for checkpoints and result files)."""

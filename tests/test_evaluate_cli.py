@@ -65,7 +65,8 @@ def test_cli_takes_every_rules_option_and_the_vs_whole_game_mode(tmp_path):
     res = json.loads((tmp_path / "o.json").read_text())
     assert res["config"]["rules"] == {"num_players": 4, "partnerships": True, "target_score": 5,
                                       "sevens_rule": "primera", "bonus_sweeps": True, "prefer_single": True,
-                                      "last_play_escoba": False, "initial_fifteen": False}
+                                      "last_play_escoba": False, "initial_fifteen": False,
+                                      "jokers": 0, "mesa_deal": False}
     cfg = res["config"]
     assert (cfg["mode"], cfg["duplicate"], cfg["vs"], cfg["max_rounds"]) == ("games", False, "greedy", 50)
     (pair,) = res["pairs"]

@@ -32,6 +32,10 @@ def test_sides_of_seats():
 
 def test_deals_per_round():
     assert [Rules(num_players=p).deals_per_round for p in (2, 3, 4)] == [6, 4, 3]
+    # With jokers one more, short deal gives out the 1 or 2 cards left (RULES.md §8).
+    assert [Rules(num_players=p, jokers=j).deals_per_round for j in (1, 2) for p in (2, 3, 4)] == [
+        7, 5, 4, 7, 5, 4]
+    assert [Rules(jokers=j).num_cards for j in (0, 1, 2)] == [40, 41, 42]
 
 
 def test_rules_are_frozen():
@@ -88,12 +92,13 @@ def test_four_player_partnerships_and_other_valid_combinations():
 
 def test_to_dict_and_from_dict_round_trip():
     r = Rules(num_players=4, partnerships=True, target_score=30, sevens_rule="primera",
-              bonus_sweeps=True, prefer_single=True, last_play_escoba=False, initial_fifteen=False)
+              bonus_sweeps=True, prefer_single=True, last_play_escoba=False, initial_fifteen=False,
+              jokers=2, mesa_deal=True)
     d = r.to_dict()
     assert d == {
         "num_players": 4, "partnerships": True, "target_score": 30, "sevens_rule": "primera",
         "bonus_sweeps": True, "prefer_single": True, "last_play_escoba": False,
-        "initial_fifteen": False,
+        "initial_fifteen": False, "jokers": 2, "mesa_deal": True,
     }
     assert Rules.from_dict(d) == r
     assert Rules.from_dict({}) == Rules()
@@ -101,7 +106,12 @@ def test_to_dict_and_from_dict_round_trip():
 
 
 def test_from_dict_rejects_unknown_keys_and_bad_values():
-    with pytest.raises(ValueError, match="jokers"):
-        Rules.from_dict({"jokers": 1})
+    with pytest.raises(ValueError, match="unknown rules option"):
+        Rules.from_dict({"joker": 1})
+    for bad in (3, -1, True, 1.0, "1"):
+        with pytest.raises(ValueError, match="jokers"):
+            Rules.from_dict({"jokers": bad})
+    with pytest.raises(ValueError, match="mesa_deal"):
+        Rules(mesa_deal=1)
     with pytest.raises(ValueError, match="num_players"):
         Rules.from_dict({"num_players": 5})
