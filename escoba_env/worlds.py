@@ -20,6 +20,8 @@ once per candidate move, and by the oracle to replicate the true state).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .capture import FIFTEEN, option_summary, single_summary
@@ -30,7 +32,45 @@ from .rules import Rules
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
-_VALUES = np.arange(NUM_CARDS) // 4 + 1
+_STANDARD = np.uint64((1 << NUM_CARDS) - 1)
+_N_SCALARS = OBS_SIZE - NUM_PLANES * NUM_CARDS
+
+
+@dataclass(frozen=True)
+class ObsLayout:
+    """Where things are in an observation vector for one rules configuration."""
+
+    width: int
+    """Entries per card plane: ``rules.num_cards`` (40 + jokers)."""
+    scalars: dict[str, int]
+    """Absolute index of each scalar block (the ``SCALARS`` keys)."""
+    size: int
+    """Length of the observation vector."""
+
+
+def obs_layout(rules: Rules | None = None, size: int | None = None) -> ObsLayout:
+    """Return the observation layout for ``rules`` (or, without rules, for a vector of ``size``).
+
+    Card planes are ``rules.num_cards`` wide (plane ``i`` at ``i * width``, ``PLANE`` gives ``i``);
+    the scalars follow the 13 planes in the order of ``SCALARS``.
+    """
+    if rules is not None:
+        width = rules.num_cards
+    elif size is not None:
+        width, rest = divmod(int(size) - _N_SCALARS, NUM_PLANES)
+        if rest or width < NUM_CARDS:
+            raise ValueError(f"{size} is not the length of an observation vector")
+    else:
+        raise ValueError("obs_layout needs rules or a vector size")
+    base = NUM_PLANES * width
+    scalars = {k: base + v - NUM_PLANES * NUM_CARDS for k, v in SCALARS.items()}
+    return ObsLayout(width, scalars, base + _N_SCALARS)
+
+
+def card_values(width: int) -> np.ndarray:
+    """Return the capture value of each card id below ``width`` (0 for the jokers, ids 40, 41)."""
+    ids = np.arange(width)
+    return np.where(ids < NUM_CARDS, ids // 4 + 1, 0)
 
 
 def _per_game_attributes() -> tuple[str, ...]:
@@ -74,12 +114,16 @@ def take_games(engine: EscobaEngine, games: np.ndarray, *, single_round: bool | 
     return other
 
 
-def observation_masks(obs: np.ndarray) -> np.ndarray:
-    """Return the 13 card planes of each observation as uint64 card masks, shape (K, 13)."""
+def observation_masks(obs: np.ndarray, rules: Rules | None = None) -> np.ndarray:
+    """Return the 13 card planes of each observation as uint64 card masks, shape (K, 13).
+
+    The plane width comes from ``rules`` (40 + jokers) or, without rules, from the vector length.
+    """
     obs = np.asarray(obs, np.float32)
     k = obs.shape[0]
+    w = obs_layout(rules, obs.shape[1]).width
     bits = np.zeros((k, NUM_PLANES, 64), np.uint8)
-    bits[..., :NUM_CARDS] = obs[:, : NUM_PLANES * NUM_CARDS].reshape(k, NUM_PLANES, NUM_CARDS) > 0.5
+    bits[..., :w] = obs[:, : NUM_PLANES * w].reshape(k, NUM_PLANES, w) > 0.5
     packed = np.packbits(bits, axis=-1, bitorder="little")
     return np.ascontiguousarray(packed).view("<u8")[..., 0].astype(np.uint64)
 
@@ -94,15 +138,21 @@ def observation_scalars(obs: np.ndarray, rules: Rules) -> dict[str, np.ndarray]:
 
     Keys: ``escobas`` (K, 4), ``scores`` (K, 4), ``stock`` (K,), ``hand_sizes`` (K, 4), ``dealer``
     (K,), ``last_capturer`` (K,, -1 nobody), ``capture_phase`` (K,, bool), ``num_players`` (K,),
-    ``partnerships`` (K,, bool).
+    ``partnerships`` (K,, bool). The stock size is counted from the planes (unseen cards minus the
+    other hands), which holds whatever the deck size.
     """
     obs = np.asarray(obs, np.float32)
-    s = SCALARS
+    lay = obs_layout(rules)
+    if obs.ndim != 2 or obs.shape[1] != lay.size:
+        raise ValueError(f"observations must have shape (K, {lay.size}) for these rules, got {obs.shape}")
+    s = lay.scalars
+    hand_sizes = np.rint(obs[:, s["hand_sizes"]: s["hand_sizes"] + 4] * 3).astype(np.int64)
+    unseen = observation_masks(obs, rules)[:, PLANE["unseen"]]
     return {
         "escobas": np.rint(obs[:, s["escobas"]: s["escobas"] + 4]).astype(np.int64),
         "scores": np.rint(obs[:, s["scores"]: s["scores"] + 4] * rules.target_score).astype(np.int64),
-        "stock": np.rint(obs[:, s["stock"]] * NUM_CARDS).astype(np.int64),
-        "hand_sizes": np.rint(obs[:, s["hand_sizes"]: s["hand_sizes"] + 4] * 3).astype(np.int64),
+        "stock": np.bitwise_count(unseen).astype(np.int64) - hand_sizes[:, 1:].sum(axis=1),
+        "hand_sizes": hand_sizes,
         "dealer": _one_hot_index(obs[:, s["dealer"]: s["dealer"] + 4]),
         "last_capturer": _one_hot_index(obs[:, s["last_capturer"]: s["last_capturer"] + 4]),
         "capture_phase": obs[:, s["capture_phase"]] > 0.5,
@@ -112,11 +162,82 @@ def observation_scalars(obs: np.ndarray, rules: Rules) -> dict[str, np.ndarray]:
 
 
 def _mask_value(masks: np.ndarray) -> np.ndarray:
-    """Return the sum of capture values of each uint64 card mask."""
+    """Return the sum of capture values of each uint64 card mask (jokers count 0)."""
     total = np.zeros(masks.shape, np.int64)
     for v in range(1, 11):
         total += v * np.bitwise_count((masks >> np.uint64(4 * (v - 1))) & np.uint64(0xF)).astype(np.int64)
     return total
+
+
+_JOKER_BITS = (np.uint64(1 << NUM_CARDS), np.uint64(1 << (NUM_CARDS + 1)))
+_JOKER_SETS = (_ZERO, _JOKER_BITS[0], _JOKER_BITS[1], _JOKER_BITS[0] | _JOKER_BITS[1])
+
+
+def capture_summary(table: np.ndarray, card: np.ndarray, taken: np.ndarray | int = 0
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return ``(count, union, intersection)`` of the capture options of ``card`` on ``table``.
+
+    Jokers (ids 40, 41) are wild, played or on the table (RULES.md §8): a set of table cards with
+    ``k`` jokers and other cards worth ``s`` is an option for a card of value ``c`` when
+    ``15 - c - s`` is in ``[k, 10k]``; a played joker adds one wild and no value. Only the options
+    that contain ``taken`` (cards already named in a capture choice) are counted; ``union`` and
+    ``intersection`` include ``taken`` (0 where count is 0). ``prefer_single`` is not applied.
+    Batched: a fixed number of ``option_summary`` calls, none per game; rows with no joker
+    involved take the plain path.
+    """
+    table, card, taken = np.broadcast_arrays(np.asarray(table, np.uint64), np.asarray(card, np.int64),
+                                             np.asarray(taken, np.uint64))
+    shape = table.shape
+    table, card, taken = table.ravel(), card.ravel(), taken.ravel()
+    played_joker = card >= NUM_CARDS
+    c_val = np.where(played_joker, 0, card // 4 + 1)
+    t_val = _mask_value(taken)
+    t_jok = np.bitwise_count(taken >> np.uint64(NUM_CARDS)).astype(np.int64)
+    rest = table & ~taken
+    plain_rest = rest & _STANDARD
+    wild = (rest >> np.uint64(NUM_CARDS) != 0) | played_joker | (t_jok > 0)
+    count = np.zeros(table.shape, np.int64)
+    union = np.zeros(table.shape, np.uint64)
+    inter = np.zeros(table.shape, np.uint64)
+    easy = np.flatnonzero(~wild)
+    if easy.size:
+        c, u, x = option_summary(plain_rest[easy], (FIFTEEN - c_val - t_val)[easy])
+        tk = taken[easy]
+        ok = (c > 0) & ((tk != 0) | (FIFTEEN - c_val[easy] - t_val[easy] > 0))
+        count[easy] = np.where(ok, c, 0)
+        union[easy] = np.where(ok, u | tk, _ZERO)
+        inter[easy] = np.where(ok, x | tk, _ZERO)
+    hard = np.flatnonzero(wild)
+    if hard.size:
+        r_plain, r_jok = plain_rest[hard], rest[hard] & ~_STANDARD
+        base = FIFTEEN - c_val[hard] - t_val[hard]
+        k0 = t_jok[hard] + played_joker[hard]
+        tk = taken[hard]
+        cnt = np.zeros(hard.size, np.int64)
+        uni = np.zeros(hard.size, np.uint64)
+        itr = np.full(hard.size, ~_ZERO, np.uint64)
+        for js in _JOKER_SETS:
+            has = (r_jok & js) == js
+            if js and not has.any():
+                continue
+            k = k0 + int(js).bit_count()
+            for s in range(0, FIFTEEN):
+                need = base - s  # value the wild cards must make up
+                ok = has & np.where(k == 0, need == 0, (need >= k) & (need <= 10 * k))
+                if s == 0:
+                    ok &= (js != 0) | (tk != 0)  # an option takes at least one table card
+                if not ok.any():
+                    continue
+                c, u, x = option_summary(r_plain, np.full(hard.size, s))
+                ok &= c > 0
+                cnt += np.where(ok, c, 0)
+                uni |= np.where(ok, u | js, _ZERO)
+                itr &= np.where(ok, x | js, ~_ZERO)
+        found = cnt > 0
+        count[hard] = cnt
+        union[hard] = np.where(found, uni | tk, _ZERO)
+        inter[hard] = np.where(found, itr | tk, _ZERO)
+    return count.reshape(shape), union.reshape(shape), inter.reshape(shape)
 
 
 def pending_legal(table: np.ndarray, pending: np.ndarray, taken: np.ndarray, rules: Rules) -> np.ndarray:
@@ -139,19 +260,21 @@ def worlds_from_observations(obs: np.ndarray, rules: Rules, rng: np.random.Gener
                              k: int | np.ndarray = 1) -> EscobaEngine:
     """Return a single-round engine holding ``k`` random determinizations of each observation.
 
-    ``obs`` (K, OBS_SIZE) are observations of seats that are to act; ``k`` is an int or one count
-    per observation. Games ``sum(k[:i]) .. sum(k[:i+1]) - 1`` are the worlds of observation ``i``,
-    with the observer as seat 0 (see the module docstring). Only the observation is read; the hidden
-    cards come from ``rng``. Raises ValueError on observations that do not match ``rules``.
+    ``obs`` (K, obs_layout(rules).size) are observations of seats that are to act; ``k`` is an int
+    or one count per observation. Games ``sum(k[:i]) .. sum(k[:i+1]) - 1`` are the worlds of
+    observation ``i``, with the observer as seat 0 (see the module docstring). Only the observation
+    is read; the hidden cards come from ``rng``. Raises ValueError on observations that do not
+    match ``rules``.
     """
     obs = np.asarray(obs, np.float32)
-    if obs.ndim != 2 or obs.shape[1] != OBS_SIZE:
-        raise ValueError(f"observations must have shape (K, {OBS_SIZE}), got {obs.shape}")
+    size = obs_layout(rules).size
+    if obs.ndim != 2 or obs.shape[1] != size:
+        raise ValueError(f"observations must have shape (K, {size}) for these rules, got {obs.shape}")
     kk = np.broadcast_to(np.asarray(k, np.int64), (obs.shape[0],))
     if (kk < 1).any():
         raise ValueError("k must be >= 1 for every observation")
     p, s_n = rules.num_players, rules.num_sides
-    planes = observation_masks(obs)
+    planes = observation_masks(obs, rules)
     sc = observation_scalars(obs, rules)
     if (sc["num_players"] != p).any() or (sc["partnerships"] != rules.partnerships).any():
         raise ValueError("observations were made under other rules (players or partnerships differ)")
@@ -162,20 +285,21 @@ def worlds_from_observations(obs: np.ndarray, rules: Rules, rng: np.random.Gener
     unseen = planes[:, PLANE["unseen"]]
     n_unseen = np.bitwise_count(unseen).astype(np.int64)
     n_hidden_hands = hand_sizes[:, 1:].sum(axis=1)
-    stock = sc["stock"]
-    if (n_unseen != n_hidden_hands + stock).any():
-        raise ValueError("inconsistent observation: unseen cards != other hands + stock")
+    stock = sc["stock"]  # unseen cards minus the other hands (observation_scalars)
+    if (stock < 0).any():
+        raise ValueError("inconsistent observation: fewer unseen cards than cards in the other hands")
     if (hand_sizes[:, 0] != np.bitwise_count(planes[:, PLANE["hand"]])).any():
         raise ValueError("inconsistent observation: own hand size")
 
     e = EscobaEngine(n, rules, single_round=True)
     # Deck order: public cards first (never dealt again), then the hidden cards in random order:
     # the first ones fill the other hands, the last `stock` ones are the stock.
-    ids = np.arange(NUM_CARDS)
+    nc = rules.num_cards
+    ids = np.arange(nc)
     is_unseen = ((unseen[:, None] >> ids.astype(np.uint64)[None, :]) & _ONE).astype(bool)
-    keys = np.where(is_unseen, rng.random((n, NUM_CARDS)), -1.0)
+    keys = np.where(is_unseen, rng.random((n, nc)), -1.0)
     deck = np.argsort(keys, axis=1, kind="stable")
-    start = NUM_CARDS - n_unseen
+    start = nc - n_unseen
     offset = ids[None, :] - start[:, None]  # position within the hidden block
     cum = np.cumsum(hand_sizes[:, 1:], axis=1)  # (n, p-1)
     seat_of_pos = 1 + (offset[:, :, None] >= cum[:, None, :]).sum(axis=2)
@@ -187,7 +311,7 @@ def worlds_from_observations(obs: np.ndarray, rules: Rules, rng: np.random.Gener
                                                 axis=1)
     e.hand_count[:] = hand_sizes.sum(axis=1)
     e.deck[:] = deck.astype(np.int8)
-    e.stock_pos[:] = NUM_CARDS - stock
+    e.stock_pos[:] = nc - stock
     e.table[:] = planes[:, PLANE["table"]]
     e.piles[:] = planes[:, PLANE["piles"]: PLANE["piles"] + p]
     e.played[:] = planes[:, PLANE["played"]: PLANE["played"] + p]
