@@ -24,6 +24,16 @@ It scores every legal move (card, capture) from the observation alone and plays 
   expert does not spoil a table its partner can use.
 - **End of round**: on the last play, the cards left on the table go to the last capturer, counted
   for or against the expert's side.
+- **Jokers** (RULES.md §8, ``rules.jokers`` > 0): a joker counts as a card for "most cards" and is
+  wild. Taking a table joker is worth ``joker`` more than a plain card (the opponent can no longer
+  use it); playing one's own joker costs ``joker_hold`` (a joker in hand captures almost any table
+  later), in a capture as in a discard. The threat counts the joker as an eleventh "value" the next
+  player may hold (wild: it sweeps a table whose other cards are worth 5 to 14 with one joker
+  left there, ...), and a table joker left behind makes the next player's captures and sweeps
+  likelier, so the expert is reluctant to leave a joker on the table and likes to capture it.
+  Capture options with jokers come from ``escoba_env.worlds.capture_summary``. With the short last
+  deal, a next player with an empty hand is skipped: the threat is that of the next seat that
+  still holds cards (none when that seat is the partner).
 
 Ties go to the move taking more cards, then enumeration order. Deterministic; reads only the
 observation.
@@ -36,20 +46,26 @@ import numpy as np
 from escoba_env.capture import FIFTEEN, option_summary
 from escoba_env.cards import NUM_CARDS, OROS, SEVENS
 from escoba_env.observation import PLANE
-from escoba_env.worlds import observation_masks, observation_scalars
+from escoba_env.worlds import capture_summary, observation_masks, observation_scalars
 
 from .base import Agent
 from .moves import best_per_row, bit, enumerate_moves, mask_values, move_actions
 
-EXPERT_WEIGHTS = {"escoba": 1.0, "velo": 0.6, "seven": 0.3, "six": 0.0, "oro": 0.1, "card": 0.05}
-"""Base weights (points-per-card scale) of the expert; sixes get weight under other sevens rules."""
+EXPERT_WEIGHTS = {"escoba": 1.0, "velo": 0.6, "seven": 0.3, "six": 0.0, "oro": 0.1, "card": 0.05,
+                  "joker": 0.3, "joker_hold": 0.3}
+"""Base weights (points-per-card scale) of the expert; sixes get weight under other sevens rules;
+``joker`` and ``joker_hold`` matter only with jokers (module docstring)."""
 DECIDED = 0.2
 """Factor applied to the weight of a category that is already decided."""
 PARTNER = 0.5
 """Weight of the partner's expected gain on the table left (partnerships only)."""
 
 _SIXES = np.uint64(0xF << 20)
-_VALUE_NIBBLES = np.array([0xF << (4 * v) for v in range(10)], np.uint64)
+_JOKERS = np.uint64(0b11 << NUM_CARDS)
+_STANDARD = np.uint64((1 << NUM_CARDS) - 1)
+# Cards of each capture value 1..10, then the jokers (the eleventh "value" of the threat).
+_VALUE_NIBBLES = np.array([0xF << (4 * v) for v in range(10)] + [0b11 << NUM_CARDS], np.uint64)
+_PROBE_CARDS = np.array([4 * v for v in range(10)] + [NUM_CARDS])  # a card of each value, a joker
 
 
 def _side_piles(planes: np.ndarray, partnerships: bool, p: int) -> np.ndarray:
@@ -86,7 +102,7 @@ class ExpertAgent(Agent):
 
     def __init__(self, rules=None, seed=None, weights: dict[str, float] | None = None,
                  decided: float = DECIDED, partner: float = PARTNER):
-        self.weights = dict(EXPERT_WEIGHTS if weights is None else weights)
+        self.weights = {**EXPERT_WEIGHTS, **({} if weights is None else weights)}
         self.decided = decided
         self.partner = partner
         super().__init__(rules, seed)
@@ -94,7 +110,7 @@ class ExpertAgent(Agent):
     def act_batch(self, observations, action_masks, state=None):
         """Return the expert's action (int64) for each observation."""
         obs = np.asarray(observations, np.float32)
-        planes = observation_masks(obs)
+        planes = observation_masks(obs, self.rules)
         moves = enumerate_moves(obs, self.rules, planes)
         score, tiebreak = self.move_scores(obs, planes, moves)
         chosen = best_per_row(moves, score, tiebreak)
@@ -108,7 +124,7 @@ class ExpertAgent(Agent):
         f = self.decided
         live_sevens = _live(np.bitwise_count(side & np.uint64(SEVENS)).astype(np.int64), 4)
         live_oros = _live(np.bitwise_count(side & np.uint64(OROS)).astype(np.int64), 10)
-        live_cards = _live(np.bitwise_count(side).astype(np.int64), NUM_CARDS)
+        live_cards = _live(np.bitwise_count(side).astype(np.int64), r.num_cards)
         six = w["six"] if w["six"] else (0.1 if r.sevens_rule != "most_sevens" else 0.0)
         return {
             "velo": np.full(len(planes), w["velo"]),
@@ -125,17 +141,22 @@ class ExpertAgent(Agent):
         rw = self.row_weights(planes)
         row = moves.row
         wv, ws, wo, wc, w6 = (rw[k][row] for k in ("velo", "seven", "oro", "card", "six"))
+        wj = self.weights["joker"] if r.jokers else 0.0
 
         def weigh(masks, rows_w=(wv, ws, wo, wc, w6)):
             v, s, o, c, x = rows_w
-            return (v * ((masks >> np.uint64(24)) & np.uint64(1))
-                    + s * np.bitwise_count(masks & np.uint64(SEVENS))
-                    + o * np.bitwise_count(masks & np.uint64(OROS)) + c * np.bitwise_count(masks)
-                    + x * np.bitwise_count(masks & _SIXES))
+            out = (v * ((masks >> np.uint64(24)) & np.uint64(1))
+                   + s * np.bitwise_count(masks & np.uint64(SEVENS))
+                   + o * np.bitwise_count(masks & np.uint64(OROS)) + c * np.bitwise_count(masks)
+                   + x * np.bitwise_count(masks & _SIXES))
+            if wj:
+                out = out + wj * np.bitwise_count(masks & _JOKERS)
+            return out
 
         table = planes[row, PLANE["table"]]
         capture = moves.option != 0
         played = bit(moves.card)
+        own_joker = moves.card >= NUM_CARDS
         left = np.where(capture, table & ~moves.option, table | played)
         hand_sizes = sc["hand_sizes"][row]
         stock = sc["stock"][row]
@@ -145,22 +166,44 @@ class ExpertAgent(Agent):
         if not r.last_play_escoba:
             escoba &= ~is_last
         gain = np.where(capture, self.weights["escoba"] * escoba + weigh(moves.option | played), 0.0)
+        if r.jokers:
+            # A played joker lands in a pile as a plain card (no denial value), and leaves the hand.
+            gain = gain - own_joker * (np.where(capture, wj, 0.0) + self.weights["joker_hold"])
 
-        # Threat of the next player (relative seat 1, always an opponent).
+        # The next player to act: relative seat 1, or with an empty hand and an empty stock (the
+        # short last deal with jokers) the next seat that still holds cards.
+        p = r.num_players
         unseen = planes[row, PLANE["unseen"]]
         u = np.bitwise_count(unseen).astype(np.int64)
         h1 = hand_sizes[:, 1]
+        nxt = np.ones(len(row), np.int64)
+        if r.jokers and p > 2:
+            later = hand_sizes[:, 1:p] > 0
+            nxt = np.where(later.any(axis=1), 1 + later.argmax(axis=1), 1)
+        h_at = np.take_along_axis(hand_sizes, nxt[:, None], axis=1)[:, 0]
         # A 0-card next player means this play empties every hand: a new deal, or the round's end.
-        h_next = np.where(h1 > 0, h1, np.where(stock > 0, 3, 0))
+        h_next = np.where(h_at > 0, h_at, np.where(stock > 0, 3, 0))
+        if r.partnerships:
+            h_next = np.where(nxt == 2, 0, h_next)  # the partner acts next: no opponent threat
+        h_next = np.where((h1 == 0) & (stock > 0), 3, h_next)
         m = len(row)
-        values = np.arange(1, 11)
-        n_v = np.bitwise_count(unseen[:, None] & _VALUE_NIBBLES[None, :]).astype(np.int64)  # (m, 10)
+        nv = 11 if r.jokers else 10
+        values = np.arange(1, nv + 1)  # 11: a joker
+        n_v = np.bitwise_count(unseen[:, None] & _VALUE_NIBBLES[None, :nv]).astype(np.int64)  # (m, nv)
         t_sum = mask_values(left)
-        target = np.broadcast_to(FIFTEEN - values[None, :], (m, 10))
-        count, union, inter = option_summary(np.repeat(left, 10), target.ravel())
-        count, union, inter = count.reshape(m, 10), union.reshape(m, 10), inter.reshape(m, 10)
+        if r.jokers:
+            count, union, inter = capture_summary(np.repeat(left, nv), np.tile(_PROBE_CARDS[:nv], m))
+            k_left = np.bitwise_count(left & _JOKERS).astype(np.int64)[:, None]
+            k_all = k_left + (values[None, :] == 11)
+            need = FIFTEEN - np.where(values[None, :] == 11, 0, values[None, :]) - t_sum[:, None]
+            sweeps = np.where(k_all == 0, need == 0, (need >= k_all) & (need <= 10 * k_all))
+        else:
+            target = np.broadcast_to(FIFTEEN - values[None, :], (m, nv))
+            count, union, inter = option_summary(np.repeat(left, nv), target.ravel())
+            sweeps = t_sum[:, None] + values[None, :] == FIFTEEN
+        count, union, inter = count.reshape(m, nv), union.reshape(m, nv), inter.reshape(m, nv)
         rep = (wv[:, None], ws[:, None], wo[:, None], wc[:, None], w6[:, None])
-        sweep = (left != 0)[:, None] & (t_sum[:, None] + values[None, :] == FIFTEEN)
+        sweep = (left != 0)[:, None] & sweeps
         own_card = wc[:, None] + np.where(values[None, :] == 7, ws[:, None], 0.0)
         opp_gain = np.where(count > 0,
                             self.weights["escoba"] * sweep + weigh(inter, rep)
@@ -188,4 +231,3 @@ class ExpertAgent(Agent):
         score = score + np.where(is_last, sign * weigh(left), 0.0)
         tiebreak = np.bitwise_count(np.where(capture, moves.option | played, 0)).astype(np.float64)
         return score, tiebreak
-

@@ -11,7 +11,14 @@ velo       0.6     one point, certain (the velo also counts as a seven and an or
 seven      0.3     the sevens point goes to whoever holds 3 of 4
 oro        0.1     the oros point needs 6 of 10
 card       0.05    the cards point needs 21 of 40
+joker      0.3     jokers variant only (RULES.md §8): a joker counts as a card and is wild
 =========  ======  ==================================================================
+
+With jokers, a joker counts as a card (0.05) plus ``joker`` for its wildness: taking a table
+joker is worth ``joker`` more (it can no longer serve the opponent), spending one's own joker
+in a capture costs ``joker`` (it could have captured later), and discarding a joker has weight
+``card + joker`` (it would hand the next player a wild card), so the greedy agent keeps its
+jokers for captures.
 
 Any capture is preferred to a discard. With no capture, the agent discards the card of least
 weight (the same card weights, no escoba), ties broken toward the highest capture value (a low
@@ -24,13 +31,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from escoba_env.cards import NUM_CARDS
 from escoba_env.observation import PLANE
 from escoba_env.worlds import observation_masks
 
 from .base import Agent
 from .moves import CARD_VALUES, best_per_row, bit, card_weights, enumerate_moves, last_play, move_actions
 
-GREEDY_WEIGHTS = {"escoba": 1.0, "velo": 0.6, "seven": 0.3, "oro": 0.1, "card": 0.05}
+GREEDY_WEIGHTS = {"escoba": 1.0, "velo": 0.6, "seven": 0.3, "oro": 0.1, "card": 0.05, "joker": 0.3}
 """Weights of the greedy agent's capture value (see the module docstring)."""
 
 
@@ -40,15 +48,15 @@ class GreedyAgent(Agent):
     name = "greedy"
 
     def __init__(self, rules=None, seed=None, weights: dict[str, float] | None = None):
-        self.weights = dict(GREEDY_WEIGHTS if weights is None else weights)
+        self.weights = {**GREEDY_WEIGHTS, **({} if weights is None else weights)}
         super().__init__(rules, seed)
 
     def act_batch(self, observations, action_masks, state=None):
         """Return the greedy action (int64) for each observation."""
         obs = np.asarray(observations, np.float32)
-        planes = observation_masks(obs)
+        planes = observation_masks(obs, self.rules)
         moves = enumerate_moves(obs, self.rules, planes)
-        score, tiebreak = self.move_scores(moves, planes, last_play(obs)[moves.row])
+        score, tiebreak = self.move_scores(moves, planes, last_play(obs, self.rules)[moves.row])
         chosen = best_per_row(moves, score, tiebreak)
         return move_actions(moves, chosen, obs, action_masks, planes)
 
@@ -63,6 +71,10 @@ class GreedyAgent(Agent):
             escoba &= ~is_last
         value = w["escoba"] * escoba + card_weights(taken, w["velo"], w["seven"], w["oro"], w["card"])
         discard = card_weights(bit(moves.card), w["velo"], w["seven"], w["oro"], w["card"])
+        if self.rules.jokers:
+            own_joker = moves.card >= NUM_CARDS
+            value = value + w["joker"] * (card_weights(moves.option, 0, 0, 0, 0, w_joker=1.0) - own_joker)
+            discard = discard + w["joker"] * own_joker
         score = np.where(capture, 10.0 + value, -discard)
         n_taken = np.bitwise_count(taken).astype(np.float64)
         tiebreak = np.where(capture, n_taken, CARD_VALUES[moves.card])

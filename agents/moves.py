@@ -23,17 +23,19 @@ import numpy as np
 
 from escoba_env.capture import capture_options
 from escoba_env.cards import NUM_CARDS, OROS, SEVENS, VELO
-from escoba_env.observation import PLANE, SCALARS
+from escoba_env.observation import PLANE
 from escoba_env.rules import Rules
-from escoba_env.worlds import observation_masks
+from escoba_env.worlds import card_values, obs_layout, observation_masks, observation_scalars
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
 _OROS = np.uint64(OROS)
 _SEVENS = np.uint64(SEVENS)
 _VELO = np.uint64(1 << VELO)
-CARD_VALUES = np.arange(NUM_CARDS) // 4 + 1
-"""Capture value (1..10) of each card id."""
+_JOKERS = np.uint64(0b11 << NUM_CARDS)
+MAX_CARDS = NUM_CARDS + 2
+CARD_VALUES = card_values(MAX_CARDS)
+"""Capture value (1..10) of each card id; 0 for the jokers (ids 40, 41), which have no fixed value."""
 
 
 @dataclass
@@ -56,16 +58,17 @@ class Moves:
 
 
 @lru_cache(maxsize=1 << 16)
-def _options(card: int, table: int, prefer_single: bool) -> tuple[int, ...]:
+def _options(card: int, table: int, prefer_single: bool, jokers: bool) -> tuple[int, ...]:
     """Return the capture options of ``card`` on ``table`` (cached; rules reduced to what matters)."""
-    return tuple(capture_options(card, table, Rules(prefer_single=prefer_single)))
+    return tuple(capture_options(card, table, Rules(prefer_single=prefer_single, jokers=2 if jokers else 0)))
 
 
 def masks_to_uint64(bits: np.ndarray) -> np.ndarray:
-    """Return uint64 card masks from 0/1 arrays (..., 40) (e.g. int8 action masks)."""
+    """Return uint64 card masks from 0/1 arrays (..., W) (e.g. int8 action masks, W = 40 + jokers)."""
     bits = np.asarray(bits)
+    w = bits.shape[-1]
     padded = np.zeros((*bits.shape[:-1], 64), np.uint8)
-    padded[..., :NUM_CARDS] = bits[..., :NUM_CARDS] > 0
+    padded[..., :w] = bits > 0
     packed = np.packbits(padded, axis=-1, bitorder="little")
     return np.ascontiguousarray(packed).view("<u8")[..., 0].astype(np.uint64)
 
@@ -78,7 +81,7 @@ def lowest_card(masks: np.ndarray) -> np.ndarray:
 
 
 def mask_values(masks: np.ndarray) -> np.ndarray:
-    """Return the sum of the capture values of the cards of each uint64 mask."""
+    """Return the sum of the capture values of the cards of each uint64 mask (jokers count 0)."""
     masks = np.asarray(masks, np.uint64)
     total = np.zeros(masks.shape, np.int64)
     for v in range(1, 11):
@@ -99,18 +102,18 @@ def enumerate_moves(obs: np.ndarray, rules: Rules, planes: np.ndarray | None = N
     no option. Capture choice: the options of the pending card that contain the cards named so far.
     """
     obs = np.asarray(obs, np.float32)
-    planes = observation_masks(obs) if planes is None else planes
-    phase = obs[:, SCALARS["capture_phase"]] > 0.5
+    planes = observation_masks(obs, rules) if planes is None else planes
+    phase = obs[:, obs_layout(rules).scalars["capture_phase"]] > 0.5
     rows: list[int] = []
     cards: list[int] = []
     options: list[int] = []
-    ps = rules.prefer_single
+    ps, jk = rules.prefer_single, rules.jokers > 0
     for i in range(obs.shape[0]):
         table = int(planes[i, PLANE["table"]])
         if phase[i]:
             card = int(planes[i, PLANE["pending"]]).bit_length() - 1
             taken = int(planes[i, PLANE["taken"]])
-            opts = [o for o in _options(card, table, ps) if o & taken == taken]
+            opts = [o for o in _options(card, table, ps, jk) if o & taken == taken]
             if len(opts) < 2:
                 raise ValueError(f"row {i}: a capture choice needs at least two remaining options")
             rows.extend([i] * len(opts))
@@ -124,7 +127,7 @@ def enumerate_moves(obs: np.ndarray, rules: Rules, planes: np.ndarray | None = N
             low = hand & -hand
             card = low.bit_length() - 1
             hand ^= low
-            opts = _options(card, table, ps) or (0,)
+            opts = _options(card, table, ps, jk) or (0,)
             rows.extend([i] * len(opts))
             cards.extend([card] * len(opts))
             options.extend(opts)
@@ -142,7 +145,7 @@ def move_actions(moves: Moves, chosen: np.ndarray, obs: np.ndarray, action_masks
     """
     obs = np.asarray(obs, np.float32)
     chosen = np.asarray(chosen, np.int64)
-    phase = obs[:, SCALARS["capture_phase"]] > 0.5
+    phase = obs[:, obs_layout(size=obs.shape[1]).scalars["capture_phase"]] > 0.5
     legal = masks_to_uint64(action_masks)
     take = lowest_card(moves.option[chosen] & legal)
     actions = np.where(phase, take, moves.card[chosen])
@@ -151,14 +154,14 @@ def move_actions(moves: Moves, chosen: np.ndarray, obs: np.ndarray, action_masks
     return actions.astype(np.int64)
 
 
-def last_play(obs: np.ndarray) -> np.ndarray:
+def last_play(obs: np.ndarray, rules: Rules | None = None) -> np.ndarray:
     """Return, per observation, whether the move being decided is the last play of the round."""
     obs = np.asarray(obs, np.float32)
-    s = SCALARS
-    stock = np.rint(obs[:, s["stock"]] * NUM_CARDS)
-    cards_in_hands = np.rint(obs[:, s["hand_sizes"]: s["hand_sizes"] + 4] * 3).sum(axis=1)
-    phase = obs[:, s["capture_phase"]] > 0.5
-    return (stock == 0) & (cards_in_hands == np.where(phase, 0, 1))
+    if rules is None:
+        rules = Rules(jokers=obs_layout(size=obs.shape[1]).width - NUM_CARDS)
+    sc = observation_scalars(obs, rules)
+    cards_in_hands = sc["hand_sizes"].sum(axis=1)
+    return (sc["stock"] == 0) & (cards_in_hands == np.where(sc["capture_phase"], 0, 1))
 
 
 def best_per_row(moves: Moves, score: np.ndarray, tiebreak: np.ndarray | None = None) -> np.ndarray:
@@ -174,11 +177,14 @@ def best_per_row(moves: Moves, score: np.ndarray, tiebreak: np.ndarray | None = 
 
 
 def card_weights(masks: np.ndarray, w_velo: float, w_seven: float, w_oro: float, w_card: float,
-                 w_six: float = 0.0) -> np.ndarray:
-    """Return the weighted value of the cards of each mask: velo, sevens, oros, card count (, sixes)."""
+                 w_six: float = 0.0, w_joker: float = 0.0) -> np.ndarray:
+    """Return the weighted value of the cards of each mask: velo, sevens, oros, card count (, sixes,
+    jokers: a joker counts as a card and, with ``w_joker``, for its wildness)."""
     masks = np.asarray(masks, np.uint64)
     out = (w_velo * ((masks & _VELO) != 0) + w_seven * np.bitwise_count(masks & _SEVENS)
            + w_oro * np.bitwise_count(masks & _OROS) + w_card * np.bitwise_count(masks))
     if w_six:
         out = out + w_six * np.bitwise_count(masks & np.uint64(0xF << 20))
+    if w_joker:
+        out = out + w_joker * np.bitwise_count(masks & _JOKERS)
     return out.astype(np.float64)
