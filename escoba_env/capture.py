@@ -14,6 +14,14 @@ A batched query combines the two halves with a handful of table look-ups, so fin
 of options, their union and their intersection costs a fixed number of NumPy calls per batch.
 The union minus the intersection is exactly the set of "take card t" actions of the play/take
 decision scheme (DESIGN.md decision 4): a card in every remaining option needs no decision.
+
+Jokers (RULES.md §8; ids 40, 41) are wild for any value 1..10, played or on the table. For a
+played card of value ``c`` and a set ``S`` of table cards holding ``k`` jokers and other cards
+summing to ``s``, ``S`` (non-empty) is an option iff ``15 - c - s`` lies in ``[k, 10k]`` (``k = 0``:
+``s = 15 - c``); a played joker is one more wild: ``15 - s`` in ``[k + 1, 10(k + 1)]``. Options are
+distinct sets of cards, whatever values the jokers could take. ``joker_summary`` gives the batched
+count / union / intersection of such options from the same tables, one sum of the other cards
+at a time.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ from math import comb
 
 import numpy as np
 
-from .cards import NUM_CARDS, NUM_VALUES, _check_card, value_nibble
+from .cards import FULL_DECK, JOKER_MASK, JOKERS, NUM_CARDS, NUM_VALUES, _check_card, card_name, value_nibble
 from .rules import Rules
 
 FIFTEEN = 15
@@ -230,18 +238,109 @@ def _subsets_with_sum(table_mask: int, target: int) -> list[int]:
     return out
 
 
+def _joker_options(card: int, table_mask: int) -> list[int]:
+    """Return every capture (table-card mask) of ``card`` on ``table_mask`` when jokers are involved."""
+    plain = table_mask & FULL_DECK
+    table_jokers = [j for j in JOKERS if table_mask >> j & 1]
+    value = 0 if card >= NUM_CARDS else card // 4 + 1
+    out: list[int] = []
+    for k in range(len(table_jokers) + 1):
+        for chosen in itertools.combinations(table_jokers, k):
+            jmask = sum(1 << j for j in chosen)
+            wilds = k + (card >= NUM_CARDS)
+            need = FIFTEEN - value  # the other table cards' sum plus the wild values
+            sums = [need] if wilds == 0 else range(max(0, need - 10 * wilds), need - wilds + 1)
+            for u in sums:
+                subs = [0] if u == 0 else _subsets_with_sum(plain, u)
+                out.extend(sub | jmask for sub in subs if sub | jmask)
+    return out
+
+
 def capture_options(card: int, table_mask: int, rules: Rules | None = None) -> list[int]:
-    """Return every legal capture for ``card`` on ``table_mask`` as table-card masks, ascending."""
+    """Return every legal capture for ``card`` on ``table_mask`` as table-card masks, ascending.
+
+    With ``rules.jokers`` the played card may be a joker (40, 41) and the table may hold jokers
+    (bits 40, 41): see the module docstring for when a set with jokers is an option. Card ids and
+    table bits beyond ``rules.num_cards`` are a ValueError.
+    """
     rules = Rules() if rules is None else rules
-    value = _check_card(card) // 4 + 1
+    card = _check_card(card)
+    nc = rules.num_cards
+    if card >= nc:
+        raise ValueError(f"card {card} ({card_name(card)}) does not exist with {rules.jokers} joker(s)")
     table_mask = int(table_mask)
-    if table_mask < 0 or table_mask >> 40:
-        raise ValueError(f"{table_mask:#x} is not a 40-bit card mask")
+    if table_mask < 0 or table_mask >> nc:
+        raise ValueError(f"{table_mask:#x} is not a card mask of the {nc}-card deck (bits 0..{nc - 1})")
     if table_mask >> card & 1:
         raise ValueError(f"card {card} cannot be played: it is already on the table")
-    options = _subsets_with_sum(table_mask, FIFTEEN - value)
+    if card >= NUM_CARDS or table_mask & JOKER_MASK:
+        options = _joker_options(card, table_mask)
+    else:
+        options = _subsets_with_sum(table_mask, FIFTEEN - (card // 4 + 1))
     if rules.prefer_single:
         singles = [o for o in options if o.bit_count() == 1]
         if singles:
             options = singles
     return sorted(options)
+
+
+# _SINGLE_BY_CARD[c]: the table cards (jokers included) that played card c may take alone.
+_SINGLE_BY_CARD = np.zeros(NUM_CARDS + len(JOKERS), np.uint64)
+for _c in range(NUM_CARDS):
+    if _c // 4 + 1 >= 5:
+        _SINGLE_BY_CARD[_c] = value_nibble(FIFTEEN - (_c // 4 + 1)) | JOKER_MASK
+_SINGLE_BY_CARD[NUM_CARDS:] = sum(value_nibble(v) for v in range(5, NUM_VALUES + 1)) | JOKER_MASK
+# Values of the played card and of named cards: a joker counts 0 (its value is wild).
+CARD_VALUES = np.array([c // 4 + 1 for c in range(NUM_CARDS)] + [0] * len(JOKERS), np.int64)
+_STD = np.uint64(FULL_DECK)
+_JM = np.uint64(JOKER_MASK)
+_ALL = np.uint64((1 << 64) - 1)
+_SUMS = np.arange(_NS, dtype=np.int64)
+_JOKER_SUBSETS = (0, 1 << JOKERS[0], 1 << JOKERS[1], JOKER_MASK)
+
+
+def joker_summary(table: np.ndarray, taken: np.ndarray, taken_value: np.ndarray, card: np.ndarray,
+                  playing: np.ndarray, prefer_single: bool, jokers: int = 2):
+    """Return ``(count, union, intersection)`` of the capture options that contain ``taken``.
+
+    Batched over K games with jokers involved. ``table`` (uint64) is the whole table (named cards
+    included), ``taken`` the table cards named so far, ``taken_value`` the sum of their non-joker
+    values, ``card`` the played card id (40, 41: a joker) and ``playing`` True where the card is
+    being played now (``taken`` empty). ``union`` and ``intersection`` are over the rest of each
+    option beyond ``taken`` (0 / garbage where the count is 0). With ``prefer_single`` and a single
+    card option for the card, only single-card options count (naming one of them completes it).
+    """
+    k = len(table)
+    rest = table & ~taken
+    plain = rest & _STD
+    rest_j = rest & _JM
+    cj = card >= NUM_CARDS
+    wilds = np.bitwise_count(taken & _JM).astype(np.int64) + cj
+    need = FIFTEEN - CARD_VALUES[card] - taken_value  # other cards' sum + wild values
+    # Every sum 0..14 of the plain rest at once: (K, 15).
+    c, un, it = _summary(np.repeat(plain, _NS), np.tile(_SUMS, k))
+    c, un, it = c.reshape(k, _NS), un.reshape(k, _NS), it.reshape(k, _NS)
+    count = np.zeros(k, np.int64)
+    union = np.zeros(k, np.uint64)
+    inter = np.full(k, _ALL)
+    for x in _JOKER_SUBSETS[: (1, 2, 4)[jokers]]:
+        xu = np.uint64(x)
+        w = wilds + x.bit_count()
+        hi = np.where(w == 0, need, need - w)
+        lo = need - 10 * w
+        ok = ((rest_j & xu) == xu)[:, None] & (_SUMS >= lo[:, None]) & (_SUMS <= hi[:, None]) & (c > 0)
+        count += np.where(ok, c, 0).sum(axis=1)
+        union |= np.bitwise_or.reduce(np.where(ok, un | xu, _ZERO64), axis=1)
+        inter &= np.bitwise_and.reduce(np.where(ok, it | xu, _ALL), axis=1)
+    if prefer_single:
+        s_union = table & _SINGLE_BY_CARD[card]
+        s_count = np.bitwise_count(s_union).astype(np.int64)
+        single = s_count > 0
+        s_inter = np.where(s_count == 1, s_union, _ZERO64)
+        count = np.where(single, np.where(playing, s_count, 1), count)
+        union = np.where(single, np.where(playing, s_union, _ZERO64), union)
+        inter = np.where(single, np.where(playing, s_inter, _ZERO64), inter)
+    return count, union, inter
+
+
+_ZERO64 = np.uint64(0)

@@ -1,8 +1,10 @@
-"""Card ids, names and 40-bit card masks (RULES.md §1).
+"""Card ids, names and card masks (RULES.md §1, §8).
 
 A card id is ``4 * (value - 1) + suit`` with suit 0 oros, 1 copas, 2 espadas, 3 bastos, so the four
-cards of one capture value form one 4-bit nibble of a 40-bit mask. A set of cards is a Python
-``int`` (public API) or a ``numpy.uint64`` (engine).
+cards of one capture value form one 4-bit nibble of a 40-bit mask. The jokers of the jokers variant
+(RULES.md §8) are ids 40 and 41 (bits 40 and 41 of a mask), named ``"*1"`` and ``"*2"``; they have
+no suit and no fixed value. A set of cards is a Python ``int`` (public API) or a ``numpy.uint64``
+(engine).
 """
 
 from __future__ import annotations
@@ -12,6 +14,11 @@ from collections.abc import Iterable
 import numpy as np
 
 NUM_CARDS = 40
+"""Cards of the standard deck (the jokers variant adds ``Rules.jokers`` more: ``Rules.num_cards``)."""
+JOKERS = (40, 41)
+MAX_CARDS = 42
+"""Largest deck (two jokers): every card id is below this."""
+JOKER_NAMES = ("*1", "*2")
 NUM_VALUES = 10
 SUITS = ("o", "c", "e", "b")
 SUIT_NAMES = ("oros", "copas", "espadas", "bastos")
@@ -24,6 +31,13 @@ FULL_DECK = (1 << NUM_CARDS) - 1
 OROS = sum(1 << (4 * v) for v in range(NUM_VALUES))  # bits 0, 4, ..., 36
 VELO = 24  # the seven of oros
 SEVENS = 0xF << (4 * 6)
+JOKER_MASK = 0b11 << NUM_CARDS  # bits 40, 41
+ALL_CARDS = (1 << MAX_CARDS) - 1
+
+
+def is_joker(card: int) -> bool:
+    """Return True if ``card`` is a joker id (40 or 41)."""
+    return _check_card(card) >= NUM_CARDS
 
 
 def value_nibble(value: int) -> int:
@@ -32,13 +46,17 @@ def value_nibble(value: int) -> int:
 
 
 def card_value(card: int) -> int:
-    """Return the capture value (1..10) of card id ``card``."""
-    return _check_card(card) // 4 + 1
+    """Return the capture value (1..10) of card id ``card``; a joker has none (ValueError)."""
+    if _check_card(card) >= NUM_CARDS:
+        raise ValueError(f"card {card_name(card)} is a joker: it has no fixed value")
+    return int(card) // 4 + 1
 
 
 def card_suit(card: int) -> int:
-    """Return the suit index (0 oros, 1 copas, 2 espadas, 3 bastos) of ``card``."""
-    return _check_card(card) % 4
+    """Return the suit index (0 oros, 1 copas, 2 espadas, 3 bastos) of ``card``; jokers: ValueError."""
+    if _check_card(card) >= NUM_CARDS:
+        raise ValueError(f"card {card_name(card)} is a joker: it has no suit")
+    return int(card) % 4
 
 
 def make_card(value: int, suit: int) -> int:
@@ -49,8 +67,10 @@ def make_card(value: int, suit: int) -> int:
 
 
 def card_name(card: int, french: bool = False) -> str:
-    """Return the short name of ``card``: ``"7o"`` (Spanish) or ``"7♦"`` (French)."""
-    v, s = divmod(_check_card(card), 4)
+    """Return the short name of ``card``: ``"7o"`` (Spanish), ``"7♦"`` (French), ``"*1"`` (a joker)."""
+    if _check_card(card) >= NUM_CARDS:
+        return JOKER_NAMES[int(card) - NUM_CARDS]
+    v, s = divmod(int(card), 4)
     if french:
         return FRENCH_RANK_NAMES[v] + FRENCH_SUITS[s]
     return RANK_NAMES[v] + SUITS[s]
@@ -78,19 +98,23 @@ _SUIT_ALIASES = {
     "♧": 3,
 }
 
+_JOKER_ALIASES = {"*1": 40, "*2": 41, "joker1": 40, "joker2": 41}
+
 
 def parse_card(text: str) -> int:
-    """Return the id of a card named like ``"7o"``, ``"Rc"``, ``"7♦"`` or ``"Q♥"``."""
+    """Return the id of a card named like ``"7o"``, ``"Rc"``, ``"7♦"``, ``"Q♥"`` or ``"*1"``/``"joker1"``."""
     if not isinstance(text, str):
         raise ValueError(f"a card name must be a string, got {text!r}")
     t = text.strip()
+    if t.lower() in _JOKER_ALIASES:
+        return _JOKER_ALIASES[t.lower()]
     if len(t) >= 2:
         rank, suit = t[:-1].upper(), t[-1].lower() if t[-1].isascii() else t[-1]
         if rank in _RANK_ALIASES and suit in _SUIT_ALIASES:
             return 4 * (_RANK_ALIASES[rank] - 1) + _SUIT_ALIASES[suit]
     raise ValueError(
         f"unknown card {text!r}: expected rank 1-7, S, C, R (or A, J, Q, K) followed by suit "
-        "o, c, e, b (or ♦, ♥, ♠, ♣), e.g. '7o' or '7♦'"
+        "o, c, e, b (or ♦, ♥, ♠, ♣), e.g. '7o' or '7♦'; jokers are '*1' and '*2'"
     )
 
 
@@ -101,7 +125,7 @@ def parse_cards(text: str | Iterable[str]) -> list[int]:
 
 
 def mask_of(cards: Iterable[int]) -> int:
-    """Return the 40-bit mask of the card ids in ``cards`` (duplicates are an error)."""
+    """Return the card mask of the card ids in ``cards`` (duplicates are an error)."""
     m = 0
     for c in cards:
         bit = 1 << _check_card(c)
@@ -114,8 +138,8 @@ def mask_of(cards: Iterable[int]) -> int:
 def cards_of(mask: int) -> list[int]:
     """Return the card ids in ``mask``, ascending."""
     mask = int(mask)
-    if mask < 0 or mask > FULL_DECK:
-        raise ValueError(f"{mask:#x} is not a 40-bit card mask")
+    if mask < 0 or mask > ALL_CARDS:
+        raise ValueError(f"{mask:#x} is not a card mask (bits 0..41)")
     out = []
     while mask:
         low = mask & -mask
@@ -130,13 +154,13 @@ def names_of(mask: int, french: bool = False) -> str:
 
 
 def mask_value(mask: int) -> int:
-    """Return the sum of the capture values of the cards in ``mask``."""
-    return sum(c // 4 + 1 for c in cards_of(mask))
+    """Return the sum of the capture values of the cards in ``mask``; jokers (no fixed value) count 0."""
+    return sum(c // 4 + 1 for c in cards_of(mask) if c < NUM_CARDS)
 
 
 def _check_card(card: int) -> int:
     if isinstance(card, (bool, np.bool_)) or not isinstance(card, (int, np.integer)):
-        raise ValueError(f"a card id must be an int in 0..39, got {card!r}")
-    if not 0 <= int(card) < NUM_CARDS:
-        raise ValueError(f"card id {int(card)} is out of range 0..39")
+        raise ValueError(f"a card id must be an int in 0..41, got {card!r}")
+    if not 0 <= int(card) < MAX_CARDS:
+        raise ValueError(f"card id {int(card)} is out of range 0..41 (40, 41 are the jokers)")
     return int(card)

@@ -1,8 +1,8 @@
 """The batched Escoba engine: N independent games as NumPy arrays, stepped all at once.
 
-State is a structure of arrays; a set of cards is a 40-bit mask in a ``uint64``. One ``step``
+State is a structure of arrays; a set of cards is a 40-bit (42 with jokers) mask in a ``uint64``. One ``step``
 takes one action per game and costs a fixed number of NumPy calls whatever N is: no Python loop
-runs over games. Actions are card ids (``Discrete(40)``), with the play/take scheme of DESIGN.md
+runs over games. Actions are card ids (``Discrete(rules.num_cards)``), with the play/take scheme of DESIGN.md
 decision 4:
 
 - while no capture is pending, action ``c`` plays card ``c`` from the hand of the seat to act;
@@ -13,14 +13,38 @@ decision 4:
 Deals are reproducible: the shuffle of round ``r`` of episode ``e`` in game slot ``g`` is a
 counter-based hash of ``(seed, game_id, e, r)``, so a game's deals never depend on the rest of
 its batch.
+
+Variants (RULES.md §8, ``Rules.jokers`` and ``Rules.mesa_deal``):
+
+- Jokers are card ids 40 and 41 (mask bits 40, 41); the deck, the actions and the masks have
+  ``rules.num_cards`` = 40 + jokers entries. A joker is wild for any value 1..10, played or on
+  the table (``capture.joker_summary``); the play/take scheme is unchanged and a joker can be named
+  as a taken card. In the initial-fifteen check the four table cards "sum to 15" if the jokers
+  can take values that make 15, and make "two fifteens" if they split into two groups that can
+  each make 15 (checked first: the dealer takes two escobas when the jokers allow it). After the
+  six (4, 3) full deals the stock holds ``jokers`` cards: they are dealt one at a time in the
+  usual order (first the seat after the dealer) as far as they go. A seat with an empty hand is
+  skipped while others hold cards; since the short deal fills the first seats after the dealer,
+  the usual rotation does exactly that. With jokers 220 is no longer the total of the values, so a
+  round can end with an empty table (``last_play_escoba`` matters) or with nobody having
+  captured (the table cards then go to nobody). The jokers count for "most cards" only.
+  The shuffle hashes ``num_cards + 1`` positions, the dealer's key last (so jokers=0 deals are
+  today's, and a joker deck is a different shuffle of the same counters).
+- Escoba de mesa: the four table cards are turned one at a time (deck order). After each turn,
+  if the table holds a group of cards summing to 15 (jokers wild; it holds the card just
+  turned), the dealer captures it at once: an escoba if it takes every card on the table, and the
+  dealer becomes last capturer. When several groups are possible the dealer takes (the project's
+  reading; RULES.md is silent) the group with the most cards, then the one holding the velo,
+  then the most sevens, then the most oros, then the lowest card mask. This replaces the
+  initial-fifteen check whatever ``initial_fifteen`` says.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .capture import FIFTEEN, _summary, single_summary
-from .cards import NUM_CARDS, card_name, names_of
+from .capture import CARD_VALUES, FIFTEEN, _summary, joker_summary, single_summary
+from .cards import FULL_DECK, JOKER_MASK, NUM_CARDS, OROS, SEVENS, VELO, card_name, names_of
 from .rules import Rules
 from .scoring import CATEGORIES, score_round_batch
 
@@ -30,6 +54,8 @@ _U63 = np.uint64(63)
 _I63 = np.int64(63)
 _I2 = np.int64(2)
 _M64 = (1 << 64) - 1
+_STD = np.uint64(FULL_DECK)
+_JM = np.uint64(JOKER_MASK)
 
 
 def _splitmix64(x: np.ndarray) -> np.ndarray:
@@ -55,14 +81,16 @@ _POSITIONS = np.arange(1, 65, dtype=np.uint64)[None, :] * np.uint64(0x9E3779B97F
 _POSITIONS_G = _POSITIONS[:, :NUM_CARDS + 1] + np.uint64(0x9E3779B97F4A7C15)
 
 
-def shuffled_decks(seed: int, game_ids, episodes, rounds, num_players: int = 2):
+def shuffled_decks(seed: int, game_ids, episodes, rounds, num_players: int = 2,
+                   num_cards: int = NUM_CARDS):
     """Return ``(decks, first_dealers)`` for the given counters (one row per game).
 
-    ``decks`` holds int8 card ids, top first. Each card gets a 58-bit hash key with its id in the
-    low 6 bits, so sorting the keys of a row (a plain sort, much faster than argsort) orders the
-    cards by hash and ties are impossible. A 41st hash of the same counters gives the dealer a
-    new game starts with (``first_dealers``, used for round 0 only). The keys equal
-    ``hash_keys(seed, game_ids, episodes, rounds, 41)`` (computed here with in-place steps).
+    ``decks`` holds int8 card ids 0..num_cards-1, top first. Each card gets a 58-bit hash key with
+    its id in the low 6 bits, so sorting the keys of a row (a plain sort, much faster than argsort)
+    orders the cards by hash and ties are impossible. One more hash of the same counters (position
+    ``num_cards``, the last) gives the dealer a new game starts with (``first_dealers``, used for
+    round 0 only). The keys equal ``hash_keys(seed, game_ids, episodes, rounds, num_cards + 1)``
+    (computed here with in-place steps).
     """
     ids = np.asarray(game_ids).astype(np.uint64)
     ids *= np.uint64(0xD1B54A32D192ED03)
@@ -76,15 +104,16 @@ def shuffled_decks(seed: int, game_ids, episodes, rounds, num_players: int = 2):
     ctr += r
     h ^= ctr
     h = _splitmix64_inplace(h)
-    x = h[:, None] + _POSITIONS_G  # (K, 41): the golden-ratio increment is folded into positions
+    # (K, num_cards + 1): the golden-ratio increment is folded into positions
+    x = h[:, None] + (_POSITIONS_G if num_cards == NUM_CARDS else _POSITIONS_G_BY[num_cards])
     x ^= x >> np.uint64(30)
     x *= np.uint64(0xBF58476D1CE4E5B9)
     x ^= x >> np.uint64(27)
     x *= np.uint64(0x94D049BB133111EB)
     x ^= x >> np.uint64(31)
-    dealers = (x[:, NUM_CARDS] % np.uint64(num_players)).astype(np.int64)
-    keys = x[:, :NUM_CARDS] & ~np.uint64(63)
-    keys |= _CARD_IDS
+    dealers = (x[:, num_cards] % np.uint64(num_players)).astype(np.int64)
+    keys = x[:, :num_cards] & ~np.uint64(63)
+    keys |= _CARD_IDS if num_cards == NUM_CARDS else _CARD_IDS_BY[num_cards]
     keys.sort(axis=1)
     keys &= np.uint64(63)
     return keys.astype(np.int8), dealers
@@ -102,6 +131,8 @@ def _splitmix64_inplace(x: np.ndarray) -> np.ndarray:
 
 
 _CARD_IDS = np.arange(NUM_CARDS, dtype=np.uint64)
+_CARD_IDS_BY = {nc: np.arange(nc, dtype=np.uint64) for nc in (41, 42)}
+_POSITIONS_G_BY = {nc: _POSITIONS[:, :nc + 1] + np.uint64(0x9E3779B97F4A7C15) for nc in (41, 42)}
 
 
 def _take_clip(a, indices, out=None):
@@ -141,6 +172,27 @@ _REPORTED = ("points", *CATEGORIES, "escobas")
 _DEAL_OFFSETS_T = {p: np.arange(3 * p)[:, None] for p in (2, 3, 4)}
 # _SEATS_AFTER[p][d]: the seats in deal order when d deals (the dealer last).
 _SEATS_AFTER = {p: (np.arange(p)[:, None] + np.arange(1, p + 1)[None, :]) % p for p in (2, 3, 4)}
+
+
+def _joker_initial_fifteens(tcards: np.ndarray) -> np.ndarray:
+    """Return the dealer's escobas (0, 1 or 2) for first tables ``tcards`` (K, 4) with jokers wild.
+
+    Two if the four cards split into two groups that can each make 15, else one if all four can
+    make 15, else none.
+    """
+    isj = tcards >= NUM_CARDS
+    vals = np.where(isj, 0, (tcards.astype(np.int64) >> 2) + 1)
+
+    def can_make_15(pos):
+        s = vals[:, pos].sum(axis=1)
+        nj = isj[:, pos].sum(axis=1)
+        return np.where(nj == 0, s == FIFTEEN, (FIFTEEN - s >= nj) & (FIFTEEN - s <= 10 * nj))
+
+    one = can_make_15([0, 1, 2, 3])
+    two = np.zeros(len(tcards), bool)
+    for group in ([0], [1], [2], [3], [0, 1], [0, 2], [0, 3]):
+        two |= can_make_15(group) & can_make_15([j for j in range(4) if j not in group])
+    return np.where(two, 2, one.astype(np.int64))
 
 
 class StepInfo:
@@ -214,10 +266,14 @@ class EscobaEngine:
     - ``table`` (N,) uint64; ``piles`` (N, P) uint64: each seat's captures this round;
     - ``played`` (N, P) uint64: the cards each seat has played from hand this round;
     - ``escobas`` (N, P): each seat's escobas this round; ``scores`` (N, S): cumulative per side;
-    - ``deck`` (N, 40) int8 and ``stock_pos`` (N,): the round's deck order and the next stock card;
+    - ``deck`` (N, rules.num_cards) int8 and ``stock_pos`` (N,): the round's deck order and the next
+      stock card (the stock is ``deck[g, stock_pos[g]:]``);
     - ``dealer``, ``to_act``, ``last_capturer`` (-1: nobody), ``pending`` (-1: no capture pending,
       else the played card), ``taken`` (table cards named so far), ``legal`` (legal action mask),
-      ``round_index``, ``done``, ``truncated``, ``winner`` (side, -1 none).
+      ``round_index``, ``done``, ``truncated``, ``winner`` (side, -1 none); ``taken_value`` is the
+      sum of the named cards' values (a joker counts 0).
+
+    Card masks hold bits 0..39, and 40, 41 for the jokers of ``rules.jokers``.
     """
 
     def __init__(self, num_games: int, rules: Rules | None = None, *, single_round: bool = False,
@@ -230,8 +286,8 @@ class EscobaEngine:
         self.rules = Rules() if rules is None else rules
         if not isinstance(self.rules, Rules):
             raise ValueError(f"rules must be an escoba_env.Rules, got {type(rules).__name__}")
-        if self.rules.jokers or self.rules.mesa_deal:
-            raise ValueError("jokers and mesa_deal are not implemented by the engine yet (issue 8)")
+        self._nc = self.rules.num_cards
+        self._jokers = self.rules.jokers
         self.num_games = int(num_games)
         self.single_round = bool(single_round)
         self.autoreset = bool(autoreset)
@@ -249,7 +305,7 @@ class EscobaEngine:
         self.played = np.zeros((n, p), np.uint64)
         self.escobas = np.zeros((n, p), np.int64)
         self.scores = np.zeros((n, s), np.int64)
-        self.deck = np.zeros((n, NUM_CARDS), np.int8)
+        self.deck = np.zeros((n, self._nc), np.int8)
         self.stock_pos = np.zeros(n, np.int64)
         self.dealer = np.zeros(n, np.int64)
         self.to_act = np.zeros(n, np.int64)
@@ -276,8 +332,9 @@ class EscobaEngine:
 
         ``seed`` and ``game_ids`` (default ``0..N-1``) fix every deal. ``dealer`` (an int or one per
         game) fixes the first dealer, else it is drawn from the seed. An explicit first deal is
-        either ``deck`` (40 ids, top first, or one row per game) or ``hands`` (one list of 3 ids
-        per seat) with ``table`` (4 ids) and ``stock`` (the rest, top first); later rounds are dealt
+        either ``deck`` (``rules.num_cards`` ids, top first, or one row per game) or ``hands`` (one
+        list of 3 ids per seat) with ``table`` (4 ids) and ``stock`` (the rest, top first:
+        num_cards - 3P - 4 ids); later rounds are dealt
         from the seed. Bad input raises ``ValueError`` and changes nothing.
         """
         n = self.num_games
@@ -287,7 +344,7 @@ class EscobaEngine:
         if ids.shape != (n,) or (ids < 0).any():
             raise ValueError(f"game_ids must be {n} non-negative ints")
         episodes = np.zeros(n, np.int64)
-        decks, drawn = shuffled_decks(int(seed), ids, episodes, episodes, self.num_players)
+        decks, drawn = shuffled_decks(int(seed), ids, episodes, episodes, self.num_players, self._nc)
         if dealer is None:
             dealers = drawn
         else:
@@ -328,8 +385,8 @@ class EscobaEngine:
         self.taken_value[games] = 0
 
     def _explicit_deck(self, dealers, deck, hands, table, stock):
-        """Return the validated explicit first-round decks (N, 40), or None."""
-        n, p = self.num_games, self.num_players
+        """Return the validated explicit first-round decks (N, num_cards), or None."""
+        n, p, nc = self.num_games, self.num_players, self._nc
         parts = (hands, table, stock)
         if deck is not None and any(x is not None for x in parts):
             raise ValueError("give either deck or hands/table/stock, not both")
@@ -338,7 +395,7 @@ class EscobaEngine:
         if deck is None:
             if any(x is None for x in parts):
                 raise ValueError("an explicit deal needs all of hands, table and stock")
-            n_stock = NUM_CARDS - 3 * p - 4
+            n_stock = nc - 3 * p - 4
             if len(hands) != p:
                 raise ValueError(f"hands must hold one list per seat ({p} seats), got {len(hands)}")
             for i, h in enumerate(hands):
@@ -348,7 +405,7 @@ class EscobaEngine:
                 raise ValueError(f"table must have 4 cards, got {len(table)}")
             if len(stock) != n_stock:
                 raise ValueError(f"stock must have {n_stock} cards with {p} players, got {len(stock)}")
-            decks = np.zeros((n, NUM_CARDS), np.int64)
+            decks = np.zeros((n, nc), np.int64)
             hands_arr = np.asarray(hands, np.int64)
             for j in range(p):
                 seat = (dealers + 1 + j) % p
@@ -361,20 +418,20 @@ class EscobaEngine:
             decks = np.array(deck, dtype=object)
             if decks.ndim == 1:
                 decks = np.broadcast_to(decks, (n, decks.shape[0]))
-            if decks.shape != (n, NUM_CARDS):
-                raise ValueError(f"deck must have 40 card ids (or one row of 40 per game), got shape "
+            if decks.shape != (n, nc):
+                raise ValueError(f"deck must have {nc} card ids (or one row of {nc} per game), got shape "
                                  f"{decks.shape}")
             what = "deck"
-        for row in np.asarray(decks, dtype=object).reshape(-1, NUM_CARDS):
+        for row in np.asarray(decks, dtype=object).reshape(-1, nc):
             bad = [c for c in row if isinstance(c, bool) or not isinstance(c, (int, np.integer))
-                   or not 0 <= c < NUM_CARDS]
+                   or not 0 <= c < nc]
             if bad:
-                raise ValueError(f"{what} has invalid card id(s) {bad}; ids are ints 0..39")
-            counts = np.bincount(np.asarray(row, np.int64), minlength=NUM_CARDS)
+                raise ValueError(f"{what} has invalid card id(s) {bad}; ids are ints 0..{nc - 1}")
+            counts = np.bincount(np.asarray(row, np.int64), minlength=nc)
             if (counts != 1).any():
                 dup = [card_name(int(c)) for c in np.nonzero(counts > 1)[0]]
                 miss = [card_name(int(c)) for c in np.nonzero(counts == 0)[0]]
-                raise ValueError(f"{what} must hold each of the 40 cards once: duplicated {dup}, "
+                raise ValueError(f"{what} must hold each of the {nc} cards once: duplicated {dup}, "
                                  f"missing {miss}")
         return np.asarray(decks, np.int64).astype(np.int8)
 
@@ -394,7 +451,7 @@ class EscobaEngine:
         p = self.num_players
         if decks is None:
             decks, drawn = shuffled_decks(self.seed, self.game_ids[games], self.episode[games],
-                                          self.round_index[games], p)
+                                          self.round_index[games], p, self._nc)
             if np.any(draw_dealer):
                 self.dealer[games] = np.where(draw_dealer, drawn, self.dealer[games])
         self.deck[games] = decks
@@ -406,8 +463,22 @@ class EscobaEngine:
         dealer = self.dealer[games]
         tcards = decks[:, 3 * p: 3 * p + 4]
         tbits = _ONE << tcards.astype(np.uint64)
+        if self.rules.mesa_deal:
+            table = self._mesa_turns(games, tcards, tbits, dealer)
+            self.table[games] = table
+            self.to_act[games] = self._next_seat[dealer]
+            return
         table = tbits[:, 0] | tbits[:, 1] | tbits[:, 2] | tbits[:, 3]
-        if self.rules.initial_fifteen:
+        if self._jokers and self.rules.initial_fifteen:
+            n_esc = _joker_initial_fifteens(tcards)
+            hit = n_esc > 0
+            if hit.any():
+                g, d = games[hit], dealer[hit]
+                self.piles[g, d] |= table[hit]
+                self.escobas[g, d] += n_esc[hit]
+                self.last_capturer[g] = d
+                table = np.where(hit, _ZERO, table)
+        elif self.rules.initial_fifteen:
             v = (tcards >> 2) + 1  # int8 values
             total = v.sum(axis=1)
             # Two fifteens: the four cards sum to 30 and the first pairs with another to 15.
@@ -429,8 +500,13 @@ class EscobaEngine:
         """
         p = self.num_players
         pos = self.stock_pos[games]
+        if self._jokers:
+            short = self._nc - pos < 3 * p
+            if short.any():
+                self._deal_short(games[short])
+                games, pos = games[~short], pos[~short]
         # Hand cards sit at deck positions 0..3P-1 of a new round, then after the table cards.
-        base = games * NUM_CARDS + pos
+        base = games * self._nc + pos
         cards = self.deck.reshape(-1)[_DEAL_OFFSETS_T[p] + base]  # (3P, K): card j of the deal
         bits = _ONE << cards.astype(np.uint64)
         dealer = self.dealer[games]
@@ -443,11 +519,74 @@ class EscobaEngine:
         self.stock_pos[games] = pos + np.where(pos == 0, 3 * p + 4, 3 * p)
         self.hand_count[games] = 3 * p
 
+    def _deal_short(self, games):
+        """Deal the last, short deal of a jokers game: the 1 or 2 stock cards left, one a seat.
+
+        The cards go one at a time in the usual order (the seat after the dealer first) as far as
+        they go; the other seats stay empty-handed and the rotation passes over them.
+        """
+        p, nc = self.num_players, self._nc
+        pos = self.stock_pos[games]
+        dealer = self.dealer[games]
+        flat_deck = self.deck.reshape(-1)
+        flat = self.hands.reshape(-1)
+        left = nc - pos
+        for j in range(2):  # the short deal holds jokers (1 or 2) < P cards
+            has = np.flatnonzero(left > j)
+            if not has.size:
+                break
+            g = games[has]
+            card = flat_deck[g * nc + pos[has] + j].astype(np.uint64)
+            flat[g * p + (dealer[has] + 1 + j) % p] |= _ONE << card
+        self.stock_pos[games] = nc
+        self.hand_count[games] = left
+
+    def _mesa_turns(self, games, tcards, tbits, dealer):
+        """Turn the four table cards one at a time (escoba de mesa); return the table left.
+
+        After each turn the dealer captures the best group summing to 15 that holds the card just
+        turned (most cards, then the velo, most sevens, most oros, lowest mask), if any.
+        """
+        k = len(games)
+        isj = tcards >= NUM_CARDS
+        vals = np.where(isj, 0, (tcards.astype(np.int64) >> 2) + 1)
+        present = np.zeros((k, 4), bool)
+        for i in range(4):
+            present[:, i] = True
+            best = np.full(k, -1, np.int64)
+            best_sub = np.zeros(k, np.int64)
+            for sub in range(1 << i):
+                pos = [j for j in range(i) if sub >> j & 1] + [i]
+                ok = present[:, pos].all(axis=1)
+                s = vals[:, pos].sum(axis=1)
+                nj = isj[:, pos].sum(axis=1)
+                ok &= np.where(nj == 0, s == FIFTEEN, (FIFTEEN - s >= nj) & (FIFTEEN - s <= 10 * nj))
+                mask = np.bitwise_or.reduce(tbits[:, pos], axis=1)
+                key = ((len(pos) << 49) + (((mask >> np.uint64(VELO)) & _ONE).astype(np.int64) << 48)
+                       + (np.bitwise_count(mask & np.uint64(SEVENS)).astype(np.int64) << 45)
+                       + (np.bitwise_count(mask & np.uint64(OROS)).astype(np.int64) << 42)
+                       + ((1 << 42) - 1 - mask.astype(np.int64)))
+                key = np.where(ok, key, -1)
+                better = key > best
+                best = np.where(better, key, best)
+                best_sub = np.where(better, sub | (1 << i), best_sub)
+            hit = np.flatnonzero(best >= 0)
+            if not hit.size:
+                continue
+            took = (best_sub[hit, None] >> np.arange(4)) & 1 == 1  # (H, 4) positions captured
+            gained = np.bitwise_or.reduce(np.where(took, tbits[hit], _ZERO), axis=1)
+            present[hit] &= ~took
+            g, d = games[hit], dealer[hit]
+            self.piles[g, d] |= gained
+            self.escobas[g, d] += ~present[hit].any(axis=1)
+            self.last_capturer[g] = d
+        return np.bitwise_or.reduce(np.where(present, tbits, _ZERO), axis=1)
+
     # ------------------------------------------------------------------ stepping
 
     def legal_action_mask(self) -> np.ndarray:
-        """Return the legal actions as a uint8 array (N, 40); all zeros for finished games."""
-        return unpack_mask(self.legal)
+        """Return the legal actions as a uint8 array (N, rules.num_cards); zeros for finished games."""
+        return unpack_mask(self.legal, self._nc)
 
     def check_actions(self, actions) -> np.ndarray:
         """Return ``actions`` as an int64 array, or raise ValueError naming the first illegal one."""
@@ -463,8 +602,8 @@ class EscobaEngine:
         ok = ok.astype(bool) | self.done
         if not ok.all():
             g = int(np.argmin(ok))
-            in_range = 0 <= a[g] < NUM_CARDS
-            what = card_name(int(a[g])) if in_range else "out of range 0..39"
+            in_range = 0 <= a[g] < self._nc
+            what = card_name(int(a[g])) if in_range else f"out of range 0..{self._nc - 1}"
             phase = "take a table card" if self.pending[g] >= 0 else "play a card from hand"
             raise ValueError(
                 f"illegal action {int(a[g])} ({what}) in game {g}: seat {int(self.to_act[g])} must "
@@ -475,7 +614,7 @@ class EscobaEngine:
     def legal_actions(self, game: int = 0) -> list[int]:
         """Return the legal action ids of one game, ascending."""
         m = int(self.legal[game])
-        return [c for c in range(NUM_CARDS) if m >> c & 1]
+        return [c for c in range(self._nc) if m >> c & 1]
 
     def _zeros(self, key, shape, dtype):
         """Return a shared read-only zero array (what a step reports where nothing happened)."""
@@ -587,16 +726,28 @@ class EscobaEngine:
         hand_count = put("hand_count", np.add, self.hand_count[sel], pm)
         card = np.maximum(pending, a & pm)
         taken = self.taken[sel] | (bit ^ play_bit)
-        taken_value = self.taken_value[sel] + (((a >> _I2) + 1) & ~pm)
         table = self.table[sel]
-        target = (FIFTEEN - 1) - (card >> _I2) - taken_value
-        count, union, inter = _summary(table & ~taken, target)
+        if self._jokers:  # a named joker adds no value; jokers leave the plain summary
+            taken_value = self.taken_value[sel] + (CARD_VALUES[a] & ~pm)
+            target = (FIFTEEN - 1) - (card >> _I2) - taken_value
+            np.maximum(target, 0, out=target)  # garbage (replaced below) where a joker is played
+            count, union, inter = _summary(table & ~taken & _STD, target)
+        else:
+            taken_value = self.taken_value[sel] + (((a >> _I2) + 1) & ~pm)
+            target = (FIFTEEN - 1) - (card >> _I2) - taken_value
+            count, union, inter = _summary(table & ~taken, target)
         if self.rules.prefer_single:
             s_count, s_union, s_inter = single_summary(table, target)
             use_single = (pm != 0) & (s_count > 0)
             count = np.where(use_single, s_count, count)
             union = np.where(use_single, s_union, union)
             inter = np.where(use_single, s_inter, inter)
+        if self._jokers:  # the games where a joker is played or lies on the table
+            jg = np.flatnonzero((card >= NUM_CARDS) | ((table & _JM) != _ZERO))
+            if jg.size:
+                jc, ju, ji = joker_summary(table[jg], taken[jg], taken_value[jg], card[jg], pm[jg] != 0,
+                                           self.rules.prefer_single, self._jokers)
+                count[jg], union[jg], inter[jg] = jc, ju, ji
         pend_m = (1 - count) >> _I63  # -1 where several options remain
         drop_m = (count - 1) >> _I63  # -1 where the card cannot capture
         cap_m = ~(pend_m | drop_m)  # -1 where exactly one option: it executes
@@ -610,7 +761,7 @@ class EscobaEngine:
         esc = ((new_table - _ONE) >> _U63).view(np.int64) & cap_m  # 1: the capture swept the table
         hands_empty = hand_count == 0
         if not self.rules.last_play_escoba:
-            esc &= ~(hands_empty & (self.stock_pos[sel] >= NUM_CARDS))
+            esc &= ~(hands_empty & (self.stock_pos[sel] >= self._nc))
         for k, m in enumerate(seat_masks):
             escobas[:, k] += esc & m.view(np.int64)
         if not full:
@@ -638,8 +789,8 @@ class EscobaEngine:
         return gained, esc
 
     def _after_last_card(self, g):
-        """Deal three more cards, or end the round (and maybe deal the next one), in games ``g``."""
-        stock_empty = self.stock_pos[g] >= NUM_CARDS
+        """Deal three more cards (with jokers, the last short deal), or end the round, in games ``g``."""
+        stock_empty = self.stock_pos[g] >= self._nc
         if stock_empty.any():
             ended = g[stock_empty]
             deal = g[~stock_empty]
@@ -722,9 +873,12 @@ class EscobaEngine:
         return other
 
     def card_count(self) -> np.ndarray:
-        """Return, per game, how many distinct cards are in hands, table, piles, stock or pending."""
+        """Return, per game, how many distinct cards are in hands, table, piles, stock or pending.
+
+        -1 marks a game where some card is in two places.
+        """
         stock = np.zeros(self.num_games, np.uint64)
-        pos = np.arange(NUM_CARDS)[None, :]
+        pos = np.arange(self._nc)[None, :]
         in_stock = pos >= self.stock_pos[:, None]
         bits = np.where(in_stock, _ONE << self.deck.astype(np.uint64), _ZERO)
         stock = np.bitwise_or.reduce(bits, axis=1)

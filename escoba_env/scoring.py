@@ -1,4 +1,9 @@
-"""Round scoring (RULES.md §6), batched over games, with a plain per-round wrapper."""
+"""Round scoring (RULES.md §6), batched over games, with a plain per-round wrapper.
+
+With jokers (RULES.md §8; bits 40, 41 of a pile) the jokers count for "most cards" and nothing
+else: "most cards" is strictly the most of 41 or 42 cards (with two sides, 21 cards no longer
+settle it when the deck has 42; only strictly more than the other side does).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .cards import FULL_DECK, OROS, SEVENS, VELO, value_nibble
+from .cards import OROS, SEVENS, VELO, value_nibble
 from .rules import Rules
 
 CATEGORIES = ("cards", "oros", "velo", "sevens")
@@ -44,7 +49,8 @@ def _primera(piles: np.ndarray) -> np.ndarray:
 def score_round_batch(piles: np.ndarray, escobas: np.ndarray, rules: Rules) -> dict[str, np.ndarray]:
     """Return the round's points per side (N, S) and each category's awards (N, S).
 
-    ``piles`` is a uint64 array (N, S) of each side's captured cards, ``escobas`` an int array
+    ``piles`` is a uint64 array (N, S) of each side's captured cards (jokers in bits 40, 41 count
+    for "cards" only), ``escobas`` an int array
     (N, S). The result maps ``"points"`` and every name in ``CATEGORIES`` plus ``"escobas"`` to
     an int array (N, S) of the points that category gave.
     """
@@ -77,7 +83,10 @@ def score_round_batch(piles: np.ndarray, escobas: np.ndarray, rules: Rules) -> d
 
 
 def score_round(piles: Sequence[int], escobas: Sequence[int], rules: Rules | None = None) -> list[int]:
-    """Return the round's points per side from one capture-pile mask and escoba count per side."""
+    """Return the round's points per side from one capture-pile mask and escoba count per side.
+
+    Pile bits must exist under ``rules`` (bits 40, 41 only with that many jokers).
+    """
     rules = Rules() if rules is None else rules
     if len(piles) != len(escobas) or len(piles) != rules.num_sides:
         raise ValueError(
@@ -85,10 +94,11 @@ def score_round(piles: Sequence[int], escobas: Sequence[int], rules: Rules | Non
             f"{len(piles)} piles and {len(escobas)} escoba counts"
         )
     seen = 0
+    nc = rules.num_cards
     for p in piles:
         p = int(p)
-        if p < 0 or p > FULL_DECK:
-            raise ValueError(f"{p:#x} is not a 40-bit card mask")
+        if p < 0 or p >> nc:
+            raise ValueError(f"{p:#x} is not a card mask of the {nc}-card deck (bits 0..{nc - 1})")
         if seen & p:
             raise ValueError("two sides' piles share a card")
         seen |= p
