@@ -14,9 +14,9 @@ in ``RULES.md``; this page documents the environment.
 | Manual Control     | No                                                                  |
 | Agents             | `agents= ['player_0', ..., 'player_{n-1}']`                         |
 | Agents             | 2, 3 or 4                                                           |
-| Action Shape       | Discrete(40)                                                        |
-| Action Values      | [0, 39] (a card id)                                                 |
-| Observation Shape  | (546,) float32, plus `action_mask` (40,) int8                      |
+| Action Shape       | Discrete(40); Discrete(40 + jokers) with jokers                     |
+| Action Values      | [0, 39] (a card id); 40, 41 are the jokers                          |
+| Observation Shape  | (546,) float32 + `action_mask` (40,) int8 (W = 40 + jokers: 13 W + 26, W) |
 | Observation Values | [0, 1] for card planes and most scalars (see below)                 |
 
 An episode is a whole game to the target score (default), or a single round
@@ -29,11 +29,13 @@ same seat acts again while it chooses which table cards a capture takes.
 escoba_v0.env(
     num_players=2, partnerships=False, target_score=21, sevens_rule="most_sevens",
     bonus_sweeps=False, prefer_single=False, last_play_escoba=True, initial_fifteen=True,
-    episode="game", reward="game", max_rounds=None, render_mode=None, french=False,
+    jokers=0, mesa_deal=False, episode="game", reward="game", max_rounds=None, render_mode=None, french=False,
 )
 ```
 
-- every field of `escoba_env.Rules` is a keyword argument (or pass `rules=Rules(...)` instead);
+- every field of `escoba_env.Rules` is a keyword argument (or pass `rules=Rules(...)` instead),
+  including the variants of RULES.md §8: `jokers` (0, 1 or 2 wild cards, ids 40 and 41; the
+  action space and every card plane grow to `W = 40 + jokers`) and `mesa_deal` (escoba de mesa);
 - `episode`: `"game"` (play rounds until a side wins) or `"round"` (one round is one episode);
 - `reward`: `"game"` (+1 / -1 at the end of the game) or `"round_points"` (see Rewards);
 - `max_rounds`: cut a game that has not ended after this many rounds (a truncation);
@@ -51,13 +53,15 @@ Actions Mask section.
 
 The vector is seat-relative: it is what the observing player sees, with the observer always in
 relative seat 0. This allows for self-play. It never contains another player's hand or the order
-of the stock. Its length is the same for every rules configuration: seat and side slots are
-sized for 4, unused slots are 0. "Relative seat k" is seat `(observer + k) % num_players`;
-"relative side k" is the side of relative seat k (with partnerships: slot 0 the observer's team,
-slot 1 the other team). The layout is defined in `escoba_env/observation.py` (`PLANE`, `SCALARS`);
-it is copied here:
+of the stock. Its length is the same for every rules configuration of one deck size: seat and
+side slots are sized for 4, unused slots are 0 (546 for the 40-card deck; with jokers the planes
+are `W = 40 + jokers` wide, see `observation.obs_size(rules)`). "Relative seat k" is seat
+`(observer + k) % num_players`; "relative side k" is the side of relative seat k (with
+partnerships: slot 0 the observer's team, slot 1 the other team). The layout is defined in
+`escoba_env/observation.py` (`PLANE`, `SCALARS`, `scalar_offsets(rules)`); it is copied here:
 
-Card planes (40 entries each, index = card id, 1.0 where the card is in the set):
+Card planes (W entries each, index = card id, 1.0 where the card is in the set; plane ``k``
+occupies indices ``W * k`` to ``W * k + W - 1``; ``PLANE`` gives the plane numbers):
 
 ==========  =====================================================================
 plane       content
@@ -71,19 +75,21 @@ plane       content
 12          table cards taken so far during a capture choice
 ==========  =====================================================================
 
-Plane `k` occupies indices `40 * k` to `40 * k + 39`; index `40 * k + c` is card id `c`, where
-`c = 4 * (value - 1) + suit` (suit 0 oros, 1 copas, 2 espadas, 3 bastos; values 8, 9, 10 are
-sota, caballo, rey). So index 24 is the velo (7 of oros) in the own hand, and index 224 the velo
-on the table.
+With the 40-card deck (W = 40), plane `k` occupies indices `40 * k` to `40 * k + 39`; index
+`40 * k + c` is card id `c`, where `c = 4 * (value - 1) + suit` (suit 0 oros, 1 copas,
+2 espadas, 3 bastos; values 8, 9, 10 are sota, caballo, rey). So index 24 is the velo (7 of oros)
+in the own hand, and index 224 the velo on the table. With jokers, ids 40 and 41 are the jokers
+and every plane is W = 40 + jokers wide.
 
-Scalars, from index ``13 * 40 = 520``:
+Scalars, from index ``13 * W`` (the indices below are those of the 40-card deck, ``SCALARS``; with
+jokers every scalar index is ``13 * jokers`` higher, ``scalar_offsets(rules)``):
 
 =========  ===============================================================
 index      content
 =========  ===============================================================
 520-523    escobas this round of relative sides 0-3
 524-527    cumulative score of relative sides 0-3, divided by target_score
-528        cards left in the stock / 40
+528        cards left in the stock / W (the deck size)
 529-532    hand sizes of relative seats 0-3 / 3
 533-536    dealer, one-hot over relative seats 0-3
 537-540    last capturer this round, one-hot over relative seats 0-3 (all 0: nobody yet)
@@ -92,14 +98,14 @@ index      content
 545        1.0 with partnerships
 =========  ===============================================================
 
-Escoba counts are raw counts (the space allows up to 40). Scores divided by the target can exceed
+Escoba counts are raw counts (the space allows up to W). Scores divided by the target can exceed
 1 (a game continues while the top score is tied), so the space's upper bound for indices
 524-527 is the largest float32; every other index lies in [0, 1].
 
 #### Legal Actions Mask
 
 The legal moves available to the current agent are found in the `action_mask` element of the
-dictionary observation: an int8 vector of 40 entries, 1 where the action is legal. The
+dictionary observation: an int8 vector of W entries (40, or 40 + jokers), 1 where the action is legal. The
 `action_mask` is all zeros for any agent except the one whose turn it is. In `env()`, taking an
 illegal move ends the game with a reward of -1 for the illegally moving agent and 0 for all other
 agents (PettingZoo's `TerminateIllegalWrapper`). `raw_env` instead raises a `ValueError` that names
@@ -114,8 +120,9 @@ the mask offers table cards, naming the cards of `capture_mask` that the mask of
 
 ### Action Space
 
-An action is a card id, 0 to 39 (see the index formula above). There are two kinds of decision,
-so that every choice fits one fixed `Discrete(40)` space:
+An action is a card id, 0 to 39 (see the index formula above; 40 and 41 are the jokers when they
+are in play). There are two kinds of decision, so that every choice fits one fixed `Discrete(W)`
+space (`Discrete(40)` for the standard deck):
 
 - **play**: while no capture is pending, action `c` plays card `c` from the agent's hand. If the
   card has no capture option it goes to the table; with exactly one option it captures at once.
@@ -174,8 +181,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from . import faces
-from .cards import NUM_CARDS
-from .observation import action_masks, encode
+from .observation import action_mask_one, encode_one
 from .render import render_face
 from .rules import Rules
 
@@ -219,14 +225,10 @@ class raw_env(AECEnv):
         self.possible_agents = [f"player_{i}" for i in range(p)]
         self.agents = []
         self._seat = {a: i for i, a in enumerate(self.possible_agents)}
-        self._seat_arrays = [np.array([i], np.int64) for i in range(p)]
-        obs_space = faces.observation_space()
-        act_space = spaces.Discrete(NUM_CARDS)
+        self.num_cards = nc = self.rules.num_cards
         # One space object per agent, returned identically on every call (PettingZoo requires it).
-        self.observation_spaces = {a: obs_space if i == 0 else faces.observation_space()
-                                   for i, a in enumerate(self.possible_agents)}
-        self.action_spaces = {a: act_space if i == 0 else spaces.Discrete(NUM_CARDS)
-                              for i, a in enumerate(self.possible_agents)}
+        self.observation_spaces = {a: faces.observation_space(self.rules) for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(nc) for a in self.possible_agents}
         self._action = np.zeros(1, np.int64)
         self._np_random: np.random.Generator | None = None
         self._obs_cache: dict[int, dict[str, np.ndarray]] = {}
@@ -246,7 +248,7 @@ class raw_env(AECEnv):
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Discrete:
-        """Return the action space of ``agent``: Discrete(40) (the same object on every call)."""
+        """Return the action space of ``agent``: Discrete(rules.num_cards) (the same object each call)."""
         return self.action_spaces[agent]
 
     # ------------------------------------------------------------------ reset
@@ -274,13 +276,15 @@ class raw_env(AECEnv):
     # ------------------------------------------------------------------ observe
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """Return ``{"observation": float32 (546,), "action_mask": int8 (40,)}`` seen by ``agent``."""
+        """Return ``{"observation": float32 (13 W + 26,), "action_mask": int8 (W,)}`` seen by ``agent``.
+
+        W = ``rules.num_cards`` (546 and 40 for the standard deck).
+        """
         seat = self._seat[agent]
         obs = self._obs_cache.get(seat)
         if obs is None:
-            seats = self._seat_arrays[seat]
-            obs = {"observation": encode(self.engine, seats)[0],
-                   "action_mask": action_masks(self.engine, seats)[0]}
+            obs = {"observation": encode_one(self.engine, seat),
+                   "action_mask": action_mask_one(self.engine, seat)}
             self._obs_cache[seat] = obs
         return obs
 
@@ -296,7 +300,7 @@ class raw_env(AECEnv):
             self._was_dead_step(action)
             return
         eng = self.engine
-        a = faces.as_action(action)
+        a = faces.as_action(action, self.num_cards)
         if a < 0 or not int(eng.legal[0]) >> a & 1:
             raise ValueError(faces.illegal_action_message(eng, action, agent, self.french))
         pending = int(eng.pending[0])

@@ -31,9 +31,9 @@ import numpy as np
 from gymnasium import spaces
 
 from .capture import capture_options
-from .cards import NUM_CARDS, card_name, cards_of, parse_card
+from .cards import FULL_DECK, NUM_CARDS, card_name, cards_of, parse_card
 from .engine import EscobaEngine, StepInfo
-from .observation import OBS_SIZE, SCALARS
+from .observation import obs_size, scalar_offsets
 from .rules import Rules
 
 EPISODES = ("game", "round")
@@ -42,8 +42,6 @@ RESET_OPTIONS = ("dealer", "deck", "hands", "table", "stock")
 # PettingZoo's api_test calls reset(options={"options": 1}) to probe the signature; that one key
 # is accepted and ignored so that the conformance test can run while typos still raise.
 _IGNORED_OPTIONS = ("options",)
-MAX_ESCOBAS = 40.0
-"""Upper bound of the escoba-count scalars in the observation space (a round has at most 40)."""
 
 
 def make_rules(rules: Rules | None, rule_options: Mapping[str, Any]) -> Rules:
@@ -87,22 +85,25 @@ def check_seed(seed: Any) -> int | None:
     return int(seed)
 
 
-def as_action(action: Any) -> int:
-    """Return ``action`` as a card id 0..39, or -1 if it is not an integer in that range."""
+def as_action(action: Any, num_cards: int = NUM_CARDS) -> int:
+    """Return ``action`` as a card id 0..num_cards-1, or -1 if it is not an integer in that range."""
+    if type(action) is int:  # the common case, checked first
+        return action if 0 <= action < num_cards else -1
     if isinstance(action, (bool, np.bool_)):
         return -1
     try:
         a = operator.index(action)
     except TypeError:
         return -1
-    return a if 0 <= a < NUM_CARDS else -1
+    return a if 0 <= a < num_cards else -1
 
 
 def illegal_action_message(engine: EscobaEngine, action: Any, who: str, french: bool = False) -> str:
     """Return the error text for an illegal ``action`` of ``who``, naming the legal actions."""
     legal = int(engine.legal[0])
-    a = as_action(action)
-    what = card_name(a, french) if a >= 0 else "not a card id 0..39"
+    nc = engine.rules.num_cards
+    a = as_action(action, nc)
+    what = card_name(a, french) if a >= 0 else f"not a card id 0..{nc - 1}"
     phase = "name a table card to take" if int(engine.pending[0]) >= 0 else "play a card from hand"
     ids = cards_of(legal)
     return (f"illegal action {action!r} ({what}) for {who}, who must {phase}; legal actions are "
@@ -118,7 +119,8 @@ def _card_list(name: str, value: Any) -> list[int]:
         if isinstance(c, str):
             out.append(parse_card(c))
         elif isinstance(c, (bool, np.bool_)) or not isinstance(c, (int, np.integer)):
-            raise ValueError(f"reset option {name!r} holds {c!r}; cards are ids 0..39 or names like '7o'")
+            raise ValueError(f"reset option {name!r} holds {c!r}; cards are ids 0..39 (jokers 40, 41) "
+                             "or names like '7o'")
         else:
             out.append(int(c))
     return out
@@ -147,10 +149,11 @@ def reset_engine(engine, seed: Any, options: Mapping[str, Any] | None,
 def parse_reset_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
     """Return the engine ``reset`` keyword arguments for a ``reset(options=...)`` mapping.
 
-    Known keys: ``dealer`` (a seat), ``deck`` (40 card ids, top first), or ``hands`` (one list of 3
-    ids per seat), ``table`` (4 ids) and ``stock`` (the rest, top first). Card names such as
-    ``"7o"`` are accepted wherever an id is. Unknown keys raise ValueError; the engine checks the
-    deal itself (each card once, right sizes) and raises ValueError too.
+    Known keys: ``dealer`` (a seat), ``deck`` (all ``rules.num_cards`` card ids, top first), or
+    ``hands`` (one list of 3 ids per seat), ``table`` (4 ids) and ``stock`` (the rest, top
+    first). Card names such as ``"7o"`` are accepted wherever an id is. Unknown keys raise
+    ValueError; the engine checks the deal itself (each card once, right sizes) and raises
+    ValueError too.
     """
     if options is None:
         return {}
@@ -203,25 +206,35 @@ def step_rewards(engine: EscobaEngine, info: StepInfo, reward: str,
     return out
 
 
-def observation_bounds() -> tuple[np.ndarray, np.ndarray]:
-    """Return the (low, high) float32 bounds of the observation vector (see observation.py)."""
-    low = np.zeros(OBS_SIZE, np.float32)
-    high = np.ones(OBS_SIZE, np.float32)
-    esc = SCALARS["escobas"]
-    sc = SCALARS["scores"]
-    high[esc:esc + 4] = MAX_ESCOBAS
+def observation_bounds(rules: Rules | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Return the (low, high) float32 bounds of the observation vector of ``rules`` (observation.py).
+
+    A round has at most as many escobas as cards, so the escoba counts are bounded by the deck size.
+    """
+    rules = Rules() if rules is None else rules
+    size = obs_size(rules)
+    low = np.zeros(size, np.float32)
+    high = np.ones(size, np.float32)
+    offsets = scalar_offsets(rules)
+    esc = offsets["escobas"]
+    sc = offsets["scores"]
+    high[esc:esc + 4] = float(rules.num_cards)
     # A game goes on while the top score is tied, so a score has no finite bound in principle:
     # the largest float32 keeps every reachable observation inside the space.
     high[sc:sc + 4] = np.finfo(np.float32).max
     return low, high
 
 
-def observation_space() -> spaces.Dict:
-    """Return a new Dict space: ``observation`` float32 (OBS_SIZE,) and ``action_mask`` int8 (40,)."""
-    low, high = observation_bounds()
+def observation_space(rules: Rules | None = None) -> spaces.Dict:
+    """Return a new Dict space: ``observation`` float32 (obs_size,) and ``action_mask`` int8 (W,).
+
+    W is ``rules.num_cards`` (40 for the standard deck, 40 + jokers with jokers).
+    """
+    rules = Rules() if rules is None else rules
+    low, high = observation_bounds(rules)
     return spaces.Dict({
         "observation": spaces.Box(low=low, high=high, dtype=np.float32),
-        "action_mask": spaces.Box(low=0, high=1, shape=(NUM_CARDS,), dtype=np.int8),
+        "action_mask": spaces.Box(low=0, high=1, shape=(rules.num_cards,), dtype=np.int8),
     })
 
 
@@ -240,10 +253,28 @@ def legal_moves(engine: EscobaEngine, game: int = 0) -> list[tuple[int, int]]:
         taken = int(engine.taken[game])
         return [(pending, o) for o in capture_options(pending, table, rules) if o & taken == taken]
     out: list[tuple[int, int]] = []
-    table_sum = sum(c // 4 + 1 for c in cards_of(table))
-    for c in cards_of(int(engine.legal[game])):
-        need = 14 - c // 4  # 15 minus the card's value
-        opts = capture_options(c, table, rules) if table_sum >= need else ()
+    legal = int(engine.legal[game])
+    if table > FULL_DECK or legal > FULL_DECK:  # a joker on the table or in hand: ask every card
+        for c in cards_of(legal):
+            opts = capture_options(c, table, rules)
+            if opts:
+                out.extend((c, o) for o in opts)
+            else:
+                out.append((c, 0))
+        return out
+    # A card can capture only if 15 minus its value is a subset sum of the table's values: a
+    # bitset of the reachable sums (below 15) skips capture_options for the cards that cannot.
+    sums = 1
+    t = table
+    while t:
+        low = t & -t
+        sums |= (sums << ((low.bit_length() - 1) // 4 + 1)) & 0x7FFF
+        t ^= low
+    while legal:
+        low = legal & -legal
+        legal ^= low
+        c = low.bit_length() - 1
+        opts = capture_options(c, table, rules) if sums >> (14 - c // 4) & 1 else None
         if opts:
             out.extend((c, o) for o in opts)
         else:

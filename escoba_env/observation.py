@@ -1,12 +1,16 @@
 """Seat-relative observation vectors, encoded for a whole batch at once (DESIGN.md decision 5).
 
-The vector has a fixed length ``OBS_SIZE`` for every rules configuration (seat and side slots are
-sized for 4 and unused slots are zero), so one network can read every variant. "Relative seat k"
+The card planes are ``W = rules.num_cards`` wide: 40 for the standard deck, 41 or 42 with jokers
+(``Rules.jokers``; the jokers are ids 40 and 41). For a given deck width the vector has a fixed
+length for every other rules option (seat and side slots are sized for 4 and unused slots are
+zero), so one network can read every seat count and scoring variant: ``obs_size(rules)`` =
+``13 * W + 26``, which is ``OBS_SIZE`` (546) for the standard 40-card deck. "Relative seat k"
 is seat ``(observer + k) % num_players``: slot 0 is always the observer. "Relative side k" is the
 side of relative seat k for k < num_sides (with partnerships: slot 0 the observer's team, slot 1
 the other team).
 
-Card planes (40 entries each, index = card id, 1.0 where the card is in the set):
+Card planes (W entries each, index = card id, 1.0 where the card is in the set; plane ``k``
+occupies indices ``W * k`` to ``W * k + W - 1``; ``PLANE`` gives the plane numbers):
 
 ==========  =====================================================================
 plane       content
@@ -20,14 +24,15 @@ plane       content
 12          table cards taken so far during a capture choice
 ==========  =====================================================================
 
-Scalars, from index ``13 * 40 = 520``:
+Scalars, from index ``13 * W`` (the indices below are those of the 40-card deck, ``SCALARS``; with
+jokers every scalar index is ``13 * jokers`` higher, ``scalar_offsets(rules)``):
 
 =========  ===============================================================
 index      content
 =========  ===============================================================
 520-523    escobas this round of relative sides 0-3
 524-527    cumulative score of relative sides 0-3, divided by target_score
-528        cards left in the stock / 40
+528        cards left in the stock / W (the deck size)
 529-532    hand sizes of relative seats 0-3 / 3
 533-536    dealer, one-hot over relative seats 0-3
 537-540    last capturer this round, one-hot over relative seats 0-3 (all 0: nobody yet)
@@ -41,12 +46,15 @@ An observation never contains another player's hand or the stock order.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from .cards import FULL_DECK, NUM_CARDS
+from .cards import NUM_CARDS
 
 NUM_PLANES = 13
 MAX_SEATS = 4
+NUM_SCALARS = 26
 PLANE = {
     "hand": 0,
     "piles": 1,
@@ -56,83 +64,263 @@ PLANE = {
     "pending": 11,
     "taken": 12,
 }
-SCALARS = {
-    "escobas": 520,
-    "scores": 524,
-    "stock": 528,
-    "hand_sizes": 529,
-    "dealer": 533,
-    "last_capturer": 537,
-    "capture_phase": 541,
-    "num_players": 542,
-    "partnerships": 545,
+_SCALAR_OFFSETS = {  # from the start of the scalars (index 13 * W)
+    "escobas": 0,
+    "scores": 4,
+    "stock": 8,
+    "hand_sizes": 9,
+    "dealer": 13,
+    "last_capturer": 17,
+    "capture_phase": 21,
+    "num_players": 22,
+    "partnerships": 25,
 }
-OBS_SIZE = 546
+OBS_SIZE = NUM_PLANES * NUM_CARDS + NUM_SCALARS
+"""Length of the observation vector of the standard 40-card game (546); see ``obs_size``."""
+SCALARS = {k: NUM_PLANES * NUM_CARDS + v for k, v in _SCALAR_OFFSETS.items()}
+"""Index of each scalar group in the standard 40-card game; see ``scalar_offsets``."""
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
+_I63 = np.int64(63)
+_U63 = np.uint64(63)
+
+
+def num_cards_of(rules: Any = None) -> int:
+    """Return the deck width W of ``rules`` (a ``Rules``, an int width, or None for 40)."""
+    if rules is None:
+        return NUM_CARDS
+    if isinstance(rules, (int, np.integer)) and not isinstance(rules, bool):
+        return int(rules)
+    return int(rules.num_cards)
+
+
+def obs_size(rules: Any = None) -> int:
+    """Return the observation length ``13 * W + 26`` for ``rules`` (546 for the 40-card deck)."""
+    return NUM_PLANES * num_cards_of(rules) + NUM_SCALARS
+
+
+def scalar_offsets(rules: Any = None) -> dict[str, int]:
+    """Return the index of each scalar group for ``rules`` (``SCALARS`` for the 40-card deck)."""
+    base = NUM_PLANES * num_cards_of(rules)
+    return {k: base + v for k, v in _SCALAR_OFFSETS.items()}
+
+
+def plane_slice(name: str, rules: Any = None, seat: int = 0) -> slice:
+    """Return the index slice of plane ``PLANE[name] + seat`` for ``rules``' deck width."""
+    w = num_cards_of(rules)
+    k = PLANE[name] + seat
+    return slice(w * k, w * (k + 1))
+
+
+def _rows(engine, games):
+    """Return (games int64 array, whether it is every game in order)."""
+    if games is None:
+        return engine._rows, True
+    return np.asarray(games, np.int64), False
 
 
 def observer_planes(engine, seats: np.ndarray, games: np.ndarray | None = None) -> np.ndarray:
     """Return the 13 card-plane masks (len(games), 13) uint64 seen by ``seats`` in ``games``."""
-    games = engine._rows if games is None else np.asarray(games)
-    seats = np.asarray(seats, np.int64)
-    p = engine.num_players
-    k = len(games)
-    rel = (seats[:, None] + np.arange(p)[None, :]) % p
-    gcol = games[:, None]
-    masks = np.zeros((k, NUM_PLANES), np.uint64)
-    masks[:, 0] = engine.hands[games, seats]
-    masks[:, 1:1 + p] = engine.piles[gcol, rel]
-    masks[:, 5] = engine.table[games]
-    masks[:, 6:6 + p] = engine.played[gcol, rel]
-    pending = engine.pending[games]
-    masks[:, 11] = np.where(pending >= 0, _ONE << np.maximum(pending, 0).astype(np.uint64), _ZERO)
-    masks[:, 12] = engine.taken[games]
-    public = np.bitwise_or.reduce(masks, axis=1)
-    masks[:, 10] = np.uint64(FULL_DECK) & ~public
+    games, whole = _rows(engine, games)
+    seats = np.broadcast_to(np.asarray(seats, np.int64), games.shape)
+    masks = np.empty((len(games), NUM_PLANES), np.uint64)
+    _planes(engine, seats, games, whole, masks)
     return masks
 
 
-def encode(engine, seats, games=None, out: np.ndarray | None = None) -> np.ndarray:
-    """Return float32 observations (len(games), OBS_SIZE) of ``seats`` in ``games`` (default: all).
-
-    Writes into ``out`` when given (it must be float32 of the right shape).
-    """
-    games = engine._rows if games is None else np.asarray(games)
-    seats = np.broadcast_to(np.asarray(seats, np.int64), games.shape)
-    k, p, s = len(games), engine.num_players, engine.num_sides
-    if out is None:
-        out = np.zeros((k, OBS_SIZE), np.float32)
-    masks = observer_planes(engine, seats, games)
-    bits = np.unpackbits(masks.view(np.uint8).reshape(k, NUM_PLANES, 8), axis=-1, bitorder="little")
-    out[:, : NUM_PLANES * NUM_CARDS].reshape(k, NUM_PLANES, NUM_CARDS)[:] = bits[:, :, :NUM_CARDS]
-    out[:, NUM_PLANES * NUM_CARDS:] = 0
-    rel = (seats[:, None] + np.arange(p)[None, :]) % p
-    rel_side = engine.side_of_seat[rel[:, :s]]
-    gcol = games[:, None]
-    if engine.rules.partnerships:
-        esc = engine.escobas[games][:, [0, 1]] + engine.escobas[games][:, [2, 3]]
+def _planes(engine, seats, games, whole, masks):
+    """Fill ``masks`` (K, 13) with the card planes; return the hands of relative seats 0..P-1."""
+    p = engine.num_players
+    base = games * p
+    # index into the flat (N*P) per-seat arrays of relative seat j: one take per seat, no 2-D gathers
+    if p == 2:
+        idx = [base + seats, base + (seats ^ 1)]
     else:
-        esc = engine.escobas[games]
-    out[:, 520:520 + s] = np.take_along_axis(esc, rel_side, axis=1)
-    out[:, 524:524 + s] = engine.scores[gcol, rel_side] / engine.rules.target_score
-    out[:, 528] = (NUM_CARDS - engine.stock_pos[games]) / NUM_CARDS
-    out[:, 529:529 + p] = np.bitwise_count(engine.hands[gcol, rel]) / 3.0
-    dealer_rel = (engine.dealer[games] - seats) % p
-    out[np.arange(k), 533 + dealer_rel] = 1.0
-    lc = engine.last_capturer[games]
-    has = lc >= 0
-    out[np.arange(k)[has], 537 + ((lc[has] - seats[has]) % p)] = 1.0
-    out[:, 541] = engine.pending[games] >= 0
-    out[:, 542 + p - 2] = 1.0
-    out[:, 545] = float(engine.rules.partnerships)
+        idx = [base + seats]
+        for j in range(1, p):
+            r = seats + j
+            r -= p * (r >= p)
+            idx.append(base + r)
+    hands_flat = engine.hands.reshape(-1)
+    piles_flat = engine.piles.reshape(-1)
+    played_flat = engine.played.reshape(-1)
+    hands = [np.take(hands_flat, i, mode="clip") for i in idx]
+    masks[:, 0] = hands[0]
+    public = hands[0].copy()
+    for j in range(p):
+        pile = np.take(piles_flat, idx[j], mode="clip")
+        play = np.take(played_flat, idx[j], mode="clip")
+        masks[:, 1 + j] = pile
+        masks[:, 6 + j] = play
+        public |= pile
+        public |= play
+    if p < MAX_SEATS:
+        masks[:, 1 + p:5] = 0
+        masks[:, 6 + p:10] = 0
+    table = engine.table if whole else engine.table[games]
+    pending = engine.pending if whole else engine.pending[games]
+    taken = engine.taken if whole else engine.taken[games]
+    masks[:, 5] = table
+    # the pending card's bit where a capture is pending (pending >= 0), else 0
+    pend = _ONE << (pending & _I63).view(np.uint64)
+    pend &= (~(pending >> _I63)).view(np.uint64)
+    masks[:, 11] = pend
+    masks[:, 12] = taken
+    public |= table
+    public |= pend
+    public |= taken
+    full = np.uint64((1 << engine.rules.num_cards) - 1)
+    masks[:, 10] = np.bitwise_and(~public, full)
+    return hands, idx
+
+
+def encode(engine, seats, games=None, out: np.ndarray | None = None) -> np.ndarray:
+    """Return float32 observations (len(games), obs_size(rules)) of ``seats`` in ``games`` (default: all).
+
+    Writes into ``out`` when given (it must be float32 of the right shape). One game is encoded
+    from Python ints (the per-step path of the one-game faces); a batch with a fixed number of
+    NumPy calls, whatever its size.
+    """
+    games, whole = _rows(engine, games)
+    k = len(games)
+    seats = np.asarray(seats, np.int64)
+    if k == 1:
+        if out is None:
+            out = np.empty((1, obs_size(engine.rules)), np.float32)
+        encode_one(engine, int(seats.reshape(-1)[0]), int(games[0]), out[0])
+        return out
+    seats = np.broadcast_to(seats, games.shape)
+    rules = engine.rules
+    w, p = rules.num_cards, engine.num_players
+    if out is None:
+        out = np.empty((k, NUM_PLANES * w + NUM_SCALARS), np.float32)
+    masks = np.empty((k, NUM_PLANES), np.uint64)
+    hands, idx = _planes(engine, seats, games, whole, masks)
+    # One flat unpack (fast path of unpackbits), then one casting copy of the W used bits per plane.
+    bits = np.unpackbits(masks.view(np.uint8).reshape(-1), bitorder="little").reshape(k, NUM_PLANES, 64)
+    pw = NUM_PLANES * w
+    out[:, :pw].reshape(k, NUM_PLANES, w)[:] = bits[:, :, :w]
+    sc = out[:, pw:]
+    sc[:] = 0
+    # escobas and scores of relative sides 0..S-1
+    esc_flat = engine.escobas.reshape(-1)
+    scores_flat = engine.scores.reshape(-1)
+    if rules.partnerships:
+        base4 = games * 4
+        base2 = games * 2
+        side0 = seats & 1
+        for j, side in enumerate((side0, side0 ^ 1)):
+            i = base4 + side
+            sc[:, j] = np.take(esc_flat, i, mode="clip") + np.take(esc_flat, i + 2, mode="clip")
+            sc[:, 4 + j] = np.take(scores_flat, base2 + side, mode="clip") / rules.target_score
+    else:
+        for j in range(p):
+            sc[:, j] = np.take(esc_flat, idx[j], mode="clip")
+            sc[:, 4 + j] = np.take(scores_flat, idx[j], mode="clip") / rules.target_score
+    stock_pos = engine.stock_pos if whole else engine.stock_pos[games]
+    sc[:, 8] = (w - stock_pos) / w
+    for j in range(p):
+        sc[:, 9 + j] = np.bitwise_count(hands[j]) / 3.0
+    dealer = engine.dealer if whole else engine.dealer[games]
+    lc = engine.last_capturer if whole else engine.last_capturer[games]
+    rel_dealer = dealer - seats
+    rel_dealer += p * (rel_dealer < 0)
+    rel_lc = lc - seats
+    rel_lc += p * (rel_lc < 0)
+    rel_lc |= lc >> _I63  # -1 where nobody has captured yet
+    for j in range(p):
+        sc[:, 13 + j] = rel_dealer == j
+        sc[:, 17 + j] = rel_lc == j
+    pending = engine.pending if whole else engine.pending[games]
+    sc[:, 21] = pending >= 0
+    sc[:, 22 + p - 2] = 1.0
+    sc[:, 25] = float(rules.partnerships)
     return out
 
 
-def action_masks(engine, seats, games=None) -> np.ndarray:
-    """Return int8 action masks (len(games), 40): the legal actions for the seat to act, else 0."""
-    games = engine._rows if games is None else np.asarray(games)
+def encode_one(engine, seat: int, game: int = 0, out: np.ndarray | None = None) -> np.ndarray:
+    """Return the float32 observation (obs_size(rules),) of ``seat`` in one ``game``.
+
+    The same vector as ``encode`` (the tests compare them), computed from Python ints: the
+    one-game faces call it once per step, where NumPy's per-call overhead would dominate.
+    """
+    rules = engine.rules
+    w, p = rules.num_cards, engine.num_players
+    size = NUM_PLANES * w + NUM_SCALARS
+    if out is None:
+        out = np.empty(size, np.float32)
+    hands = engine.hands[game].tolist()
+    piles = engine.piles[game].tolist()
+    played = engine.played[game].tolist()
+    table = int(engine.table[game])
+    pending = int(engine.pending[game])
+    taken = int(engine.taken[game])
+    rel = [(seat + j) % p for j in range(p)]
+    masks = [0] * NUM_PLANES
+    masks[0] = hands[seat]
+    public = hands[seat] | table | taken
+    for j, r in enumerate(rel):
+        masks[1 + j] = piles[r]
+        masks[6 + j] = played[r]
+        public |= piles[r] | played[r]
+    masks[5] = table
+    if pending >= 0:
+        masks[11] = 1 << pending
+        public |= masks[11]
+    masks[12] = taken
+    masks[10] = ((1 << w) - 1) & ~public
+    buf = np.array(masks, np.uint64)
+    bits = np.unpackbits(buf.view(np.uint8), bitorder="little").reshape(NUM_PLANES, 64)
+    pw = NUM_PLANES * w
+    out[:pw].reshape(NUM_PLANES, w)[:] = bits[:, :w]
+    sc = [0.0] * NUM_SCALARS
+    esc = engine.escobas[game].tolist()
+    scores = engine.scores[game].tolist()
+    target = rules.target_score
+    if rules.partnerships:
+        for j in range(2):
+            side = (seat + j) % 2
+            sc[j] = esc[side] + esc[side + 2]
+            sc[4 + j] = scores[side] / target
+    else:
+        for j, r in enumerate(rel):
+            sc[j] = esc[r]
+            sc[4 + j] = scores[r] / target
+    sc[8] = (w - int(engine.stock_pos[game])) / w
+    for j, r in enumerate(rel):
+        sc[9 + j] = hands[r].bit_count() / 3.0
+    sc[13 + (int(engine.dealer[game]) - seat) % p] = 1.0
+    lc = int(engine.last_capturer[game])
+    if lc >= 0:
+        sc[17 + (lc - seat) % p] = 1.0
+    sc[21] = 1.0 if pending >= 0 else 0.0
+    sc[22 + p - 2] = 1.0
+    sc[25] = 1.0 if rules.partnerships else 0.0
+    out[pw:] = sc
+    return out
+
+
+def action_masks(engine, seats, games=None, out: np.ndarray | None = None) -> np.ndarray:
+    """Return int8 action masks (len(games), W): the legal actions for the seat to act, else 0.
+
+    Writes into ``out`` when given (int8 of the right shape).
+    """
+    games, whole = _rows(engine, games)
     seats = np.broadcast_to(np.asarray(seats, np.int64), games.shape)
-    legal = np.where(engine.to_act[games] == seats, engine.legal[games], _ZERO)
-    b = np.unpackbits(legal.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")
-    return b[:, :NUM_CARDS].astype(np.int8)
+    w = engine.rules.num_cards
+    legal = engine.legal if whole else engine.legal[games]
+    to_act = engine.to_act if whole else engine.to_act[games]
+    legal = np.where(to_act == seats, legal, _ZERO)
+    b = np.unpackbits(legal.view(np.uint8), bitorder="little").reshape(-1, 64)[:, :w]
+    if out is None:
+        return b.view(np.int8).copy()
+    out.view(np.uint8)[:] = b
+    return out
+
+
+def action_mask_one(engine, seat: int, game: int = 0) -> np.ndarray:
+    """Return the int8 action mask (W,) of ``seat`` in one ``game`` (zeros if it is not to act)."""
+    w = engine.rules.num_cards
+    legal = int(engine.legal[game]) if int(engine.to_act[game]) == seat else 0
+    b = np.unpackbits(np.array([legal], np.uint64).view(np.uint8), bitorder="little")[:w]
+    return b.view(np.int8)

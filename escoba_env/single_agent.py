@@ -5,8 +5,9 @@ seats internally with the given agents until the learner must act again (or the 
 Observations, action masks, actions and rewards are those of the PettingZoo env ``escoba_v0``
 for the learner's seat (see its documentation page): a Dict of ``observation`` (float32, 546)
 and ``action_mask`` (int8, 40), actions are card ids in ``Discrete(40)`` with the play/take
-scheme, and the reward of one ``step`` is the sum of the learner's rewards over every engine step
-from its action to its next turn (rewards come at round ends and at the game end only).
+scheme (with jokers: ``observation.obs_size(rules)``, ``W = 40 + jokers`` and ``Discrete(W)``),
+and the reward of one ``step`` is the sum of the learner's rewards over every engine step from its
+action to its next turn (rewards come at round ends and at the game end only).
 
 - ``opponents``: one agent (it plays every other seat) or a list of ``num_players - 1`` agents;
   ``opponents[i]`` plays the seat ``(learner + 1 + i) % num_players``, so with partnerships
@@ -31,7 +32,7 @@ use the seed itself, so ``reset(seed=s)`` deals the same game as ``escoba_v0`` a
 learner's seat (only when ``seat=None``) and one seed per distinct opponent object, passed to its
 ``reset``. Options are those of ``escoba_v0`` (``dealer``, ``deck``, ``hands``/``table``/``stock``).
 
-``action_masks()`` returns the learner's legal actions as a bool array (40,), the method that
+``action_masks()`` returns the learner's legal actions as a bool array (W,), the method that
 sb3-contrib's ``MaskablePPO`` looks for. ``info`` holds ``seat`` (the learner's seat),
 ``legal_moves`` (as in ``escoba_v0``) while the learner is to act, the latest round end's
 ``round_points`` / ``scores`` / ``round_categories`` if a round ended during the step, and
@@ -48,8 +49,8 @@ import numpy as np
 from gymnasium import spaces
 
 from . import faces
-from .cards import NUM_CARDS, cards_of
-from .observation import action_masks, encode
+from .cards import cards_of
+from .observation import action_mask_one, encode_one
 from .render import render_face
 from .rules import Rules
 
@@ -93,14 +94,14 @@ class SingleAgentEscobaEnv(gymnasium.Env):
         self.french = bool(french)
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
-        self.observation_space = faces.observation_space()
-        self.action_space = spaces.Discrete(NUM_CARDS)
+        self.num_cards = self.rules.num_cards
+        self.observation_space = faces.observation_space(self.rules)
+        self.action_space = spaces.Discrete(self.num_cards)
         self.names = [f"player_{i}" for i in range(p)]
         self.seat = 0 if seat is None else int(seat)
         self._games = np.zeros(1, np.int64)
         self._state = (self.engine, self._games)
         self._action = np.zeros(1, np.int64)
-        self._seat_arrays = [np.array([i], np.int64) for i in range(p)]
         self._done = True
         self._last: tuple | None = None
 
@@ -110,9 +111,8 @@ class SingleAgentEscobaEnv(gymnasium.Env):
         return self.opponents[(seat - self.seat - 1) % self.rules.num_players]
 
     def _observe(self) -> dict[str, np.ndarray]:
-        seats = self._seat_arrays[self.seat]
-        return {"observation": encode(self.engine, seats)[0],
-                "action_mask": action_masks(self.engine, seats)[0]}
+        return {"observation": encode_one(self.engine, self.seat),
+                "action_mask": action_mask_one(self.engine, self.seat)}
 
     def _apply(self, action: int, rewards: list[float], info: dict[str, Any]) -> None:
         """Step the engine with ``action``, adding the learner's reward and round info."""
@@ -133,12 +133,11 @@ class SingleAgentEscobaEnv(gymnasium.Env):
         while not bool(eng.done[0]) and int(eng.to_act[0]) != self.seat:
             seat = int(eng.to_act[0])
             agent = self._opponent_of(seat)
-            seats = self._seat_arrays[seat]
-            obs = encode(eng, seats)[0]
-            mask = action_masks(eng, seats)[0]
+            obs = encode_one(eng, seat)
+            mask = action_mask_one(eng, seat)
             state = self._state if getattr(agent, "needs_state", False) else None
             action = agent.act(obs, mask, state=state)
-            a = faces.as_action(action)
+            a = faces.as_action(action, self.num_cards)
             if a < 0 or not int(eng.legal[0]) >> a & 1:
                 who = f"opponent {agent!r} (seat {seat})"
                 raise ValueError(faces.illegal_action_message(eng, action, who))
@@ -183,7 +182,7 @@ class SingleAgentEscobaEnv(gymnasium.Env):
         if self._done:
             raise ValueError("the episode is over (or was never started): call reset() first")
         eng = self.engine
-        a = faces.as_action(action)
+        a = faces.as_action(action, self.num_cards)
         if a < 0 or not int(eng.legal[0]) >> a & 1:
             if self.illegal_action == "raise":
                 raise ValueError(faces.illegal_action_message(eng, action, f"the learner (seat {self.seat})",
@@ -201,10 +200,10 @@ class SingleAgentEscobaEnv(gymnasium.Env):
         return self._observe(), rewards[0], done and not truncated, truncated, self._finish_info(info)
 
     def action_masks(self) -> np.ndarray:
-        """Return the learner's legal actions as a bool array (40,) (for sb3-contrib MaskablePPO)."""
+        """Return the learner's legal actions as a bool array (W,) (for sb3-contrib MaskablePPO)."""
         if self._done:
-            return np.zeros(NUM_CARDS, bool)
-        return action_masks(self.engine, self._seat_arrays[self.seat])[0].astype(bool)
+            return np.zeros(self.num_cards, bool)
+        return action_mask_one(self.engine, self.seat).astype(bool)
 
     def render(self) -> str | None:
         """Return the text picture (``"ansi"``), print it (``"human"``), or warn and return None."""

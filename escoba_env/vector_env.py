@@ -10,9 +10,10 @@ in that game.
 
 ``obs`` is a dict of batched arrays, each row the view of the seat to act in that game:
 
-- ``observation``: float32 (N, OBS_SIZE), the seat-relative vector of ``escoba_v0`` for the seat
-  to act;
-- ``action_mask``: int8 (N, 40), its legal actions;
+- ``observation``: float32 (N, obs_size), the seat-relative vector of ``escoba_v0`` for the seat
+  to act (``obs_size = observation.obs_size(rules)``: 546 for the 40-card deck, ``13 W + 26``
+  with ``W = rules.num_cards = 40 + jokers``);
+- ``action_mask``: int8 (N, W), its legal actions;
 - ``to_act``: int64 (N,), the seat that acts next in each game.
 
 ``rewards`` is float32 (N, num_players), one column per seat (absolute seat numbers), computed as
@@ -27,7 +28,7 @@ What the caller needs about the finished games is in ``infos``:
 
 - ``infos["_final"]``: bool (N,), True for the games that ended this step (and were reset);
 - ``infos["final_index"]``: int64 (K,), ``numpy.nonzero(infos["_final"])[0]``;
-- ``infos["final_obs"]``: float32 (K, num_players, OBS_SIZE): for each finished game, the final
+- ``infos["final_obs"]``: float32 (K, num_players, obs_size): for each finished game, the final
   state seen by every seat (``final_obs[k, s]`` is seat ``s``'s observation), for bootstrapping
   on truncation;
 - ``infos["final_info"]``: dict of (K,) or (K, S) arrays: ``winner`` (side, -1 for none),
@@ -42,7 +43,7 @@ Deals: ``reset(seed=s)`` deals game ``g`` from ``(s, g)``, so game 0 is the game
 ``escoba_v0`` and the single-agent env deal with ``reset(seed=s)``; each auto-reset starts the
 next episode of that slot, dealt from ``(s, g, episode)``. ``reset()`` without a seed draws one
 from the env's generator (seeded by the last seeded reset, else from the OS). Options are those
-of ``escoba_v0`` and apply to every game (a ``deck`` may also be one row of 40 per game).
+of ``escoba_v0`` and apply to every game (a ``deck`` may also be one row of W per game).
 
 Speed: the returned ``obs`` arrays and ``rewards`` are preallocated buffers that the next
 ``step`` or ``reset`` overwrites; copy what you keep. ``step`` costs a fixed number of NumPy
@@ -57,8 +58,7 @@ import numpy as np
 from gymnasium import spaces
 
 from . import faces
-from .cards import NUM_CARDS
-from .observation import OBS_SIZE, action_masks, encode
+from .observation import action_masks, encode, obs_size
 from .rules import Rules
 
 
@@ -76,18 +76,20 @@ class EscobaVectorEnv:
         self.episode, self.reward_kind, self.max_rounds = episode, reward, max_rounds
         n, p, s = int(num_envs), self.rules.num_players, self.rules.num_sides
         self.num_envs, self.num_players, self.num_sides = n, p, s
-        self.single_observation_space = faces.observation_space()
-        self.single_action_space = spaces.Discrete(NUM_CARDS)
-        low, high = faces.observation_bounds()
+        nc, size = self.rules.num_cards, obs_size(self.rules)
+        self.obs_size = size
+        self.single_observation_space = faces.observation_space(self.rules)
+        self.single_action_space = spaces.Discrete(nc)
+        low, high = faces.observation_bounds(self.rules)
         self.observation_space = spaces.Dict({
-            "observation": spaces.Box(np.broadcast_to(low, (n, OBS_SIZE)),
-                                      np.broadcast_to(high, (n, OBS_SIZE)), dtype=np.float32),
-            "action_mask": spaces.Box(0, 1, (n, NUM_CARDS), np.int8),
+            "observation": spaces.Box(np.broadcast_to(low, (n, size)),
+                                      np.broadcast_to(high, (n, size)), dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, (n, nc), np.int8),
             "to_act": spaces.Box(0, p - 1, (n,), np.int64),
         })
-        self.action_space = spaces.MultiDiscrete(np.full(n, NUM_CARDS))
-        self._obs = np.zeros((n, OBS_SIZE), np.float32)
-        self._mask = np.zeros((n, NUM_CARDS), np.int8)
+        self.action_space = spaces.MultiDiscrete(np.full(n, nc))
+        self._obs = np.zeros((n, size), np.float32)
+        self._mask = np.zeros((n, nc), np.int8)
         self._to_act = np.zeros(n, np.int64)
         self._rewards = np.zeros((n, p), np.float32)
         self._length = np.zeros(n, np.int64)
@@ -99,17 +101,17 @@ class EscobaVectorEnv:
         eng = self.engine
         np.copyto(self._to_act, eng.to_act)
         encode(eng, self._to_act, out=self._obs)
-        self._mask[:] = action_masks(eng, self._to_act)
+        action_masks(eng, self._to_act, out=self._mask)
         return {"observation": self._obs, "action_mask": self._mask, "to_act": self._to_act}
 
     def _final_infos(self, idx: np.ndarray, info) -> dict[str, Any]:
         """Return the final-observation and final-info entries for the finished games ``idx``."""
         eng, k, p, s = self.engine, len(idx), self.num_players, self.num_sides
         if k:
-            obs = encode(eng, np.tile(self._seat_grid, k), np.repeat(idx, p)).reshape(k, p, OBS_SIZE)
+            obs = encode(eng, np.tile(self._seat_grid, k), np.repeat(idx, p)).reshape(k, p, self.obs_size)
             scores, winner = info.scores[idx], info.winner[idx]
         else:
-            obs = np.zeros((0, p, OBS_SIZE), np.float32)
+            obs = np.zeros((0, p, self.obs_size), np.float32)
             scores, winner = np.zeros((0, s), np.int64), np.zeros(0, np.int64)
         final = np.zeros(self.num_envs, bool)
         final[idx] = True
