@@ -43,27 +43,41 @@ from math import comb
 import numpy as np
 
 from escoba_env.capture import FIFTEEN, option_summary
-from escoba_env.cards import FULL_DECK, NUM_CARDS, OROS, SEVENS
+from escoba_env.cards import NUM_CARDS, OROS, SEVENS
 from escoba_env.engine import EscobaEngine, sample_actions, unpack_mask
-from escoba_env.worlds import observation_masks, take_games, worlds_from_observations
+from escoba_env.worlds import capture_summary, observation_masks, take_games, worlds_from_observations
 
 from .base import Agent
-from .moves import CARD_VALUES, Moves, card_weights, enumerate_moves, lowest_card, move_actions
+from .moves import (
+    CARD_VALUES,
+    MAX_CARDS,
+    Moves,
+    card_weights,
+    enumerate_moves,
+    lowest_card,
+    mask_values,
+    move_actions,
+)
 
-ROLLOUT_WEIGHTS = {"escoba": 1.0, "velo": 0.6, "seven": 0.3, "oro": 0.1, "card": 0.05, "sweep": 1.0}
-"""Weights of the default rollout policy: greedy capture values, and ``sweep``, the penalty per unit
-of probability that the next player can sweep the table a move leaves."""
+ROLLOUT_WEIGHTS = {"escoba": 1.0, "velo": 0.6, "seven": 0.3, "oro": 0.1, "card": 0.05, "sweep": 1.0,
+                   "joker": 0.3}
+"""Weights of the default rollout policy: greedy capture values, ``sweep``, the penalty per unit
+of probability that the next player can sweep the table a move leaves, and (jokers variant) ``joker``,
+the wildness of a joker: taking a table joker gains it, spending or discarding one's own costs it."""
 THREATS = ("count", "peek", "none")
 
 _NEG = -1e9
 _U1 = np.uint64(1)
 _NIB = np.uint64(0xF)
-_CARD_IDS = np.arange(NUM_CARDS)
+_CARD_IDS = np.arange(MAX_CARDS)
 _BITS = _U1 << _CARD_IDS.astype(np.uint64)
+_JOKERS = np.uint64(0b11 << NUM_CARDS)
+_NIBBLES = [np.uint64(0xF << (4 * v)) for v in range(10)]
 # Capture-value sum of each 16-bit chunk of a card mask (chunks at bits 0, 16, 32).
 _CHUNK_SUM = [np.array([sum((16 * k + i) // 4 + 1 for i in range(16) if m >> i & 1 and 16 * k + i < NUM_CARDS)
                         for m in range(1 << 16)], np.int64) for k in range(3)]
 _M16 = np.uint64(0xFFFF)
+_ZERO64 = np.uint64(0)
 
 
 def table_sums(masks: np.ndarray) -> np.ndarray:
@@ -73,8 +87,23 @@ def table_sums(masks: np.ndarray) -> np.ndarray:
 
 
 def _take_priority(w: dict[str, float]) -> np.ndarray:
-    """Return the priority of each card when naming table cards (most valuable, then highest)."""
-    return card_weights(_BITS, w["velo"], w["seven"], w["oro"], w["card"]) + CARD_VALUES * 1e-3
+    """Return the priority of each card id (0..41) when naming table cards (most valuable, then highest)."""
+    return (card_weights(_BITS, w["velo"], w["seven"], w["oro"], w["card"], w_joker=w.get("joker", 0.0))
+            + CARD_VALUES * 1e-3)
+
+
+def _sweepers(left: np.ndarray) -> np.ndarray:
+    """Return, per table mask (jokers wild), the mask of every card id that would sweep it all."""
+    s = mask_values(left)
+    k = np.bitwise_count(left & _JOKERS).astype(np.int64)
+    out = np.zeros(left.shape, np.uint64)
+    for v in range(1, 11):
+        need = FIFTEEN - v - s
+        ok = np.where(k == 0, need == 0, (need >= k) & (need <= 10 * k))
+        out |= np.where(ok, _NIBBLES[v - 1], _ZERO64)
+    need = FIFTEEN - s
+    out |= np.where((need >= k + 1) & (need <= 10 * (k + 1)), _JOKERS, _ZERO64)
+    return np.where(left != 0, out, _ZERO64)
 
 
 def rollout_actions(engine: EscobaEngine, rng: np.random.Generator, epsilon: float = 0.0,
@@ -109,35 +138,53 @@ def rollout_actions(engine: EscobaEngine, rng: np.random.Generator, epsilon: flo
         h &= h - _U1
     r, j = np.nonzero(cards >= 0)
     c = cards[r, j]
-    v = c // 4 + 1
-    count, union, inter = option_summary(table[r], FIFTEEN - v)
+    jokers = engine.rules.jokers > 0
     card_w = _card_weight_table(w)
+    cw = card_w[c]
 
     def weigh(m):
-        return card_weights(m, w["velo"], w["seven"], w["oro"], w["card"])
+        return card_weights(m, w["velo"], w["seven"], w["oro"], w["card"], w_joker=w.get("joker", 0.0))
 
-    capture = count > 0
-    ts = t_sum[r]
-    escoba = capture & (ts + v == FIFTEEN)
-    # Any option of a capture takes 15 - v of value, so the total left is known without the option.
-    left_sum = np.where(capture, ts - (FIFTEEN - v), ts + v)
-    need = FIFTEEN - left_sum
-    sweepable = (need >= 1) & (need <= 10)  # an escoba leaves 0, which needs 15: not sweepable
+    if not jokers:
+        v = c // 4 + 1
+        count, union, inter = option_summary(table[r], FIFTEEN - v)
+        capture = count > 0
+        ts = t_sum[r]
+        escoba = capture & (ts + v == FIFTEEN)
+        # Any option of a capture takes 15 - v of value, so the total left is known without the option.
+        left_sum = np.where(capture, ts - (FIFTEEN - v), ts + v)
+        need = FIFTEEN - left_sum
+        sweepable = (need >= 1) & (need <= 10)  # an escoba leaves 0, which needs 15: not sweepable
+    else:
+        # Jokers are wild (RULES.md §8): the options come from capture_summary, and the table a
+        # capture leaves is judged without its forced cards (exact when there is one option).
+        count, union, inter = capture_summary(table[r], c)
+        capture = count > 0
+        tr = table[r]
+        own_joker = c >= NUM_CARDS
+        escoba = capture & (union == tr) & (inter == tr)
+        left = np.where(capture, tr & ~inter, tr | (_U1 << c.astype(np.uint64)))
+        sweep_cards = _sweepers(left)
+        sweepable = sweep_cards != 0
+        cw = cw + w.get("joker", 0.0) * own_joker * np.where(capture, -1.0, 1.0)
     if threat != "none":
         nxt = seat + 1
         nxt[nxt == engine.num_players] = 0
         opp = engine.hands[rows, nxt][r]
-        shift = (4 * np.clip(need - 1, 0, 9)).astype(np.uint64)
+        if not jokers:
+            shift = (4 * np.clip(need - 1, 0, 9)).astype(np.uint64)
     if threat == "peek":
         # Inside a world the next seat's hand is known: a table it would sweep is avoided exactly.
-        p_sweep = sweepable & ((opp >> shift) & _NIB != 0)
+        p_sweep = sweepable & ((((opp >> shift) & _NIB) if not jokers else (opp & sweep_cards)) != 0)
     elif threat == "count":
         # What the actor can count: cards in no pile, not on the table and not in its own hand.
-        unseen = (np.uint64(FULL_DECK) & ~(np.bitwise_or.reduce(engine.piles, axis=1) | table | hand))[r]
+        full = np.uint64((1 << engine.rules.num_cards) - 1)
+        unseen = (full & ~(np.bitwise_or.reduce(engine.piles, axis=1) | table | hand))[r]
         u = np.bitwise_count(unseen).astype(np.int64)
-        n_need = np.bitwise_count((unseen >> shift) & _NIB).astype(np.int64)
+        n_need = np.bitwise_count(((unseen >> shift) & _NIB) if not jokers else (unseen & sweep_cards))
+        n_need = n_need.astype(np.int64)
         h_opp = np.bitwise_count(opp).astype(np.int64)
-        h_opp = np.where(h_opp > 0, h_opp, np.where(engine.stock_pos[r] < NUM_CARDS, 3, 0))
+        h_opp = np.where(h_opp > 0, h_opp, np.where(engine.stock_pos[r] < engine.rules.num_cards, 3, 0))
         miss = np.ones(len(r))
         for i in range(3):
             miss = np.where(i < h_opp, miss * np.clip(u - n_need - i, 0, None) / np.maximum(u - i, 1), miss)
@@ -146,15 +193,16 @@ def rollout_actions(engine: EscobaEngine, rng: np.random.Generator, epsilon: flo
         p_sweep = sweepable * 1.0
     else:
         raise ValueError(f"threat must be one of {THREATS}, got {threat!r}")
-    gain = 10.0 + w["escoba"] * escoba + weigh(inter) + 0.5 * weigh(union & ~inter) + card_w[c]
-    score_flat = np.where(capture, gain, -card_w[c]) - w["sweep"] * p_sweep
+    gain = 10.0 + w["escoba"] * escoba + weigh(inter) + 0.5 * weigh(union & ~inter) + cw
+    score_flat = np.where(capture, gain, -cw) - w["sweep"] * p_sweep
     score = np.full((n, 3), _NEG)
     score[r, j] = score_flat
     actions = np.take_along_axis(cards, score.argmax(axis=1)[:, None], axis=1)[:, 0]
     pend = np.nonzero(engine.pending >= 0)[0]
     if pend.size:
-        bits = unpack_mask(legal[pend]).astype(np.float64)
-        actions[pend] = np.argmax(bits * (_take_priority(w) + 1.0), axis=1)
+        nc = engine.rules.num_cards
+        bits = unpack_mask(legal[pend], nc).astype(np.float64)
+        actions[pend] = np.argmax(bits * (_take_priority(w)[:nc] + 1.0), axis=1)
     if epsilon > 0:
         explore = rng.random(n) < epsilon
         actions = np.where(explore, sample_actions(legal, rng.random(n)), actions)
@@ -173,7 +221,7 @@ def _card_weight_table(w: dict[str, float]) -> np.ndarray:
     return t
 
 
-def _ahead_table(max_r: int = NUM_CARDS) -> np.ndarray:
+def _ahead_table(max_r: int = MAX_CARDS) -> np.ndarray:
     """Return T (max_r+1, 2*max_r+1): T[r, d + max_r] = P(d + 2X - r > 0) for X ~ Bin(r, 1/2)."""
     t = np.zeros((max_r + 1, 2 * max_r + 1))
     d = np.arange(-max_r, max_r + 1)
@@ -199,13 +247,14 @@ def expected_points(engine: EscobaEngine, games: np.ndarray) -> np.ndarray:
     out = esc.astype(np.float64)
     has_velo = ((piles >> np.uint64(24)) & np.uint64(1)).astype(np.float64)
     out += np.where(has_velo.sum(axis=1, keepdims=True) > 0, has_velo, 1.0 / s)
-    for mask, total in ((np.uint64(FULL_DECK), NUM_CARDS), (np.uint64(OROS), 10), (np.uint64(SEVENS), 4)):
+    nc = engine.rules.num_cards
+    for mask, total in ((np.uint64((1 << nc) - 1), nc), (np.uint64(OROS), 10), (np.uint64(SEVENS), 4)):
         c = np.bitwise_count(piles & mask).astype(np.int64)
         r = total - c.sum(axis=1)
         r_eff = r if s == 2 else np.rint(2 * r / s).astype(np.int64)
         p = np.ones(c.shape)
         for t in range(s):
-            d = np.clip(c - c[:, t:t + 1], -NUM_CARDS, NUM_CARDS) + NUM_CARDS
+            d = np.clip(c - c[:, t:t + 1], -MAX_CARDS, MAX_CARDS) + MAX_CARDS
             pt = _AHEAD[r_eff[:, None], d]
             p *= np.where(np.arange(s)[None, :] == t, 1.0, pt)
         out += p
@@ -293,7 +342,7 @@ class SearchAgent(Agent):
     def act_batch(self, observations, action_masks, state=None):
         """Return the searched action (int64) for each observation."""
         obs = np.asarray(observations, np.float32)
-        planes = observation_masks(obs)
+        planes = observation_masks(obs, self.rules)
         moves = enumerate_moves(obs, self.rules, planes)
         chosen = moves.start[:-1].copy()
         m = moves.count
