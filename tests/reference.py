@@ -1,10 +1,14 @@
-"""A tiny, obviously-correct reference of one Escoba game (RULES.md §1-7), for cross-checking.
+"""A tiny, obviously-correct reference of one Escoba game (RULES.md §1-8), for cross-checking.
 
 Plain Python sets of card ids and ``itertools.combinations``; it shares nothing with the engine's
 tables. A card id is ``4 * (value - 1) + suit`` (suit 0 oros). The reference follows the same
 play/take decision scheme as the engine (DESIGN.md decision 4) so that the two can be compared
 action by action: an action plays a card from hand, or, while a capture with several options is
 pending, names one table card of the capture.
+
+The variants of RULES.md §8 follow the project's reading (see ``escoba_env.engine``): jokers (ids
+40, 41) wild for 1..10, checked by trying every subset; the last short deal one card at a time,
+empty-handed seats skipped; escoba de mesa with its tie-break as a plain ``max`` over tuples.
 """
 
 from __future__ import annotations
@@ -19,13 +23,21 @@ CATEGORIES = ("cards", "oros", "velo", "sevens", "escobas")
 
 
 def value(card: int) -> int:
-    """Return the capture value (1..10) of a card id."""
-    return card // 4 + 1
+    """Return the capture value (1..10) of a card id (0 for a joker, whose value is wild)."""
+    return 0 if card >= 40 else card // 4 + 1
+
+
+def can_make(cards: Iterable[int], total: int) -> bool:
+    """Return True if ``cards`` (jokers wild for 1..10 each) can sum to exactly ``total``."""
+    cards = list(cards)
+    jokers = sum(1 for c in cards if c >= 40)
+    rest = total - sum(value(c) for c in cards)
+    return jokers <= rest <= 10 * jokers
 
 
 def suit(card: int) -> int:
-    """Return the suit (0 oros, 1 copas, 2 espadas, 3 bastos) of a card id."""
-    return card % 4
+    """Return the suit (0 oros, 1 copas, 2 espadas, 3 bastos) of a card id; -1 for a joker."""
+    return -1 if card >= 40 else card % 4
 
 
 def all_subsets_with_sum(cards: Iterable[int], target: int) -> list[frozenset[int]]:
@@ -42,8 +54,13 @@ def all_subsets_with_sum(cards: Iterable[int], target: int) -> list[frozenset[in
 
 
 def capture_options(card: int, table: Iterable[int], prefer_single: bool = False) -> list[frozenset[int]]:
-    """Return the legal captures of ``card`` on ``table`` (RULES.md §4) as sets of table cards."""
-    options = all_subsets_with_sum(table, 15 - value(card))
+    """Return the legal captures of ``card`` on ``table`` (RULES.md §4, §8) as sets of table cards."""
+    table = list(table)
+    if card < 40 and all(c < 40 for c in table):
+        options = all_subsets_with_sum(table, 15 - value(card))
+    else:  # jokers: try every non-empty subset
+        options = [frozenset(s) for k in range(1, len(table) + 1) for s in combinations(table, k)
+                   if can_make((*s, card), 15)]
     if prefer_single and any(len(o) == 1 for o in options):
         options = [o for o in options if len(o) == 1]
     return options
@@ -137,7 +154,7 @@ class RefGame:
 
     def new_round(self, deck: Sequence[int], rotate: bool = True) -> None:
         """Deal a round from ``deck`` (top first), after passing the deal on if ``rotate``."""
-        assert sorted(deck) == list(range(40))
+        assert sorted(deck) == list(range(40 + self.rules.jokers))
         if rotate:
             self.dealer = (self.dealer + 1) % self.p
         self.needs_deck = False
@@ -152,9 +169,34 @@ class RefGame:
         self.taken: set[int] = set()
         self.stock = deck
         self._deal_three()
-        self.table = set(self.stock[:4])
+        turned = self.stock[:4]
         self.stock = self.stock[4:]
-        if self.rules.initial_fifteen:
+        self.table = set(turned)
+        if self.rules.mesa_deal:
+            self.table = set()
+            for c in turned:
+                self.table.add(c)
+                groups = [set(s) for k in range(1, len(self.table) + 1)
+                          for s in combinations(sorted(self.table), k) if can_make(s, 15)]
+                if groups:
+                    best = max(groups, key=lambda s: (len(s), VELO in s, sum(value(x) == 7 for x in s),
+                                                      sum(suit(x) == 0 for x in s),
+                                                      -sum(1 << x for x in s)))
+                    self.table -= best
+                    self.piles[self.dealer] |= best
+                    self.escobas[self.dealer] += not self.table
+                    self.last_capturer = self.dealer
+        elif self.rules.jokers and self.rules.initial_fifteen:
+            four = sorted(self.table)
+            two = any(can_make(a, 15) and can_make([c for c in four if c not in a], 15)
+                      for k in (1, 2) for a in combinations(four, k))
+            n_esc = 2 if two else int(can_make(four, 15))
+            if n_esc:
+                self.piles[self.dealer] |= self.table
+                self.escobas[self.dealer] += n_esc
+                self.table = set()
+                self.last_capturer = self.dealer
+        elif self.rules.initial_fifteen:
             vals = [value(c) for c in self.table]
             n_esc = 0
             if sum(vals) == 15:
@@ -169,9 +211,11 @@ class RefGame:
         self.to_act = (self.dealer + 1) % self.p
 
     def _deal_three(self) -> None:
+        """Deal three cards a seat, or (jokers) what is left of a short stock, one card a seat."""
         for _ in range(3):
             for seat in self.order():
-                self.hands[seat].add(self.stock.pop(0))
+                if self.stock:
+                    self.hands[seat].add(self.stock.pop(0))
 
     def legal(self) -> set[int]:
         """Return the legal actions of the seat to act."""
@@ -209,6 +253,8 @@ class RefGame:
             self.pending, self.options, self.taken = None, [], set()
             self._capture(seat, card, remaining[0], info)
         self.to_act = (seat + 1) % self.p
+        while any(self.hands) and not self.hands[self.to_act]:  # skip empty hands (short deal)
+            self.to_act = (self.to_act + 1) % self.p
         if not any(self.hands):
             if self.stock:
                 self._deal_three()
