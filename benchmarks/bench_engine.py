@@ -41,13 +41,18 @@ def main() -> None:
     ap.add_argument("--batches", type=int, nargs="+", default=[1, 64, 1024, 4096, 16384])
     ap.add_argument("--players", type=int, default=2)
     ap.add_argument("--partnerships", action="store_true")
+    ap.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2), help="RULES.md §8 jokers")
+    ap.add_argument("--mesa-deal", action="store_true", help="RULES.md §8 escoba de mesa")
     ap.add_argument("--steps", type=int, default=0, help="batched steps per run (default: scaled)")
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
-    rules = Rules(num_players=args.players, partnerships=args.partnerships)
+    rules = Rules(num_players=args.players, partnerships=args.partnerships, jokers=args.jokers,
+                  mesa_deal=args.mesa_deal)
     cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else "?"
     print(f"escoba engine, random play, {args.players} players"
-          f"{' (partnerships)' if args.partnerships else ''}; numpy {np.__version__}, "
+          f"{' (partnerships)' if args.partnerships else ''}"
+          f"{f', jokers={args.jokers}' if args.jokers else ''}{', mesa_deal' if args.mesa_deal else ''}"
+          f"; numpy {np.__version__}, "
           f"python {platform.python_version()}, cpus {sorted(cpus) if cpus != '?' else cpus}")
     print(f"{'batch':>7} {'steps/s':>14} {'rounds/s':>12} {'steps/CPU-s':>14}")
     for b in args.batches:

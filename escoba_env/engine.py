@@ -180,19 +180,28 @@ def _joker_initial_fifteens(tcards: np.ndarray) -> np.ndarray:
     Two if the four cards split into two groups that can each make 15, else one if all four can
     make 15, else none.
     """
-    isj = tcards >= NUM_CARDS
-    vals = np.where(isj, 0, (tcards.astype(np.int64) >> 2) + 1)
+    ok = _groups_making_15(tcards)
+    # Group s (column s - 1) and its complement 15 - s (column 14 - s) split the four cards.
+    two = (ok[:, :14] & ok[:, 13::-1]).any(axis=1)
+    return np.where(two, 2, ok[:, 14].astype(np.int64))
 
-    def can_make_15(pos):
-        s = vals[:, pos].sum(axis=1)
-        nj = isj[:, pos].sum(axis=1)
-        return np.where(nj == 0, s == FIFTEEN, (FIFTEEN - s >= nj) & (FIFTEEN - s <= 10 * nj))
 
-    one = can_make_15([0, 1, 2, 3])
-    two = np.zeros(len(tcards), bool)
-    for group in ([0], [1], [2], [3], [0, 1], [0, 2], [0, 3]):
-        two |= can_make_15(group) & can_make_15([j for j in range(4) if j not in group])
-    return np.where(two, 2, one.astype(np.int64))
+# Column s - 1 of _GROUPS is the 0/1 membership of the four table positions in group s (1..15).
+_GROUPS = np.array([[s >> j & 1 for s in range(1, 16)] for j in range(4)], np.int64)  # (4, 15)
+_GROUP_IDS = np.arange(1, 16)
+# The groups the dealer may take after turning position i: positions <= i, holding i.
+_TURN_COLUMNS = [np.array([s - 1 for s in range(1 << i, 1 << (i + 1))]) for i in range(4)]
+
+
+def _groups_making_15(tcards: np.ndarray) -> np.ndarray:
+    """Return bool (K, 15): which groups of the four cards ``tcards`` (K, 4) can make 15, jokers wild.
+
+    A group of ``k`` jokers and other cards summing to ``s`` can iff ``k <= 15 - s <= 10k``.
+    """
+    isj = (tcards >= NUM_CARDS).astype(np.int64)
+    rest = FIFTEEN - ((tcards.astype(np.int64) >> 2) + 1) * (1 - isj) @ _GROUPS
+    nj = isj @ _GROUPS
+    return (rest >= nj) & (rest <= 10 * nj)
 
 
 class StepInfo:
@@ -547,40 +556,36 @@ class EscobaEngine:
         After each turn the dealer captures the best group summing to 15 that holds the card just
         turned (most cards, then the velo, most sevens, most oros, lowest mask), if any.
         """
-        k = len(games)
-        isj = tcards >= NUM_CARDS
-        vals = np.where(isj, 0, (tcards.astype(np.int64) >> 2) + 1)
-        present = np.zeros((k, 4), bool)
-        for i in range(4):
-            present[:, i] = True
-            best = np.full(k, -1, np.int64)
-            best_sub = np.zeros(k, np.int64)
-            for sub in range(1 << i):
-                pos = [j for j in range(i) if sub >> j & 1] + [i]
-                ok = present[:, pos].all(axis=1)
-                s = vals[:, pos].sum(axis=1)
-                nj = isj[:, pos].sum(axis=1)
-                ok &= np.where(nj == 0, s == FIFTEEN, (FIFTEEN - s >= nj) & (FIFTEEN - s <= 10 * nj))
-                mask = np.bitwise_or.reduce(tbits[:, pos], axis=1)
-                key = ((len(pos) << 49) + (((mask >> np.uint64(VELO)) & _ONE).astype(np.int64) << 48)
-                       + (np.bitwise_count(mask & np.uint64(SEVENS)).astype(np.int64) << 45)
-                       + (np.bitwise_count(mask & np.uint64(OROS)).astype(np.int64) << 42)
-                       + ((1 << 42) - 1 - mask.astype(np.int64)))
-                key = np.where(ok, key, -1)
-                better = key > best
-                best = np.where(better, key, best)
-                best_sub = np.where(better, sub | (1 << i), best_sub)
-            hit = np.flatnonzero(best >= 0)
+        ok = _groups_making_15(tcards)
+        if not ok.any():
+            return tbits[:, 0] | tbits[:, 1] | tbits[:, 2] | tbits[:, 3]
+        # Preference key of every group (disjoint bits: the group's mask is the sum of its bits):
+        # cards, velo, sevens, oros, then the complement of the mask (lowest mask wins).
+        b = tbits.astype(np.int64)
+        sevens = np.bitwise_count(tbits & np.uint64(SEVENS)).astype(np.int64)
+        oros = np.bitwise_count(tbits & np.uint64(OROS)).astype(np.int64)
+        feats = (((b >> VELO) & 1) << 48) + (sevens << 45) + (oros << 42) - b
+        key = feats @ _GROUPS + (_GROUPS.sum(axis=0) << 49) + ((1 << 42) - 1)
+        key = np.where(ok, key, -1)
+        gone = np.zeros(len(games), np.int64)  # positions captured so far (bits)
+        for i in range(4):  # after turning position i: the groups of positions <= i holding i
+            cols = _TURN_COLUMNS[i]
+            cand = np.where((_GROUP_IDS[cols] & gone[:, None]) == 0, key[:, cols], -1)
+            best = cand.argmax(axis=1)
+            hit = np.flatnonzero(cand[np.arange(len(games)), best] >= 0)
             if not hit.size:
                 continue
-            took = (best_sub[hit, None] >> np.arange(4)) & 1 == 1  # (H, 4) positions captured
-            gained = np.bitwise_or.reduce(np.where(took, tbits[hit], _ZERO), axis=1)
-            present[hit] &= ~took
+            took = _GROUP_IDS[cols][best[hit]]
+            gone[hit] |= took
+            took_pos = (took[:, None] >> np.arange(4)) & 1 == 1
+            gained = np.bitwise_or.reduce(np.where(took_pos, tbits[hit], _ZERO), axis=1)
             g, d = games[hit], dealer[hit]
             self.piles[g, d] |= gained
-            self.escobas[g, d] += ~present[hit].any(axis=1)
+            # An escoba if no turned card (positions <= i) is left on the table.
+            self.escobas[g, d] += gone[hit] == (1 << (i + 1)) - 1
             self.last_capturer[g] = d
-        return np.bitwise_or.reduce(np.where(present, tbits, _ZERO), axis=1)
+        left = (gone[:, None] >> np.arange(4)) & 1 == 0
+        return np.bitwise_or.reduce(np.where(left, tbits, _ZERO), axis=1)
 
     # ------------------------------------------------------------------ stepping
 
