@@ -25,7 +25,13 @@ from escoba_env.capture import capture_options
 from escoba_env.cards import NUM_CARDS, OROS, SEVENS, VELO
 from escoba_env.observation import PLANE
 from escoba_env.rules import Rules
-from escoba_env.worlds import card_values, obs_layout, observation_masks, observation_scalars
+from escoba_env.worlds import (
+    card_values,
+    obs_layout,
+    observation_masks,
+    observation_scalars,
+    reachable_options,
+)
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
@@ -59,8 +65,13 @@ class Moves:
 
 @lru_cache(maxsize=1 << 16)
 def _options(card: int, table: int, prefer_single: bool, jokers: bool) -> tuple[int, ...]:
-    """Return the capture options of ``card`` on ``table`` (cached; rules reduced to what matters)."""
-    return tuple(capture_options(card, table, Rules(prefer_single=prefer_single, jokers=2 if jokers else 0)))
+    """Return the capture options of ``card`` on ``table`` that the play/take scheme can reach (cached).
+
+    With jokers an option can be a strict subset of another; the engine cannot choose it
+    (``escoba_env.worlds.reachable_options``), so it is not a move.
+    """
+    opts = capture_options(card, table, Rules(prefer_single=prefer_single, jokers=2 if jokers else 0))
+    return tuple(reachable_options(opts) if jokers else opts)
 
 
 def masks_to_uint64(bits: np.ndarray) -> np.ndarray:
@@ -114,7 +125,8 @@ def enumerate_moves(obs: np.ndarray, rules: Rules, planes: np.ndarray | None = N
             card = int(planes[i, PLANE["pending"]]).bit_length() - 1
             taken = int(planes[i, PLANE["taken"]])
             opts = [o for o in _options(card, table, ps, jk) if o & taken == taken]
-            if len(opts) < 2:
+            # With jokers, the options left may be one reachable option and subsets of it.
+            if len(opts) < (1 if jk else 2):
                 raise ValueError(f"row {i}: a capture choice needs at least two remaining options")
             rows.extend([i] * len(opts))
             cards.extend([card] * len(opts))

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .capture import FIFTEEN, option_summary, single_summary
+from .capture import FIFTEEN, joker_summary, option_summary, single_summary
 from .cards import NUM_CARDS
 from .engine import EscobaEngine
 from .observation import NUM_PLANES, OBS_SIZE, PLANE, SCALARS
@@ -240,19 +240,41 @@ def capture_summary(table: np.ndarray, card: np.ndarray, taken: np.ndarray | int
     return count.reshape(shape), union.reshape(shape), inter.reshape(shape)
 
 
+def reachable_options(options: list[int] | tuple[int, ...]) -> list[int]:
+    """Return the capture options a player can reach by the engine's play/take scheme.
+
+    The engine executes a capture when one option is left and offers only the cards that are in
+    some remaining option and not in all of them. An option that is a strict subset of another
+    one therefore cannot be chosen (naming cards never rules out the larger option). With the 40
+    cards this never happens (two options of one card have equal sums); with jokers it does: a 7
+    on a table of ``*1`` and a 6 has the options ``*1`` and ``*1 6``, and only ``*1 6`` is
+    reachable.
+    """
+    return [o for o in options if not any(q != o and q & o == o for q in options)]
+
+
 def pending_legal(table: np.ndarray, pending: np.ndarray, taken: np.ndarray, rules: Rules) -> np.ndarray:
     """Return the legal take-card masks of pending capture choices (engine play/take scheme)."""
     pending = np.asarray(pending, np.int64)
     taken = np.asarray(taken, np.uint64)
     table = np.asarray(table, np.uint64)
-    target = FIFTEEN - (pending // 4 + 1) - _mask_value(taken)
-    _, union, inter = option_summary(table & ~taken, target)
+    value = np.where(pending >= NUM_CARDS, 0, pending // 4 + 1)
+    target = FIFTEEN - value - _mask_value(taken)
+    _, union, inter = option_summary(table & ~taken & _STANDARD, np.maximum(target, 0))
     if rules.prefer_single:
         # Only a first choice can be pending under prefer_single (several single cards of one value).
-        s_count, s_union, s_inter = single_summary(table, FIFTEEN - (pending // 4 + 1))
+        s_count, s_union, s_inter = single_summary(table, FIFTEEN - value)
         use = (taken == 0) & (s_count > 0)
         union = np.where(use, s_union, union)
         inter = np.where(use, s_inter, inter)
+    if rules.jokers:
+        # The games where a joker is played or lies on the table: the engine's own summary (as
+        # computed when the card was played while nothing is named yet).
+        jg = np.flatnonzero((pending >= NUM_CARDS) | ((table & ~_STANDARD) != 0))
+        if jg.size:
+            _, union[jg], inter[jg] = joker_summary(
+                table[jg], taken[jg], _mask_value(taken[jg]), pending[jg], taken[jg] == 0,
+                rules.prefer_single, rules.jokers)
     return union & ~inter
 
 
