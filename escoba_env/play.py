@@ -31,13 +31,14 @@ from typing import Any, TextIO
 import numpy as np
 
 from .capture import capture_options
-from .cards import NUM_CARDS, OROS, SEVENS, VELO, card_name, cards_of, mask_value, parse_card
+from .cards import JOKER_MASK, NUM_CARDS, OROS, SEVENS, VELO, card_name, cards_of, mask_value, parse_card
 from .cli import add_rules_arguments, rules_from_args
 from .cli import non_negative_int as _non_negative
 from .cli import positive_int as _positive
 from .engine import EscobaEngine, StepInfo
 from .observation import action_masks, encode
 from .rules import Rules
+from .worlds import reachable_options
 
 PROG = "python -m escoba_env.play"
 FALLBACK_OPPONENT = "expert"
@@ -45,8 +46,9 @@ FALLBACK_OPPONENT = "expert"
 CHECKPOINT_DIRS = ("pretrained", "checkpoints", "")
 """Folders under the ``agents`` package searched for the shipped checkpoint (``*.pt``), in order."""
 
-# ANSI colours per suit (oros gold, copas red, espadas blue, bastos green).
+# ANSI colours per suit (oros gold, copas red, espadas blue, bastos green); jokers magenta.
 _SUIT_COLOUR = ("33", "31", "34", "32")
+_JOKER_COLOUR = "35;1"
 _CATEGORY_LABELS = (("cards", "most cards"), ("oros", "most oros"), ("velo", "velo (7 of oros)"),
                     ("sevens", "sevens"), ("escobas", "escobas"))
 
@@ -57,6 +59,9 @@ How to play: on your turn type the number of a card in your hand (1, 2, 3) or it
   A card that sums to 15 with table cards must capture; if it can capture in several ways you
   choose the option by number (b goes back to the card choice). A card that cannot capture is
   laid on the table. Capturing every table card is an escoba (1 point).
+  With --jokers, the jokers *1 and *2 are wild: worth whatever value 1-10 completes 15, in your
+  hand or on the table (type *1 or joker1). With --mesa-deal the dealer takes fifteens as the
+  table is turned up.
 Commands: ? help · q quit (Ctrl-D quits too)."""
 
 
@@ -140,6 +145,8 @@ class Style:
     def card(self, c: int) -> str:
         """Return the name of card ``c`` in its suit colour (the velo in bold)."""
         name = card_name(c, self.french)
+        if c >= NUM_CARDS:
+            return self.paint(name, _JOKER_COLOUR)
         code = _SUIT_COLOUR[c % 4] + (";1" if c == VELO else "")
         return self.paint(name, code)
 
@@ -225,6 +232,10 @@ class TerminalGame:
         for name in ("bonus_sweeps", "prefer_single", "last_play_escoba", "initial_fifteen"):
             if getattr(r, name) != getattr(defaults, name):
                 parts.append(("" if getattr(r, name) else "no ") + name.replace("_", " "))
+        if r.jokers:
+            parts.append(_plural(r.jokers, "joker"))
+        if r.mesa_deal:
+            parts.append("escoba de mesa")
         return ", ".join(parts)
 
     def _announce_round(self) -> None:
@@ -237,19 +248,26 @@ class TerminalGame:
         pile = int(eng.piles[0, dealer])
         if pile:
             n = int(eng.escobas[0, dealer])
-            self.say(f"The table adds up to {15 * n}: {self.names[dealer]} "
-                     f"{'take' if dealer == self.human else 'takes'} {st.cards(pile)} "
-                     f"({_plural(n, 'escoba')}).")
+            takes = "take" if dealer == self.human else "takes"
+            if self.rules.mesa_deal:
+                # Escoba de mesa: the dealer took each fifteen as the table was turned up.
+                self.say(f"Turning up the table, {self.names[dealer]} {takes} {st.cards(pile)}"
+                         + (f" ({_plural(n, 'escoba')})." if n else "."))
+            else:
+                self.say(f"The table adds up to {15 * n}: {self.names[dealer]} {takes} {st.cards(pile)} "
+                         f"({_plural(n, 'escoba')}).")
 
     def show(self) -> None:
         """Print the scores, table, capture piles, hand sizes and the human's numbered hand."""
         eng, st, g = self.engine, self.style, 0
         scores = " · ".join(f"{self.side_names[s]} {int(v)}" for s, v in enumerate(eng.scores[g]))
-        stock = NUM_CARDS - int(eng.stock_pos[g])
+        stock = self.rules.num_cards - int(eng.stock_pos[g])
         table = int(eng.table[g])
         self.say()
         self.say(f"Score:  {scores}  (target {self.rules.target_score}) · stock {stock}")
-        tsum = f" (sum {mask_value(table)})" if table else ""
+        jokers = (table & JOKER_MASK).bit_count()
+        tsum = (f" (sum {mask_value(table)}" + (f" + {_plural(jokers, 'joker')}" if jokers else "") + ")"
+                if table else "")
         self.say(f"Table:  {st.cards(table)}{tsum}")
         for s in range(self.rules.num_sides):
             self.say(f"  {self.side_names[s]} captured: {self._pile_summary(s)}")
@@ -275,6 +293,8 @@ class TerminalGame:
                  _plural((pile & SEVENS).bit_count(), "seven")]
         if pile >> VELO & 1:
             parts.append(self.style.card(VELO) + " velo")
+        if pile & JOKER_MASK:
+            parts.append(_plural((pile & JOKER_MASK).bit_count(), "joker"))
         if esc:
             parts.append(self.style.bold(_plural(esc, "escoba")))
         return ", ".join(parts)
@@ -282,12 +302,16 @@ class TerminalGame:
     # ------------------------------------------------------------------ moves
 
     def moves(self) -> dict[int, list[int]]:
-        """Return the legal moves of the seat to act: card -> its capture options ([0] = discard)."""
+        """Return the legal moves of the seat to act: card -> its capture options ([0] = discard).
+
+        With jokers an option nested in a larger one cannot be chosen through the engine's
+        play/take actions (``escoba_env.worlds.reachable_options``), so it is not offered.
+        """
         eng = self.engine
         table = int(eng.table[0])
         out: dict[int, list[int]] = {}
         for c in cards_of(int(eng.legal[0])):
-            out[c] = capture_options(c, table, self.rules) or [0]
+            out[c] = reachable_options(capture_options(c, table, self.rules)) or [0]
         return out
 
     def _human_move(self) -> tuple[int, int]:

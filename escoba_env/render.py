@@ -2,7 +2,9 @@
 
 Used by the ``"ansi"`` and ``"human"`` render modes of the env faces. Cards are shown with their
 Spanish short names (``7o``, ``Rc``) or, with ``french=True``, French names with suit symbols
-(``7♦``, ``K♥``). Only the hand of the seat to act is shown (a hot-seat view for a human at the
+(``7♦``, ``K♥``). The jokers of the jokers variant (ids 40, 41) are ``*1`` and ``*2`` in both
+(a joker has no suit; a one-column ``*`` keeps columns aligned where a 🃏 glyph is two columns wide
+in most terminals). Only the hand of the seat to act is shown (a hot-seat view for a human at the
 table); other hands appear as card counts.
 """
 
@@ -12,7 +14,7 @@ from collections.abc import Sequence
 
 import gymnasium
 
-from .cards import NUM_CARDS, OROS, SEVENS, VELO, card_name, names_of
+from .cards import JOKER_MASK, OROS, SEVENS, VELO, card_name, names_of
 from .engine import EscobaEngine, StepInfo
 
 
@@ -37,6 +39,9 @@ def _pile_summary(mask: int, escobas: int) -> str:
              f"{(mask & SEVENS).bit_count()} sevens"]
     if mask >> VELO & 1:
         parts.append("velo")
+    jokers = (mask & JOKER_MASK).bit_count()
+    if jokers:
+        parts.append(f"{jokers} joker" + ("s" if jokers > 1 else ""))
     if escobas:
         parts.append(f"{escobas} escoba" + ("s" if escobas > 1 else ""))
     return ", ".join(parts)
@@ -78,10 +83,13 @@ def render_text(engine: EscobaEngine, game: int = 0, french: bool = False,
     p = engine.num_players
     sides = side_names(engine, names)
     scores = ", ".join(f"{sides[s]} {int(v)}" for s, v in enumerate(engine.scores[game]))
-    stock = NUM_CARDS - int(engine.stock_pos[game])
+    rules = engine.rules
+    stock = rules.num_cards - int(engine.stock_pos[game])
+    variant = f" · {rules.jokers} joker" + ("s" if rules.jokers > 1 else "") if rules.jokers else ""
+    variant += " · escoba de mesa" if rules.mesa_deal else ""
     lines = [
         f"Round {int(engine.round_index[game]) + (0 if engine.done[game] else 1)} · dealer "
-        f"{names[int(engine.dealer[game])]} · stock {stock} · target {engine.rules.target_score}",
+        f"{names[int(engine.dealer[game])]} · stock {stock} · target {rules.target_score}{variant}",
         f"Scores: {scores}",
     ]
     if last:
