@@ -22,6 +22,11 @@ summing to ``s``, ``S`` (non-empty) is an option iff ``15 - c - s`` lies in ``[k
 distinct sets of cards, whatever values the jokers could take. ``joker_summary`` gives the batched
 count / union / intersection of such options from the same tables, one sum of the other cards
 at a time.
+
+With jokers one option can hold another ({*1} and {*1, 3c} for a played 7o): naming table cards
+alone can then never settle on the smaller one, so the play/take scheme has one more action while
+a choice is pending: the played card's own id, legal when the cards named so far plus the cards
+in every remaining option form an option themselves, takes exactly that option (``stop``).
 """
 
 from __future__ import annotations
@@ -301,14 +306,16 @@ _JOKER_SUBSETS = (0, 1 << JOKERS[0], 1 << JOKERS[1], JOKER_MASK)
 
 def joker_summary(table: np.ndarray, taken: np.ndarray, taken_value: np.ndarray, card: np.ndarray,
                   playing: np.ndarray, prefer_single: bool, jokers: int = 2):
-    """Return ``(count, union, intersection)`` of the capture options that contain ``taken``.
+    """Return ``(count, union, intersection, stop)`` of the capture options that contain ``taken``.
 
     Batched over K games with jokers involved. ``table`` (uint64) is the whole table (named cards
     included), ``taken`` the table cards named so far, ``taken_value`` the sum of their non-joker
     values, ``card`` the played card id (40, 41: a joker) and ``playing`` True where the card is
     being played now (``taken`` empty). ``union`` and ``intersection`` are over the rest of each
-    option beyond ``taken`` (0 / garbage where the count is 0). With ``prefer_single`` and a single
-    card option for the card, only single-card options count (naming one of them completes it).
+    option beyond ``taken`` (0 / garbage where the count is 0). ``stop`` is True where several
+    options remain and ``taken | intersection`` is one of them (it holds no other remaining option).
+    With ``prefer_single`` and a single card option for the card, only single-card options count
+    (naming one of them completes it).
     """
     k = len(table)
     rest = table & ~taken
@@ -332,6 +339,16 @@ def joker_summary(table: np.ndarray, taken: np.ndarray, taken_value: np.ndarray,
         count += np.where(ok, c, 0).sum(axis=1)
         union |= np.bitwise_or.reduce(np.where(ok, un | xu, _ZERO64), axis=1)
         inter &= np.bitwise_and.reduce(np.where(ok, it | xu, _ALL), axis=1)
+    # taken | inter is an option iff the cell (sum of inter's plain cards, inter's jokers) is one:
+    # every subset of that sum then contains inter's plain cards, so it is exactly them.
+    i_plain = inter & _STD
+    u = np.zeros(k, np.int64)
+    for v in range(1, NUM_VALUES + 1):
+        u += v * np.bitwise_count(i_plain & np.uint64(value_nibble(v))).astype(np.int64)
+    w = wilds + np.bitwise_count(inter & _JM).astype(np.int64)
+    uc = np.minimum(u, MAX_SUM)
+    stop = ((count > 1) & (u <= MAX_SUM) & (u >= need - 10 * w) & (u <= np.where(w == 0, need, need - w))
+            & (c[np.arange(k), uc] > 0))
     if prefer_single:
         s_union = table & _SINGLE_BY_CARD[card]
         s_count = np.bitwise_count(s_union).astype(np.int64)
@@ -340,7 +357,8 @@ def joker_summary(table: np.ndarray, taken: np.ndarray, taken_value: np.ndarray,
         count = np.where(single, np.where(playing, s_count, 1), count)
         union = np.where(single, np.where(playing, s_union, _ZERO64), union)
         inter = np.where(single, np.where(playing, s_inter, _ZERO64), inter)
-    return count, union, inter
+        stop &= ~single
+    return count, union, inter, stop
 
 
 _ZERO64 = np.uint64(0)

@@ -8,7 +8,10 @@ decision 4:
 - while no capture is pending, action ``c`` plays card ``c`` from the hand of the seat to act;
 - if ``c`` has several capture options, the same seat then names table cards one at a time
   (action ``t`` takes table card ``t``); the legal mask offers only cards that are in some
-  remaining option and not in all of them, and the capture executes as soon as one option remains.
+  remaining option and not in all of them, and the capture executes as soon as one option remains;
+- with jokers only, one option can hold another: while a choice is pending, action ``c`` (the
+  pending card's own id) is legal when the cards named so far plus those in every remaining
+  option are an option, and takes exactly that option ("stop"; see ``capture``).
 
 Deals are reproducible: the shuffle of round ``r`` of episode ``e`` in game slot ``g`` is a
 counter-based hash of ``(seed, game_id, e, r)``, so a game's deals never depend on the rest of
@@ -730,14 +733,18 @@ class EscobaEngine:
             played[:, k] |= play_bit & m
         hand_count = put("hand_count", np.add, self.hand_count[sel], pm)
         card = np.maximum(pending, a & pm)
-        taken = self.taken[sel] | (bit ^ play_bit)
         table = self.table[sel]
         if self._jokers:  # a named joker adds no value; jokers leave the plain summary
-            taken_value = self.taken_value[sel] + (CARD_VALUES[a] & ~pm)
+            # The pending card's own id: "stop", take the named cards and the forced ones.
+            stop = a == pending
+            stop_m = np.negative(stop.astype(np.int64))
+            taken = self.taken[sel] | ((bit ^ play_bit) & ~stop_m.view(np.uint64))
+            taken_value = self.taken_value[sel] + (CARD_VALUES[a] & ~(pm | stop_m))
             target = (FIFTEEN - 1) - (card >> _I2) - taken_value
             np.maximum(target, 0, out=target)  # garbage (replaced below) where a joker is played
             count, union, inter = _summary(table & ~taken & _STD, target)
         else:
+            taken = self.taken[sel] | (bit ^ play_bit)
             taken_value = self.taken_value[sel] + (((a >> _I2) + 1) & ~pm)
             target = (FIFTEEN - 1) - (card >> _I2) - taken_value
             count, union, inter = _summary(table & ~taken, target)
@@ -747,12 +754,16 @@ class EscobaEngine:
             count = np.where(use_single, s_count, count)
             union = np.where(use_single, s_union, union)
             inter = np.where(use_single, s_inter, inter)
+        jg = None
         if self._jokers:  # the games where a joker is played or lies on the table
             jg = np.flatnonzero((card >= NUM_CARDS) | ((table & _JM) != _ZERO))
             if jg.size:
-                jc, ju, ji = joker_summary(table[jg], taken[jg], taken_value[jg], card[jg], pm[jg] != 0,
-                                           self.rules.prefer_single, self._jokers)
+                jc, ju, ji, can_stop = joker_summary(table[jg], taken[jg], taken_value[jg], card[jg],
+                                                     pm[jg] != 0, self.rules.prefer_single, self._jokers)
+                jc[stop[jg]] = 1  # a legal stop: the option taken | inter executes
                 count[jg], union[jg], inter[jg] = jc, ju, ji
+            else:
+                jg = None
         pend_m = (1 - count) >> _I63  # -1 where several options remain
         drop_m = (count - 1) >> _I63  # -1 where the card cannot capture
         cap_m = ~(pend_m | drop_m)  # -1 where exactly one option: it executes
@@ -785,6 +796,9 @@ class EscobaEngine:
         pend = pend_m != 0
         legal = put("legal", _take_clip, self.hands.reshape(-1), g * p + nxt)
         np.copyto(legal, union & ~inter, where=pend)
+        if jg is not None:  # a pending choice that may stop at the option taken | inter
+            stop_ok = np.negative((can_stop & pend[jg]).astype(np.uint64))
+            legal[jg] |= (_ONE << card[jg].view(np.uint64)) & stop_ok
         if not full:
             self.legal[g] = legal
         # Turn over: new deal or end of round.

@@ -226,7 +226,9 @@ class RefGame:
         remaining = [o for o in self.options if self.taken <= o]
         union = set().union(*remaining)
         inter = set.intersection(*(set(o) for o in remaining))
-        return union - inter
+        # Jokers only: an option holding no other remaining one is taken by the pending card's id.
+        stop = {self.pending} if any(o == inter for o in remaining) else set()
+        return (union - inter) | stop
 
     def step(self, action: int) -> dict:
         """Apply one action; return what happened (captured cards, escoba, round points)."""
@@ -244,6 +246,12 @@ class RefGame:
             else:
                 self.pending, self.options, self.taken = action, options, set()
                 return info
+        elif action == self.pending:  # stop: the smallest remaining option
+            remaining = [o for o in self.options if self.taken <= o]
+            smallest = frozenset.intersection(*remaining)
+            card = self.pending
+            self.pending, self.options, self.taken = None, [], set()
+            self._capture(seat, card, smallest, info)
         else:
             self.taken.add(action)
             remaining = [o for o in self.options if self.taken <= o]

@@ -54,7 +54,7 @@ def play_against_reference(rules: Rules, seed: int, num_games: int, *, single_ro
                     max_rounds=max_rounds) for g in range(num_games)]
     rng = np.random.default_rng(seed)
     counts = {"steps": 0, "takes": 0, "escobas": 0, "rounds": 0, "fifteens": 0, "empty_end": 0,
-              "nobody": 0, "joker_takes": 0}
+              "nobody": 0, "joker_takes": 0, "stops": 0}
     counts["fifteens"] += sum(sum(r.escobas) for r in refs)
     _compare_state(eng, refs)
     while not eng.done.all():
@@ -62,6 +62,7 @@ def play_against_reference(rules: Rules, seed: int, num_games: int, *, single_ro
         infos = [None if ref.done else ref.step(int(actions[g])) for g, ref in enumerate(refs)]
         counts["takes"] += int((eng.pending >= 0).sum())
         counts["joker_takes"] += int(((eng.pending >= 0) & (actions >= 40)).sum())
+        counts["stops"] += int(((eng.pending >= 0) & (actions == eng.pending)).sum())
         info = eng.step(actions)
         counts["steps"] += 1
         for g, (ref, ri) in enumerate(zip(refs, infos, strict=True)):
@@ -146,6 +147,7 @@ def test_engine_matches_reference_with_many_variant_first_tables():
     # Single rounds over many seeds: joker initial fifteens, mesa captures, short last deals.
     jok = play_against_reference(Rules(jokers=2), seed=78, num_games=300, single_round=True)
     assert jok["fifteens"] > 0 and jok["joker_takes"] > 0 and jok["empty_end"] > 0
+    assert jok["stops"] > 0  # an option held in another was taken with the pending card's id
     mesa = play_against_reference(Rules(jokers=2, mesa_deal=True), seed=79, num_games=300, single_round=True)
     assert mesa["fifteens"] > 0
 
