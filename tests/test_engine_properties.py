@@ -1,9 +1,11 @@
 """Hypothesis properties of random engine games (RULES.md §4-7).
 
-- the 40 cards are conserved at every step;
+- the 40 cards (41 or 42 with jokers, RULES.md §8) are conserved at every step;
 - every masked action is accepted, every unmasked one is rejected and changes nothing;
 - a round's points are its categories plus escobas, each category awarded to one side at most;
 - cumulative scores are the sum of round points, and games end exactly as §7 says.
+
+Every property runs over the variants too: jokers 0/1/2 and escoba de mesa are drawn with the rest.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from escoba_env import EscobaEngine, Rules
 from escoba_env.engine import sample_actions
 from tests.conftest import assert_same_state, state_arrays
 
-FULL = np.uint64((1 << 40) - 1)
 ONE = np.uint64(1)
 
 
@@ -32,25 +33,28 @@ def rules_strategy(draw) -> Rules:
         prefer_single=draw(st.booleans()),
         last_play_escoba=draw(st.booleans()),
         initial_fifteen=draw(st.booleans()),
+        jokers=draw(st.sampled_from([0, 0, 1, 2])),
+        mesa_deal=draw(st.booleans()),
     )
 
 
 def _stock_masks(eng: EscobaEngine) -> np.ndarray:
-    in_stock = np.arange(40)[None, :] >= eng.stock_pos[:, None]
+    in_stock = np.arange(eng.rules.num_cards)[None, :] >= eng.stock_pos[:, None]
     bits = np.where(in_stock, ONE << eng.deck.astype(np.uint64), np.uint64(0))
     return np.bitwise_or.reduce(bits, axis=1)
 
 
 def assert_cards_conserved(eng: EscobaEngine) -> None:
-    """Hands, table, piles, stock and the pending card hold each of the 40 cards exactly once."""
+    """Hands, table, piles, stock and the pending card hold each of the 40 (+ jokers) cards once."""
+    nc = eng.rules.num_cards
     pend = np.where(eng.pending >= 0, ONE << np.maximum(eng.pending, 0).astype(np.uint64), np.uint64(0))
     parts = np.concatenate(
         [eng.hands, eng.table[:, None], eng.piles, _stock_masks(eng)[:, None], pend[:, None]], axis=1)
     union = np.bitwise_or.reduce(parts, axis=1)
     total = np.bitwise_count(parts).sum(axis=1)
-    assert (union == FULL).all()
-    assert (total == 40).all()
-    assert (eng.card_count() == 40).all()
+    assert (union == np.uint64((1 << nc) - 1)).all()
+    assert (total == nc).all()
+    assert (eng.card_count() == nc).all()
 
 
 def check_round_report(eng_rules: Rules, info, escobas_before: np.ndarray, actor_side: np.ndarray) -> None:
@@ -78,7 +82,7 @@ def _side_escobas(eng: EscobaEngine) -> np.ndarray:
     return eng.side_totals()[1]
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(rules_strategy(), st.integers(0, 2**31 - 1))
 def test_random_games_keep_every_invariant(rules, seed):
     n = 12
@@ -131,12 +135,13 @@ def _check_every_action(eng: EscobaEngine, actions: np.ndarray, rng: np.random.G
     legal = int(eng.legal[g])
     assert legal != 0
     mask = eng.legal_action_mask()[g]
-    assert mask.tolist() == [(legal >> c) & 1 for c in range(40)]
+    nc = eng.rules.num_cards
+    assert mask.tolist() == [(legal >> c) & 1 for c in range(nc)]
     before = state_arrays(eng)
-    for a in [*range(-1, 41), 64]:
+    for a in [*range(-1, 43), 64]:
         trial = actions.copy()
         trial[g] = a
-        if 0 <= a < 40 and legal >> a & 1:
+        if 0 <= a < nc and legal >> a & 1:
             other = eng.clone()
             other.step(trial)
             # The game moved: the card left the hand (a play) or was named (a take).
@@ -145,6 +150,8 @@ def _check_every_action(eng: EscobaEngine, actions: np.ndarray, rng: np.random.G
             elif eng.pending[g] < 0:
                 assert not int(other.hands[g, eng.to_act[g]]) >> a & 1
                 assert int(other.played[g, eng.to_act[g]]) >> a & 1
+            elif a == eng.pending[g]:  # jokers: stop at the option held in the others
+                assert int(other.pending[g]) == -1 and int(other.piles[g, eng.to_act[g]]) >> a & 1
             else:
                 assert int(other.taken[g]) >> a & 1 or int(other.piles[g, eng.to_act[g]]) >> a & 1
         else:
@@ -158,9 +165,9 @@ def _check_every_action(eng: EscobaEngine, actions: np.ndarray, rng: np.random.G
 
 
 @settings(max_examples=10, deadline=None)
-@given(st.sampled_from([2, 3, 4]), st.integers(0, 2**31 - 1))
-def test_full_games_to_the_target(players, seed):
-    rules = Rules(num_players=players, target_score=21)
+@given(st.sampled_from([2, 3, 4]), st.integers(0, 2**31 - 1), st.sampled_from([0, 1, 2]), st.booleans())
+def test_full_games_to_the_target(players, seed, jokers, mesa_deal):
+    rules = Rules(num_players=players, target_score=21, jokers=jokers, mesa_deal=mesa_deal)
     n = 16
     eng = EscobaEngine(n, rules)
     eng.reset(seed)
