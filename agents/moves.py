@@ -30,7 +30,6 @@ from escoba_env.worlds import (
     obs_layout,
     observation_masks,
     observation_scalars,
-    reachable_options,
 )
 
 _ONE = np.uint64(1)
@@ -65,13 +64,8 @@ class Moves:
 
 @lru_cache(maxsize=1 << 16)
 def _options(card: int, table: int, prefer_single: bool, jokers: bool) -> tuple[int, ...]:
-    """Return the capture options of ``card`` on ``table`` that the play/take scheme can reach (cached).
-
-    With jokers an option can be a strict subset of another; the engine cannot choose it
-    (``escoba_env.worlds.reachable_options``), so it is not a move.
-    """
-    opts = capture_options(card, table, Rules(prefer_single=prefer_single, jokers=2 if jokers else 0))
-    return tuple(reachable_options(opts) if jokers else opts)
+    """Return the capture options of ``card`` on ``table`` (cached; rules reduced to what matters)."""
+    return tuple(capture_options(card, table, Rules(prefer_single=prefer_single, jokers=2 if jokers else 0)))
 
 
 def masks_to_uint64(bits: np.ndarray) -> np.ndarray:
@@ -125,8 +119,7 @@ def enumerate_moves(obs: np.ndarray, rules: Rules, planes: np.ndarray | None = N
             card = int(planes[i, PLANE["pending"]]).bit_length() - 1
             taken = int(planes[i, PLANE["taken"]])
             opts = [o for o in _options(card, table, ps, jk) if o & taken == taken]
-            # With jokers, the options left may be one reachable option and subsets of it.
-            if len(opts) < (1 if jk else 2):
+            if len(opts) < 2:
                 raise ValueError(f"row {i}: a capture choice needs at least two remaining options")
             rows.extend([i] * len(opts))
             cards.extend([card] * len(opts))
@@ -153,13 +146,17 @@ def move_actions(moves: Moves, chosen: np.ndarray, obs: np.ndarray, action_masks
     """Return the engine action (int64, one per row) that carries out move ``chosen[i]`` of row i.
 
     Play decision: the card. Capture choice: the lowest table card of the chosen option that is a
-    legal action now.
+    legal action now; with jokers, when no card of the option is left to name (the option is the
+    cards named so far plus the cards in every remaining option, nested in a larger one), the
+    pending card's own id, the engine's "stop" action that takes exactly that option.
     """
     obs = np.asarray(obs, np.float32)
     chosen = np.asarray(chosen, np.int64)
     phase = obs[:, obs_layout(size=obs.shape[1]).scalars["capture_phase"]] > 0.5
     legal = masks_to_uint64(action_masks)
     take = lowest_card(moves.option[chosen] & legal)
+    stop = phase & (take < 0) & ((legal >> moves.card[chosen].astype(np.uint64)) & _ONE != 0)
+    take = np.where(stop, moves.card[chosen], take)
     actions = np.where(phase, take, moves.card[chosen])
     if (actions < 0).any():
         raise ValueError("internal error: a chosen move has no legal action")

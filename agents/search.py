@@ -282,8 +282,10 @@ def rollout_values(engine: EscobaEngine, card: np.ndarray, option: np.ndarray, m
     option = np.asarray(option, np.uint64)
     while not engine.done.all():
         if forcing.any():
-            # The move being evaluated: its card, then the table cards of its capture option.
-            forced = np.where(engine.pending >= 0, lowest_card(option & engine.legal), card)
+            # The move being evaluated: its card, then the table cards of its capture option (with
+            # jokers, the card's own id again, "stop", when the option is nested in a larger one).
+            name = lowest_card(option & engine.legal)
+            forced = np.where(engine.pending >= 0, np.where(name >= 0, name, card), card)
             actions = forced if forcing.all() else np.where(
                 forcing, forced, rollout_actions(engine, rng, epsilon, policy, threat=threat))
         else:

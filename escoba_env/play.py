@@ -38,7 +38,6 @@ from .cli import positive_int as _positive
 from .engine import EscobaEngine, StepInfo
 from .observation import action_masks, encode
 from .rules import Rules
-from .worlds import reachable_options
 
 PROG = "python -m escoba_env.play"
 FALLBACK_OPPONENT = "expert"
@@ -302,16 +301,12 @@ class TerminalGame:
     # ------------------------------------------------------------------ moves
 
     def moves(self) -> dict[int, list[int]]:
-        """Return the legal moves of the seat to act: card -> its capture options ([0] = discard).
-
-        With jokers an option nested in a larger one cannot be chosen through the engine's
-        play/take actions (``escoba_env.worlds.reachable_options``), so it is not offered.
-        """
+        """Return the legal moves of the seat to act: card -> its capture options ([0] = discard)."""
         eng = self.engine
         table = int(eng.table[0])
         out: dict[int, list[int]] = {}
         for c in cards_of(int(eng.legal[0])):
-            out[c] = reachable_options(capture_options(c, table, self.rules)) or [0]
+            out[c] = capture_options(c, table, self.rules) or [0]
         return out
 
     def _human_move(self) -> tuple[int, int]:
@@ -402,11 +397,15 @@ class TerminalGame:
         escobas_before = eng.escobas[0].copy()
         info = eng.step(np.array([card]))
         while int(eng.pending[0]) >= 0:
-            # Name a table card of the chosen option that the mask still offers.
+            # Name a table card of the chosen option that the mask still offers; with jokers, an
+            # option nested in a larger one is taken by the played card's own id ("stop").
             offered = int(eng.legal[0]) & capture & ~int(eng.taken[0])
-            if not offered:
+            if offered:
+                info = eng.step(np.array([cards_of(offered)[0]]))
+            elif int(eng.legal[0]) >> card & 1:
+                info = eng.step(np.array([card]))
+            else:
                 raise RuntimeError("the chosen capture is not among the remaining options")
-            info = eng.step(np.array([cards_of(offered)[0]]))
         captured = int(info.captured[0])
         if captured and captured & ~(1 << card) != capture:
             raise RuntimeError("the engine captured other cards than the chosen option")

@@ -240,19 +240,6 @@ def capture_summary(table: np.ndarray, card: np.ndarray, taken: np.ndarray | int
     return count.reshape(shape), union.reshape(shape), inter.reshape(shape)
 
 
-def reachable_options(options: list[int] | tuple[int, ...]) -> list[int]:
-    """Return the capture options a player can reach by the engine's play/take scheme.
-
-    The engine executes a capture when one option is left and offers only the cards that are in
-    some remaining option and not in all of them. An option that is a strict subset of another
-    one therefore cannot be chosen (naming cards never rules out the larger option). With the 40
-    cards this never happens (two options of one card have equal sums); with jokers it does: a 7
-    on a table of ``*1`` and a 6 has the options ``*1`` and ``*1 6``, and only ``*1 6`` is
-    reachable.
-    """
-    return [o for o in options if not any(q != o and q & o == o for q in options)]
-
-
 def pending_legal(table: np.ndarray, pending: np.ndarray, taken: np.ndarray, rules: Rules) -> np.ndarray:
     """Return the legal take-card masks of pending capture choices (engine play/take scheme)."""
     pending = np.asarray(pending, np.int64)
@@ -272,9 +259,14 @@ def pending_legal(table: np.ndarray, pending: np.ndarray, taken: np.ndarray, rul
         # computed when the card was played while nothing is named yet).
         jg = np.flatnonzero((pending >= NUM_CARDS) | ((table & ~_STANDARD) != 0))
         if jg.size:
-            _, union[jg], inter[jg] = joker_summary(
+            _, union[jg], inter[jg], stop = joker_summary(
                 table[jg], taken[jg], _mask_value(taken[jg]), pending[jg], taken[jg] == 0,
                 rules.prefer_single, rules.jokers)
+            # "Stop": the pending card's own id takes the named cards plus the forced ones when
+            # they form an option nested in a larger one (engine docstring).
+            legal = union & ~inter
+            legal[jg] |= np.where(stop, _ONE << pending[jg].astype(np.uint64), _ZERO)
+            return legal
     return union & ~inter
 
 
