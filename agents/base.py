@@ -2,7 +2,8 @@
 
 An agent maps observations (``escoba_env.observation`` layout, seat-relative) and int8 action
 masks to actions. ``act_batch`` is the primary method: it takes a batch (K, OBS_SIZE) of
-observations with masks (K, 40) and returns K actions. ``act`` is the single-game convenience
+observations with masks (K, 40) and returns K actions (with jokers, RULES.md §8, the planes and
+masks are ``rules.num_cards`` = 40 + jokers wide). ``act`` is the single-game convenience
 used by the AEC and Gymnasium faces. Agents see only what the observation holds, so they cannot
 use hidden information; the one labelled exception (the oracle) declares ``needs_state = True``
 and is handed the true engine state by the caller.
@@ -35,7 +36,7 @@ class Agent:
         raise NotImplementedError
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state=None) -> int:
-        """Return one legal action for a single observation and int8 mask (40,)."""
+        """Return one legal action for a single observation and int8 mask (rules.num_cards,)."""
         obs = np.asarray(observation, np.float32)[None, :]
         mask = np.asarray(action_mask, np.int8)[None, :]
         return int(self.act_batch(obs, mask, state)[0])

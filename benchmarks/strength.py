@@ -8,10 +8,14 @@ bound is above 0.
     python benchmarks/strength.py                      # the full ladder, 1000 deals = 2000 rounds a pair
     python benchmarks/strength.py --deals 100 --only greedy-random expert-greedy
     python benchmarks/strength.py --json results.json  # also write the figures
+    python benchmarks/strength.py --jokers 2 --deals 500 --budgets  # the ladder with two jokers
 
 Pairs (``--only`` takes their keys): greedy-random, expert-greedy, search-expert (default budget),
 budget-N (search:sims=N vs expert, for every N of ``--budgets``), oracle-search (the cheating
 oracle against the search, both at the default budget).
+
+Rules variants (RULES.md §8): ``--jokers 1|2`` and ``--mesa-deal`` (escoba de mesa) change the
+rules of every pair; the ladder stays 2-player single rounds.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from agents.evaluation import play_duplicate
 from agents.registry import make_agent
 from agents.search import SearchAgent
 from escoba_env import Rules
+from escoba_env.cli import non_negative_int
 
 
 def ladder(budgets: list[int]) -> list[tuple[str, str, str]]:
@@ -48,11 +53,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=None, help="keys of the pairs to run")
     ap.add_argument("--batch-deals", type=int, default=250, help="deals per engine batch (memory)")
     ap.add_argument("--json", default=None, help="write the results to this JSON file")
+    ap.add_argument("--jokers", type=non_negative_int, default=0, choices=(0, 1, 2),
+                    help="wild jokers in the deck (RULES.md §8; default 0)")
+    ap.add_argument("--mesa-deal", action="store_true", help="escoba de mesa (RULES.md §8)")
     args = ap.parse_args(argv)
-    rules = Rules()
+    rules = Rules(jokers=args.jokers, mesa_deal=args.mesa_deal)
     results = []
-    print(f"duplicate deals, 2 players, single rounds; {args.deals} deals = {2 * args.deals} rounds per "
-          f"pair; seed {args.seed}")
+    variant = "".join([f", {args.jokers} joker(s)" if args.jokers else "",
+                       ", escoba de mesa" if args.mesa_deal else ""])
+    print(f"duplicate deals, 2 players{variant}, single rounds; {args.deals} deals = {2 * args.deals} rounds "
+          f"per pair; seed {args.seed}")
     print(f"{'pair':<40} {'A pts':>6} {'B pts':>6} {'A - B':>7} {'95% CI':>17}  clear  time")
     for key, a, b in ladder(args.budgets):
         if args.only is not None and key not in args.only:

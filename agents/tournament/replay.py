@@ -7,10 +7,11 @@ game (each seat rotation of a deal is its own game), in deal order. A line holds
   ``rotation``, ``rules`` (``Rules.to_dict()``), ``mode`` (``"rounds"`` or ``"games"``),
   ``max_rounds``;
 - ``lineup`` (agent specs by lineup position), ``seats`` (the agent at each seat);
-- ``rounds``: per round the ``dealer``, the ``deck`` (40 card ids, top first: hands, then the
-  table, then the stock), every ``action`` with its ``actor`` seat, the cards ``captured`` by it
-  (played card included) and whether it was an ``escoba``, then the round's ``points`` and
-  ``categories`` per side and the cumulative ``scores``;
+- ``rounds``: per round the ``dealer``, the ``deck`` (``rules.num_cards`` card ids: 40, or 41/42
+  with jokers; top first: hands, then the table, then the stock), every ``action`` with its
+  ``actor`` seat, the cards ``captured`` by it (played card included) and whether it was an
+  ``escoba``, then the round's ``points`` and ``categories`` per side and the cumulative
+  ``scores``;
 - ``final_scores``, ``winner`` (side, -1 none) and ``truncated``.
 
 ``check_replay`` re-plays a line through a fresh engine (from its seed and game id) and verifies
