@@ -123,16 +123,30 @@ def observer_planes(engine, seats: np.ndarray, games: np.ndarray | None = None) 
     """Return the 13 card-plane masks (len(games), 13) uint64 seen by ``seats`` in ``games``."""
     games, whole = _rows(engine, games)
     seats = np.broadcast_to(np.asarray(seats, np.int64), games.shape)
-    masks = np.empty((len(games), NUM_PLANES), np.uint64)
-    _planes(engine, seats, games, whole, masks)
+    compact, _, _ = _planes(engine, seats, games, whole)
+    masks = np.zeros((len(games), NUM_PLANES), np.uint64)
+    for lo, hi, c in _plane_groups(engine.num_players):
+        masks[:, lo:hi] = compact[:, c:c + hi - lo]
     return masks
 
 
-def _planes(engine, seats, games, whole, masks):
-    """Fill ``masks`` (K, 13) with the card planes; return the hands of relative seats 0..P-1."""
+def _plane_groups(p: int) -> list[tuple[int, int, int]]:
+    """Return the runs of planes in use with ``p`` players: (first plane, end plane, compact column).
+
+    The seat slots of planes 1-4 and 6-9 beyond ``p`` are always empty, so the planes in use are
+    three runs: hand + piles (0 .. p), table + played (5 .. 5 + p) and 10 .. 12.
+    """
+    return [(0, p + 1, 0), (5, 6 + p, p + 1), (10, 13, 2 * p + 2)]
+
+
+def _planes(engine, seats, games, whole):
+    """Return (masks (K, 2P + 5) of the planes in use, in ``_plane_groups`` order, hands, indices).
+
+    ``hands[j]`` is the hand of relative seat j and ``idx[j]`` its index in the flat (N * P)
+    per-seat arrays: one ``take`` per seat, no 2-D gathers.
+    """
     p = engine.num_players
     base = games * p
-    # index into the flat (N*P) per-seat arrays of relative seat j: one take per seat, no 2-D gathers
     if p == 2:
         idx = [base + seats, base + (seats ^ 1)]
     else:
@@ -144,6 +158,7 @@ def _planes(engine, seats, games, whole, masks):
     hands_flat = engine.hands.reshape(-1)
     piles_flat = engine.piles.reshape(-1)
     played_flat = engine.played.reshape(-1)
+    masks = np.empty((len(games), 2 * p + 5), np.uint64)
     hands = [np.take(hands_flat, i, mode="clip") for i in idx]
     masks[:, 0] = hands[0]
     public = hands[0].copy()
@@ -151,35 +166,36 @@ def _planes(engine, seats, games, whole, masks):
         pile = np.take(piles_flat, idx[j], mode="clip")
         play = np.take(played_flat, idx[j], mode="clip")
         masks[:, 1 + j] = pile
-        masks[:, 6 + j] = play
+        masks[:, p + 2 + j] = play
         public |= pile
         public |= play
-    if p < MAX_SEATS:
-        masks[:, 1 + p:5] = 0
-        masks[:, 6 + p:10] = 0
     table = engine.table if whole else engine.table[games]
     pending = engine.pending if whole else engine.pending[games]
     taken = engine.taken if whole else engine.taken[games]
-    masks[:, 5] = table
+    masks[:, p + 1] = table
     # the pending card's bit where a capture is pending (pending >= 0), else 0
     pend = _ONE << (pending & _I63).view(np.uint64)
     pend &= (~(pending >> _I63)).view(np.uint64)
-    masks[:, 11] = pend
-    masks[:, 12] = taken
+    masks[:, 2 * p + 3] = pend
+    masks[:, 2 * p + 4] = taken
     public |= table
     public |= pend
     public |= taken
     full = np.uint64((1 << engine.rules.num_cards) - 1)
-    masks[:, 10] = np.bitwise_and(~public, full)
-    return hands, idx
+    masks[:, 2 * p + 2] = np.bitwise_and(~public, full)
+    return masks, hands, idx
 
 
-def encode(engine, seats, games=None, out: np.ndarray | None = None) -> np.ndarray:
+def encode(engine, seats, games=None, out: np.ndarray | None = None, *, clean: bool = False
+           ) -> np.ndarray:
     """Return float32 observations (len(games), obs_size(rules)) of ``seats`` in ``games`` (default: all).
 
-    Writes into ``out`` when given (it must be float32 of the right shape). One game is encoded
-    from Python ints (the per-step path of the one-game faces); a batch with a fixed number of
-    NumPy calls, whatever its size.
+    Writes into ``out`` when given (it must be float32 of the right shape). ``clean=True`` says
+    that ``out`` was last written by ``encode`` for the same engine, so the entries that are zero
+    for every observation of these rules (unused seat and side slots) are zero already and are not
+    written again (the vector env's own buffer). One game is encoded from Python ints (the
+    per-step path of the one-game faces); a batch with a fixed number of NumPy calls, whatever
+    its size.
     """
     games, whole = _rows(engine, games)
     k = len(games)
@@ -194,14 +210,21 @@ def encode(engine, seats, games=None, out: np.ndarray | None = None) -> np.ndarr
     w, p = rules.num_cards, engine.num_players
     if out is None:
         out = np.empty((k, NUM_PLANES * w + NUM_SCALARS), np.float32)
-    masks = np.empty((k, NUM_PLANES), np.uint64)
-    hands, idx = _planes(engine, seats, games, whole, masks)
-    # One flat unpack (fast path of unpackbits), then one casting copy of the W used bits per plane.
-    bits = np.unpackbits(masks.view(np.uint8).reshape(-1), bitorder="little").reshape(k, NUM_PLANES, 64)
+    masks, hands, idx = _planes(engine, seats, games, whole)
+    # One unpack of the W used bits of the planes in use, then one casting copy per run of planes
+    # (contiguous on both sides); the empty seat slots are zeroed.
+    bits = np.unpackbits(masks.view(np.uint8).reshape(-1, 8), axis=1, count=w, bitorder="little")
+    bits = bits.reshape(k, -1, w)
     pw = NUM_PLANES * w
-    out[:, :pw].reshape(k, NUM_PLANES, w)[:] = bits[:, :, :w]
+    planes = out[:, :pw].reshape(k, NUM_PLANES, w)
+    for lo, hi, c in _plane_groups(p):
+        planes[:, lo:hi] = bits[:, c:c + hi - lo]
     sc = out[:, pw:]
-    sc[:] = 0
+    if not clean:
+        if p < MAX_SEATS:
+            planes[:, p + 1:5] = 0
+            planes[:, 6 + p:10] = 0
+        sc[:] = 0
     # escobas and scores of relative sides 0..S-1
     esc_flat = engine.escobas.reshape(-1)
     scores_flat = engine.scores.reshape(-1)

@@ -46,8 +46,9 @@ from the env's generator (seeded by the last seeded reset, else from the OS). Op
 of ``escoba_v0`` and apply to every game (a ``deck`` may also be one row of W per game).
 
 Speed: the returned ``obs`` arrays and ``rewards`` are preallocated buffers that the next
-``step`` or ``reset`` overwrites; copy what you keep. ``step`` costs a fixed number of NumPy
-calls, whatever N is.
+``step`` or ``reset`` overwrites; copy what you keep, and treat them as read-only (the encoder
+never rewrites the observation entries that are always 0 for the env's rules). ``step`` costs a
+fixed number of NumPy calls, whatever N is.
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ class EscobaVectorEnv:
     def _observe(self) -> dict[str, np.ndarray]:
         eng = self.engine
         np.copyto(self._to_act, eng.to_act)
-        encode(eng, self._to_act, out=self._obs)
+        encode(eng, self._to_act, out=self._obs, clean=True)
         action_masks(eng, self._to_act, out=self._mask)
         return {"observation": self._obs, "action_mask": self._mask, "to_act": self._to_act}
 
