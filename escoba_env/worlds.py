@@ -169,10 +169,6 @@ def _mask_value(masks: np.ndarray) -> np.ndarray:
     return total
 
 
-_JOKER_BITS = (np.uint64(1 << NUM_CARDS), np.uint64(1 << (NUM_CARDS + 1)))
-_JOKER_SETS = (_ZERO, _JOKER_BITS[0], _JOKER_BITS[1], _JOKER_BITS[0] | _JOKER_BITS[1])
-
-
 def capture_summary(table: np.ndarray, card: np.ndarray, taken: np.ndarray | int = 0
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return ``(count, union, intersection)`` of the capture options of ``card`` on ``table``.
@@ -182,8 +178,8 @@ def capture_summary(table: np.ndarray, card: np.ndarray, taken: np.ndarray | int
     ``15 - c - s`` is in ``[k, 10k]``; a played joker adds one wild and no value. Only the options
     that contain ``taken`` (cards already named in a capture choice) are counted; ``union`` and
     ``intersection`` include ``taken`` (0 where count is 0). ``prefer_single`` is not applied.
-    Batched: a fixed number of ``option_summary`` calls, none per game; rows with no joker
-    involved take the plain path.
+    Batched: rows with no joker involved take ``option_summary``, the others the engine's
+    ``joker_summary``; no loop over games.
     """
     table, card, taken = np.broadcast_arrays(np.asarray(table, np.uint64), np.asarray(card, np.int64),
                                              np.asarray(taken, np.uint64))
@@ -209,30 +205,9 @@ def capture_summary(table: np.ndarray, card: np.ndarray, taken: np.ndarray | int
         inter[easy] = np.where(ok, x | tk, _ZERO)
     hard = np.flatnonzero(wild)
     if hard.size:
-        r_plain, r_jok = plain_rest[hard], rest[hard] & ~_STANDARD
-        base = FIFTEEN - c_val[hard] - t_val[hard]
-        k0 = t_jok[hard] + played_joker[hard]
+        # The engine's batched joker summary (every sum of the plain cards in one look-up).
         tk = taken[hard]
-        cnt = np.zeros(hard.size, np.int64)
-        uni = np.zeros(hard.size, np.uint64)
-        itr = np.full(hard.size, ~_ZERO, np.uint64)
-        for js in _JOKER_SETS:
-            has = (r_jok & js) == js
-            if js and not has.any():
-                continue
-            k = k0 + int(js).bit_count()
-            for s in range(0, FIFTEEN):
-                need = base - s  # value the wild cards must make up
-                ok = has & np.where(k == 0, need == 0, (need >= k) & (need <= 10 * k))
-                if s == 0:
-                    ok &= (js != 0) | (tk != 0)  # an option takes at least one table card
-                if not ok.any():
-                    continue
-                c, u, x = option_summary(r_plain, np.full(hard.size, s))
-                ok &= c > 0
-                cnt += np.where(ok, c, 0)
-                uni |= np.where(ok, u | js, _ZERO)
-                itr &= np.where(ok, x | js, ~_ZERO)
+        cnt, uni, itr, _ = joker_summary(table[hard], tk, t_val[hard], card[hard], tk == 0, False, 2)
         found = cnt > 0
         count[hard] = cnt
         union[hard] = np.where(found, uni | tk, _ZERO)
