@@ -123,10 +123,11 @@ def observer_planes(engine, seats: np.ndarray, games: np.ndarray | None = None) 
     """Return the 13 card-plane masks (len(games), 13) uint64 seen by ``seats`` in ``games``."""
     games, whole = _rows(engine, games)
     seats = np.broadcast_to(np.asarray(seats, np.int64), games.shape)
-    compact, _, _ = _planes(engine, seats, games, whole)
+    cols, _, _ = _planes(engine, seats, games, whole)
     masks = np.zeros((len(games), NUM_PLANES), np.uint64)
     for lo, hi, c in _plane_groups(engine.num_players):
-        masks[:, lo:hi] = compact[:, c:c + hi - lo]
+        for i in range(hi - lo):
+            masks[:, lo + i] = cols[c + i]
     return masks
 
 
@@ -140,10 +141,10 @@ def _plane_groups(p: int) -> list[tuple[int, int, int]]:
 
 
 def _planes(engine, seats, games, whole):
-    """Return (masks (K, 2P + 5) of the planes in use, in ``_plane_groups`` order, hands, indices).
+    """Return (the 2P + 5 plane masks in use, in ``_plane_groups`` order, hands, indices).
 
-    ``hands[j]`` is the hand of relative seat j and ``idx[j]`` its index in the flat (N * P)
-    per-seat arrays: one ``take`` per seat, no 2-D gathers.
+    Each mask is a (K,) uint64 array. ``hands[j]`` is the hand of relative seat j and ``idx[j]``
+    its index in the flat (N * P) per-seat arrays: one ``take`` per seat, no 2-D gathers.
     """
     p = engine.num_players
     base = games * p
@@ -158,32 +159,42 @@ def _planes(engine, seats, games, whole):
     hands_flat = engine.hands.reshape(-1)
     piles_flat = engine.piles.reshape(-1)
     played_flat = engine.played.reshape(-1)
-    masks = np.empty((len(games), 2 * p + 5), np.uint64)
     hands = [np.take(hands_flat, i, mode="clip") for i in idx]
-    masks[:, 0] = hands[0]
-    public = hands[0].copy()
-    for j in range(p):
-        pile = np.take(piles_flat, idx[j], mode="clip")
-        play = np.take(played_flat, idx[j], mode="clip")
-        masks[:, 1 + j] = pile
-        masks[:, p + 2 + j] = play
-        public |= pile
-        public |= play
+    piles = [np.take(piles_flat, i, mode="clip") for i in idx]
+    played = [np.take(played_flat, i, mode="clip") for i in idx]
     table = engine.table if whole else engine.table[games]
     pending = engine.pending if whole else engine.pending[games]
     taken = engine.taken if whole else engine.taken[games]
-    masks[:, p + 1] = table
     # the pending card's bit where a capture is pending (pending >= 0), else 0
     pend = _ONE << (pending & _I63).view(np.uint64)
     pend &= (~(pending >> _I63)).view(np.uint64)
-    masks[:, 2 * p + 3] = pend
-    masks[:, 2 * p + 4] = taken
-    public |= table
-    public |= pend
-    public |= taken
-    full = np.uint64((1 << engine.rules.num_cards) - 1)
-    masks[:, 2 * p + 2] = np.bitwise_and(~public, full)
-    return masks, hands, idx
+    public = hands[0] | table
+    for m in (*piles, *played, pend, taken):
+        public |= m
+    unseen = np.bitwise_and(~public, np.uint64((1 << engine.rules.num_cards) - 1), out=public)
+    return [hands[0], *piles, table, *played, unseen, pend, taken], hands, idx
+
+
+def _pack(cols: list[np.ndarray], w: int) -> np.ndarray:
+    """Return the W-bit masks ``cols`` laid end to end as one bit string per row, (K, words) uint64.
+
+    Mask ``i`` occupies bits ``i * W`` to ``i * W + W - 1``, so unpacking the words gives the
+    planes already W wide and contiguous (no per-plane slicing of 64-bit groups).
+    """
+    k = len(cols[0])
+    nw = -(-len(cols) * w // 64)
+    words: list[np.ndarray | None] = [None] * nw
+    for i, m in enumerate(cols):
+        j, sh = divmod(i * w, 64)
+        part = m << np.uint64(sh) if sh else m
+        words[j] = part if words[j] is None else words[j] | part
+        if sh + w > 64:
+            part = m >> np.uint64(64 - sh)
+            words[j + 1] = part if words[j + 1] is None else words[j + 1] | part
+    out = np.empty((k, nw), np.uint64)
+    for j, x in enumerate(words):
+        out[:, j] = x
+    return out
 
 
 def encode(engine, seats, games=None, out: np.ndarray | None = None, *, clean: bool = False
@@ -210,15 +221,15 @@ def encode(engine, seats, games=None, out: np.ndarray | None = None, *, clean: b
     w, p = rules.num_cards, engine.num_players
     if out is None:
         out = np.empty((k, NUM_PLANES * w + NUM_SCALARS), np.float32)
-    masks, hands, idx = _planes(engine, seats, games, whole)
-    # One unpack of the W used bits of the planes in use, then one casting copy per run of planes
-    # (contiguous on both sides); the empty seat slots are zeroed.
-    bits = np.unpackbits(masks.view(np.uint8).reshape(-1, 8), axis=1, count=w, bitorder="little")
-    bits = bits.reshape(k, -1, w)
+    cols, hands, idx = _planes(engine, seats, games, whole)
+    # The planes in use packed end to end, one flat unpack (unpackbits' fast path), then one
+    # casting copy per run of planes (contiguous on both sides); the empty seat slots are zeroed.
+    words = _pack(cols, w)
+    bits = np.unpackbits(words.view(np.uint8).reshape(-1), bitorder="little").reshape(k, -1)
     pw = NUM_PLANES * w
     planes = out[:, :pw].reshape(k, NUM_PLANES, w)
     for lo, hi, c in _plane_groups(p):
-        planes[:, lo:hi] = bits[:, c:c + hi - lo]
+        planes[:, lo:hi] = bits[:, c * w:(c + hi - lo) * w].reshape(k, hi - lo, w)
     sc = out[:, pw:]
     if not clean:
         if p < MAX_SEATS:
