@@ -534,3 +534,7 @@ def test_docstring_copies_the_observation_layout_of_observation_py():
     scalars_table = layout[layout.index("=========", scalars):layout.index("An observation never")]
     for table in (planes_table, scalars_table):
         assert table.strip() in doc
+    # the headings that say how the layout grows with jokers are copied too
+    for heading in ("Card planes (W entries", "Scalars, from index ``13 * W``"):
+        start = layout.index(heading)
+        assert layout[start:layout.index(":\n", start)] in doc
