@@ -10,12 +10,15 @@ Escoba game has two of them in a few hundred steps). Printed in the same run, fo
   wrappers as ``escoba_v0.env()``: the ceiling that wrapper overhead alone sets;
 - ``escoba_v0.env()`` and ``escoba_v0.raw_env()``;
 - the single-agent Gymnasium env against a random opponent (learner steps only);
-- ``EscobaVectorEnv`` with observations, at ``--batch`` games (random legal actions drawn with
-  the engine's sampler; steps = actions applied = batch x batched steps).
+- ``EscobaVectorEnv`` with observations, at each of ``--batches`` (default 256, 1024, 4096 and
+  16384 games; random legal actions drawn with the engine's sampler; steps = actions applied =
+  batch x batched steps).
 
-Run on one core of an otherwise idle machine: ``taskset -c 0 python benchmarks/bench_envs.py``.
+``--jokers 1|2`` and ``--mesa-deal`` measure the Escoba envs with those variants (RULES.md §8).
+Run on one core of an otherwise idle machine: ``taskset -c 1 python benchmarks/bench_envs.py``.
 The CPU-time column (steps per CPU-second of this process) is the figure to trust when something
-else shares the machine. ``--profile NAME`` prints a cProfile of one benchmark instead.
+else shares the machine; ``--repeat N`` runs every benchmark N times and keeps the best.
+``--profile NAME`` prints a cProfile of one benchmark instead.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import os
 import platform
 import pstats
 import random
+import sys
 import time
 from collections.abc import Callable
 
@@ -34,8 +38,10 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from escoba_env import EscobaVectorEnv, SingleAgentEscobaEnv, escoba_v0
-from escoba_env.engine import sample_actions
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
+
+from escoba_env import EscobaVectorEnv, Rules, SingleAgentEscobaEnv, escoba_v0  # noqa: E402
+from escoba_env.engine import sample_actions  # noqa: E402
 
 
 class EmptyGame(AECEnv):
@@ -122,11 +128,11 @@ def run_aec(make: Callable[[], AECEnv], seconds: float) -> tuple[int, float, flo
             return steps, time.perf_counter() - t0, time.process_time() - c0
 
 
-def run_single(seconds: float) -> tuple[int, float, float]:
+def run_single(seconds: float, rules: Rules) -> tuple[int, float, float]:
     """Return (learner steps, wall, CPU) of the single-agent env against a random opponent."""
     from agents.base import RandomAgent
 
-    env = SingleAgentEscobaEnv(RandomAgent(seed=0))
+    env = SingleAgentEscobaEnv(RandomAgent(seed=0), rules=rules)
     env.reset(seed=0)
     rng = random.Random(0)
     steps = 0
@@ -142,9 +148,9 @@ def run_single(seconds: float) -> tuple[int, float, float]:
             return steps, time.perf_counter() - t0, time.process_time() - c0
 
 
-def run_vector(batch: int, seconds: float) -> tuple[int, float, float]:
+def run_vector(batch: int, seconds: float, rules: Rules) -> tuple[int, float, float]:
     """Return (actions applied, wall, CPU) of the vector env with observations at ``batch`` games."""
-    env = EscobaVectorEnv(batch)
+    env = EscobaVectorEnv(batch, rules=rules)
     env.reset(seed=0)
     rng = np.random.default_rng(0)
     uniforms = rng.random((64, batch))
@@ -164,37 +170,50 @@ def main() -> None:
     """Parse arguments, run every benchmark (or profile one) and print a table."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seconds", type=float, default=3.0, help="time per benchmark (default 3)")
-    ap.add_argument("--batch", type=int, default=4096, help="vector env batch size (default 4096)")
+    ap.add_argument("--batches", default="256,1024,4096,16384",
+                    help="vector env batch sizes, comma-separated (default 256,1024,4096,16384)")
+    ap.add_argument("--batch", type=int, help="one vector env batch size (overrides --batches)")
+    ap.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2), help="RULES.md §8 jokers")
+    ap.add_argument("--mesa-deal", action="store_true", help="RULES.md §8 escoba de mesa")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per benchmark, best kept (default 1)")
     ap.add_argument("--profile", choices=["raw", "env", "single", "vector"],
                     help="print a cProfile of one benchmark instead of the table")
     args = ap.parse_args()
+    rules = Rules(jokers=args.jokers, mesa_deal=args.mesa_deal)
+    batches = [args.batch] if args.batch else [int(b) for b in args.batches.split(",")]
     benches: dict[str, Callable[[], tuple[int, float, float]]] = {
         "leduc_holdem_v4 env() (PettingZoo)": lambda: run_aec(leduc, args.seconds),
         "empty AEC game, standard wrappers": lambda: run_aec(wrapped_empty, args.seconds),
-        "escoba_v0.env()": lambda: run_aec(escoba_v0.env, args.seconds),
-        "escoba_v0.raw_env()": lambda: run_aec(escoba_v0.raw_env, args.seconds),
-        "SingleAgentEscobaEnv vs random": lambda: run_single(args.seconds),
-        f"EscobaVectorEnv, batch {args.batch}, with obs": lambda: run_vector(args.batch, args.seconds),
+        "escoba_v0.env()": lambda: run_aec(lambda: escoba_v0.env(rules=rules), args.seconds),
+        "escoba_v0.raw_env()": lambda: run_aec(lambda: escoba_v0.raw_env(rules=rules), args.seconds),
+        "SingleAgentEscobaEnv vs random": lambda: run_single(args.seconds, rules),
     }
+    for b in batches:
+        benches[f"EscobaVectorEnv, batch {b}, with obs"] = (
+            lambda b=b: run_vector(b, args.seconds, rules))
     if args.profile:
         key = {"raw": "escoba_v0.raw_env()", "env": "escoba_v0.env()",
                "single": "SingleAgentEscobaEnv vs random"}.get(args.profile)
-        key = key or f"EscobaVectorEnv, batch {args.batch}, with obs"
+        key = key or f"EscobaVectorEnv, batch {batches[-1]}, with obs"
         prof = cProfile.Profile()
         prof.runcall(benches[key])
         pstats.Stats(prof).sort_stats("tottime").print_stats(25)
         return
     affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    variant = (f", jokers={args.jokers}" if args.jokers else "") + (", mesa_deal" if args.mesa_deal else "")
     print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
-          f"{affinity} core(s) usable, {args.seconds:g} s per benchmark")
+          f"{affinity} core(s) usable, {args.seconds:g} s per benchmark, best of {args.repeat}"
+          f"{variant or ', standard rules'}")
     print(f"{'benchmark':46s} {'steps/s':>12s} {'steps/CPU-s':>12s}")
     for name, fn in benches.items():
         try:
-            steps, wall, cpu = fn()
+            runs = [fn() for _ in range(args.repeat)]
         except ImportError as e:
             print(f"{name:46s} {'skipped':>12s}  ({e}; pip install rlcard pygame)")
             continue
-        print(f"{name:46s} {steps / wall:12,.0f} {steps / cpu:12,.0f}")
+        wall = max(steps / w for steps, w, _ in runs)
+        cpu = max(steps / c for steps, _, c in runs)
+        print(f"{name:46s} {wall:12,.0f} {cpu:12,.0f}")
 
 
 if __name__ == "__main__":
