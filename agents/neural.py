@@ -43,9 +43,10 @@ import torch
 from torch import nn
 
 import escoba_env
+from escoba_env import observation as _observation
 from escoba_env.capture import option_summary
-from escoba_env.cards import NUM_CARDS
-from escoba_env.observation import OBS_SIZE, PLANE, SCALARS
+from escoba_env.cards import FULL_DECK, JOKER_MASK, JOKERS, NUM_CARDS, NUM_VALUES
+from escoba_env.observation import OBS_SIZE, plane_slice, scalar_offsets
 from escoba_env.rules import Rules
 
 from .base import Agent
@@ -61,6 +62,14 @@ _WEIGHT = (0.05 + 0.1 * (np.arange(NUM_CARDS) % 4 == 0) + 0.3 * (_VALUES == 7)
 _OROS = np.uint64(sum(1 << c for c in range(0, NUM_CARDS, 4)))
 _SEVENS = np.uint64(0xF << 24)
 _VELO = np.uint64(1 << 24)
+_STD = np.uint64(FULL_DECK)
+_JOKER_BITS = np.uint64(JOKER_MASK)
+# Per card id of the 42-card deck: its value class (0..9 for values 1..10, 10 for a joker), its
+# capture value (a joker counts 0: it is wild) and its greedy weight (a joker: a card, 0.05).
+_CLASS = np.array([c // 4 for c in range(NUM_CARDS)] + [10] * len(JOKERS))
+_CLASS_VALUE = np.array([c // 4 + 1 for c in range(NUM_CARDS)] + [0] * len(JOKERS), np.float32)
+_WEIGHT_J = np.concatenate([_WEIGHT, np.full(len(JOKERS), 0.05, np.float32)])
+_CLASS_CARD = np.array([4 * v for v in range(NUM_VALUES)] + [JOKERS[0]])  # a card of each class
 MOVE_FEATURES = ("play", "capture", "escoba", "take_certain", "take_possible", "threat", "discard_cost",
                  "name", "name_value", "card_weight", "card_value", "cards_taken", "left_weight", "left_sum",
                  "left_count", "exposed_gain", "exposed_capture")
@@ -68,110 +77,157 @@ MOVE_FEATURES = ("play", "capture", "escoba", "take_certain", "take_possible", "
 
 
 def _mask_weight(masks: np.ndarray) -> np.ndarray:
-    """Return the summed card weights (``_WEIGHT``) of uint64 card masks, as float32."""
+    """Return the summed card weights (``_WEIGHT``; a joker 0.05) of uint64 card masks, as float32."""
     def n(m):
         return np.bitwise_count(m).astype(np.float32)
     return 0.05 * n(masks) + 0.1 * n(masks & _OROS) + 0.3 * n(masks & _SEVENS) + 0.6 * n(masks & _VELO)
 
 
 def _mask_sum(masks: np.ndarray) -> np.ndarray:
-    """Return the summed capture values (1..10) of the cards of uint64 masks."""
+    """Return the summed capture values (1..10) of the cards of uint64 masks (jokers count 0)."""
     total = np.zeros(masks.shape, np.int64)
     for v in range(1, 11):
         total += v * np.bitwise_count((masks >> np.uint64(4 * (v - 1))) & np.uint64(0xF)).astype(np.int64)
     return total
 
 
-def move_features(obs: np.ndarray) -> np.ndarray:
-    """Return float32 (K, 40, len(MOVE_FEATURES)) features of each action, read from observations only.
+def _class_summary(masks: np.ndarray, rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return (count, union, intersection), each (K, C), of the captures a card of each value class
+    could make on each table mask: C = 10 values, plus the joker with ``rules.jokers``."""
+    k = len(masks)
+    if not rules.jokers:
+        c, u, i = option_summary(np.repeat(masks, 10), np.tile(15 - np.arange(1, 11), k))
+        return c.reshape(k, 10), u.reshape(k, 10), i.reshape(k, 10)
+    from escoba_env.capture import joker_summary
 
-    For a hand card in the play phase: whether it captures, can sweep (escoba), the weighted value
-    of the cards it surely / possibly takes (greedy weights: velo .6, seven .3, oro .1, card .05),
-    how many it surely takes, the share of the unseen cards that could sweep the table it leaves,
-    and the weight it gives away when discarded. For a table card in the capture choice: its
-    weight. For every card: its own weight and value / 10. What the play leaves on the table: its
-    weight (at most), its sum / 15 and its card count / 10; and what the next player could take
-    from it (an expert-style threat): the largest ``P(they hold a value w) * gain(w)`` over the ten
-    values, ``gain`` being the weight of what ``w`` can take plus 1 for a sweep, and the largest
-    ``P(they hold w)`` among values that capture something. Zero for cards that are not legal
-    candidates (not in hand, or not on the table during a choice).
+    classes = len(_CLASS_CARD)
+    z = np.zeros(k * classes, np.uint64)
+    c, u, i, _ = joker_summary(np.repeat(masks, classes), z, np.zeros(k * classes, np.int64),
+                               np.tile(_CLASS_CARD, k), np.ones(k * classes, bool), False, rules.jokers)
+    i = np.where(c > 0, i, np.uint64(0))
+    return c.reshape(k, classes), u.reshape(k, classes), i.reshape(k, classes)
+
+
+def _sweepable(masks: np.ndarray, played: np.ndarray, wild: np.ndarray) -> np.ndarray:
+    """Return where a played card of value ``played`` (``wild``: a joker) takes all of ``masks``.
+
+    Broadcasts. The table's jokers and a played joker are wild (1..10 each).
     """
+    s = _mask_sum(masks)
+    w = np.bitwise_count(masks & _JOKER_BITS).astype(np.int64) + wild
+    need = 15 - played - s
+    return (masks != 0) & np.where(w == 0, need == 0, (need >= w) & (need <= 10 * w))
+
+
+def move_features(obs: np.ndarray, rules: Rules | None = None) -> np.ndarray:
+    """Return float32 (K, W, len(MOVE_FEATURES)) features of each action, read from observations only.
+
+    W is the action count (``rules.num_cards``: 40, or 41/42 with jokers). For a hand card in the
+    play phase: whether it captures, can sweep (escoba), the weighted value of the cards it surely /
+    possibly takes (greedy weights: velo .6, seven .3, oro .1, card .05, joker .05), how many it
+    surely takes, the share of the unseen cards that could sweep the table it leaves, and the weight
+    it gives away when discarded. For a table card in the capture choice: its weight. For every
+    card: its own weight and value / 10 (a joker: 0). What the play leaves on the table: its weight
+    (at most), its sum / 15 and its card count / 10; and what the next player could take from it
+    (an expert-style threat): the largest ``P(they hold a card of class w) * gain(w)`` over the
+    value classes, ``gain`` being the weight of what ``w`` can take plus 1 for a sweep, and the
+    largest ``P(they hold w)`` among classes that capture something. Zero for cards that are not
+    legal candidates (not in hand, or not on the table during a choice). With jokers the capture
+    features use the joker-aware summaries (a joker played or on the table is wild); the table sums
+    and the sweep threat of unseen cards count a joker as 0. These are features, not rules: the
+    engine alone decides what is legal.
+    """
+    rules = Rules() if rules is None else rules
     obs = np.asarray(obs, np.float32)
     k = obs.shape[0]
-    f = np.zeros((k, NUM_CARDS, len(MOVE_FEATURES)), np.float32)
+    nc = rules.num_cards
+    f = np.zeros((k, nc, len(MOVE_FEATURES)), np.float32)
     if k == 0:
         return f
-    hand = obs[:, PLANE["hand"] * 40:(PLANE["hand"] + 1) * 40]
-    table = obs[:, PLANE["table"] * 40:(PLANE["table"] + 1) * 40]
-    unseen = obs[:, PLANE["unseen"] * 40:(PLANE["unseen"] + 1) * 40]
-    choose = obs[:, SCALARS["capture_phase"]] > 0.5
+    sc = scalar_offsets(rules)
+    hand = obs[:, plane_slice("hand", rules)]
+    table = obs[:, plane_slice("table", rules)]
+    unseen = obs[:, plane_slice("unseen", rules)]
+    choose = obs[:, sc["capture_phase"]] > 0.5
     play = hand * ~choose[:, None]
-    by_value = table.reshape(k, 10, 4).sum(axis=2)  # no BLAS: tiny matmuls spin threads on busy CPUs
+    weight = _WEIGHT_J[:nc]
+    vi = _CLASS[:nc]  # value class of each card id
+    by_value = table[:, :NUM_CARDS].reshape(k, 10, 4).sum(axis=2)  # no BLAS: tiny matmuls spin threads
     t_sum = (by_value * np.arange(1, 11, dtype=np.float32)).sum(axis=1)
     bits = np.ascontiguousarray((table > 0.5).astype(np.uint8))
     padded = np.zeros((k, 64), np.uint8)
-    padded[:, :NUM_CARDS] = bits
+    padded[:, :nc] = bits
     t_mask = np.packbits(padded, axis=1, bitorder="little").view("<u8")[:, 0].astype(np.uint64)
-    # capture options depend on the played card's value only: one summary per (row, value)
-    count, union, inter = option_summary(np.repeat(t_mask, 10), np.tile(15 - np.arange(1, 11), k))
-    cap_v = (count > 0).reshape(k, 10).astype(np.float32)
-    certain_v = _mask_weight(inter).reshape(k, 10)
-    possible_v = _mask_weight(union).reshape(k, 10)
-    ntaken_v = np.bitwise_count(inter).reshape(k, 10).astype(np.float32)
-    values = np.arange(1, 11, dtype=np.float32)
-    escoba_v = cap_v * (t_sum[:, None] + values[None, :] == 15)
+    # capture options depend on the played card's value class only: one summary per (row, class)
+    count, union, inter = _class_summary(t_mask, rules)
+    classes = count.shape[1]
+    cap_v = (count > 0).astype(np.float32)
+    certain_v = _mask_weight(inter)
+    possible_v = _mask_weight(union)
+    ntaken_v = np.bitwise_count(inter).astype(np.float32)
+    values = _CLASS_VALUE[_CLASS_CARD[:classes]]
+    if rules.jokers:
+        escoba_v = cap_v * _sweepable(t_mask[:, None], values[None, :].astype(np.int64),
+                                      (np.arange(classes) == 10)[None, :].astype(np.int64))
+    else:
+        escoba_v = cap_v * (t_sum[:, None] + values[None, :] == 15)
     # table sum left: after a capture of value 15 - v it is t_sum - (15 - v), after a discard t_sum + v
     left = np.where(cap_v > 0, t_sum[:, None] - (15 - values[None, :]), t_sum[:, None] + values[None, :])
     need = 15 - left  # the card value that sweeps what is left
-    unseen_by_value = unseen.reshape(k, 10, 4).sum(axis=2)
+    unseen_by_value = unseen[:, :NUM_CARDS].reshape(k, 10, 4).sum(axis=2)
     n_unseen = np.maximum(unseen.sum(axis=1, keepdims=True), 1.0)
     idx = np.clip(need, 1, 10).astype(np.int64) - 1
     threat_v = np.where((need >= 1) & (need <= 10) & (left > 0),
                         np.take_along_axis(unseen_by_value, idx, axis=1) / n_unseen, 0.0)
-    vi = _VALUES - 1  # value index of each card id
     f[:, :, 0] = play
     f[:, :, 1] = play * cap_v[:, vi]
     f[:, :, 2] = play * escoba_v[:, vi]
-    f[:, :, 3] = play * cap_v[:, vi] * (certain_v[:, vi] + _WEIGHT[None, :])
-    f[:, :, 4] = play * cap_v[:, vi] * (possible_v[:, vi] + _WEIGHT[None, :])
+    f[:, :, 3] = play * cap_v[:, vi] * (certain_v[:, vi] + weight[None, :])
+    f[:, :, 4] = play * cap_v[:, vi] * (possible_v[:, vi] + weight[None, :])
     f[:, :, 5] = play * threat_v[:, vi]
-    f[:, :, 6] = play * (1 - cap_v[:, vi]) * _WEIGHT[None, :]
+    f[:, :, 6] = play * (1 - cap_v[:, vi]) * weight[None, :]
     name = table * choose[:, None]
     f[:, :, 7] = name
-    f[:, :, 8] = name * _WEIGHT[None, :]
+    f[:, :, 8] = name * weight[None, :]
     cand = np.maximum(play, name)
-    f[:, :, 9] = cand * _WEIGHT[None, :]
-    f[:, :, 10] = cand * (_VALUES / 10.0)[None, :]
+    f[:, :, 9] = cand * weight[None, :]
+    f[:, :, 10] = cand * (_CLASS_VALUE[:nc] / 10.0)[None, :]
     f[:, :, 11] = play * cap_v[:, vi] * (ntaken_v[:, vi] + 1) / 5.0
     # what the move leaves on the table (a capture leaves at most the cards outside the intersection)
-    t_weight = (table * _WEIGHT[None, :]).sum(axis=1)
+    t_weight = (table * weight[None, :]).sum(axis=1)
     t_count = table.sum(axis=1)
     left_w = np.where(cap_v > 0, t_weight[:, None] - certain_v, 0.0)
     left_n = np.where(cap_v > 0, t_count[:, None] - ntaken_v, t_count[:, None] + 1)
-    f[:, :, 12] = play * (left_w[:, vi] + (1 - cap_v[:, vi]) * (t_weight[:, None] + _WEIGHT[None, :]))
+    f[:, :, 12] = play * (left_w[:, vi] + (1 - cap_v[:, vi]) * (t_weight[:, None] + weight[None, :]))
     f[:, :, 13] = play * np.clip(left[:, vi], 0, 30) / 15.0
     f[:, :, 14] = play * left_n[:, vi] / 10.0
     # exposure: what the next player could take from the table each hand card leaves
     order = np.argsort(-hand, axis=1, kind="stable")[:, :3]  # the (up to 3) hand cards
     valid = (np.take_along_axis(play, order, axis=1) > 0).astype(np.float32)
     rows = np.arange(k)[:, None]
-    cvi = order // 4
+    cvi = vi[order]
     cap = cap_v[rows, cvi] > 0
-    inter_v = inter.reshape(k, 10)
     bits_c = np.uint64(1) << order.astype(np.uint64)
-    left_mask = np.where(cap, t_mask[:, None] & ~inter_v[rows, cvi], t_mask[:, None] | bits_c)  # (k, 3)
-    cnt, un, _ = option_summary(np.repeat(left_mask.ravel(), 10), np.tile(15 - np.arange(1, 11), k * 3))
-    cnt, un = cnt.reshape(k, 3, 10), un.reshape(k, 3, 10)
-    sweep = ((_mask_sum(left_mask)[:, :, None] + np.arange(1, 11)[None, None, :] == 15)
-             & (left_mask[:, :, None] != 0))
+    left_mask = np.where(cap, t_mask[:, None] & ~inter[rows, cvi], t_mask[:, None] | bits_c)  # (k, 3)
+    cnt, un, _ = _class_summary(left_mask.ravel(), rules)
+    cnt, un = cnt.reshape(k, 3, classes), un.reshape(k, 3, classes)
+    if rules.jokers:
+        sweep = _sweepable(left_mask[:, :, None], values[None, None, :].astype(np.int64),
+                           (np.arange(classes) == 10)[None, None, :].astype(np.int64))
+        unseen_by_class = np.concatenate([unseen_by_value, unseen[:, NUM_CARDS:].sum(axis=1, keepdims=True)],
+                                         axis=1)
+    else:
+        sweep = ((_mask_sum(left_mask)[:, :, None] + np.arange(1, 11)[None, None, :] == 15)
+                 & (left_mask[:, :, None] != 0))
+        unseen_by_class = unseen_by_value
     gain = (cnt > 0) * (_mask_weight(un) + sweep)
-    h = obs[:, SCALARS["hand_sizes"] + 1] * 3.0  # the next player's hand size
+    h = obs[:, sc["hand_sizes"] + 1] * 3.0  # the next player's hand size
     u = unseen.sum(axis=1)
-    miss = np.ones((k, 10), np.float32)
+    miss = np.ones((k, classes), np.float32)
     for i in range(3):
-        step = np.clip(u[:, None] - unseen_by_value - i, 0, None) / np.maximum(u[:, None] - i, 1)
+        step = np.clip(u[:, None] - unseen_by_class - i, 0, None) / np.maximum(u[:, None] - i, 1)
         miss = np.where(i < h[:, None] - 0.5, miss * step, miss)
-    q = (1.0 - miss)[:, None, :]  # P(the next player holds value w), (k, 1, 10)
+    q = (1.0 - miss)[:, None, :]  # P(the next player holds a card of class w), (k, 1, C)
     f[rows, order, 15] = valid * (q * gain).max(axis=2)
     f[rows, order, 16] = valid * (q * (cnt > 0)).max(axis=2)
     return f
@@ -194,6 +250,11 @@ class PolicyValueNet(nn.Module):
         self.hidden = [int(h) for h in hidden]
         self.obs_size, self.num_actions = int(obs_size), int(num_actions)
         self.head, self.move_dim = head, int(move_dim)
+        if not 0 <= self.num_actions - NUM_CARDS <= len(JOKERS):
+            raise ValueError(f"num_actions must be 40, 41 or 42 (the deck with 0-2 jokers), got "
+                             f"{num_actions}")
+        # The move features depend on the deck only (how many jokers), never on other rules options.
+        self._feature_rules = Rules(jokers=self.num_actions - NUM_CARDS)
         layers: list[nn.Module] = []
         width = self.obs_size
         for h in self.hidden:
@@ -246,7 +307,7 @@ class PolicyValueNet(nn.Module):
 
     def features(self, obs: np.ndarray) -> np.ndarray | None:
         """Return the ``move_features`` this network needs for ``obs`` (None for the plain head)."""
-        return move_features(obs) if self.uses_features else None
+        return move_features(obs, self._feature_rules) if self.uses_features else None
 
     def net_config(self) -> dict[str, Any]:
         """Return the shape description stored in checkpoints (enough to rebuild the module)."""
@@ -380,10 +441,13 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
     if ckpt["format_version"] > FORMAT_VERSION:
         raise ValueError(f"checkpoint {p!r} has format version {ckpt['format_version']}; this code reads "
                          f"up to {FORMAT_VERSION} (upgrade escoba-env)")
-    if ckpt["obs_size"] != OBS_SIZE or ckpt["num_actions"] != NUM_CARDS:
+    trained = check_compatible(ckpt, None, p)
+    want = (_observation.obs_size(trained), trained.num_cards)
+    if (ckpt["obs_size"], ckpt["num_actions"]) != want:
         raise ValueError(f"checkpoint {p!r} was trained on observations of size {ckpt['obs_size']} with "
                          f"{ckpt['num_actions']} actions; this escoba_env (version {escoba_env.__version__}) "
-                         f"has {OBS_SIZE} and {NUM_CARDS} (checkpoint env version {ckpt['env_version']})")
+                         f"has {want[0]} and {want[1]} for its rules (checkpoint env version "
+                         f"{ckpt['env_version']})")
     return ckpt
 
 

@@ -370,3 +370,48 @@ def test_shipped_agent_loads_and_plays_legal_moves():
     actions = agent.act_batch(obs, mask)
     assert (mask[np.arange(256), actions] == 1).all()
     assert play_duplicate([agent, GreedyAgent()], deals=8, seed=4).rounds == 16
+
+
+@pytest.mark.parametrize("rules", [{"jokers": 2}, {"jokers": 1, "mesa_deal": True},
+                                   {"num_players": 4, "partnerships": True, "jokers": 2, "mesa_deal": True}])
+def test_variants_train_with_the_grown_action_space_and_play_legally(tmp_path, rules):
+    cfg = tiny(tmp_path, rules=rules, hidden=(16,), total_steps=32 * 16 * 2, eval_interval=0,
+               tensorboard=False, opp_snapshot=0.0)
+    t = Trainer(cfg)
+    r = Rules(**rules)
+    assert t.buf_mask.shape[-1] == r.num_cards and t.buf_obs.shape[-1] == 13 * r.num_cards + 26
+    t.rollout()
+    learner = torch.from_numpy(t.learner)
+    chosen = t.buf_mask.gather(2, t.buf_act[:, :, None]).squeeze(2)
+    assert bool((chosen[learner] == 1).all())
+    path = t.save()
+    agent = NeuralAgent.from_checkpoint(path, rules=r)
+    assert agent.net.num_actions == r.num_cards
+    res = play_duplicate([agent, GreedyAgent(r)], r, deals=4, seed=1)  # an illegal action would raise
+    assert res.rounds == 4 * r.num_sides
+    with pytest.raises(ValueError, match="jokers: trained"):
+        NeuralAgent.from_checkpoint(path, rules=dataclasses.replace(r, jokers=0))
+
+
+def test_move_features_of_jokers_score_a_joker_capture():
+    from agents.neural import MOVE_FEATURES, move_features
+    from escoba_env.cards import parse_card
+    from escoba_env.engine import EscobaEngine
+    from escoba_env.observation import encode
+
+    r = Rules(jokers=2)
+    e = EscobaEngine(1, r)
+    # seat 1 (after dealer 0) holds *1, 7o, 2c; the table 3e 4b Sc Rb: the joker can take Rb (as a 5)
+    hands = [[parse_card(c) for c in ("1o", "1c", "1e")], [40, parse_card("7o"), parse_card("2c")]]
+    table = [parse_card(c) for c in ("3e", "4b", "Sc", "Rb")]
+    used = {c for h in hands for c in h} | set(table)
+    stock = [c for c in range(42) if c not in used]
+    e.reset(seed=0, dealer=0, hands=hands, table=table, stock=stock)
+    f = move_features(encode(e, e.to_act), r)
+    assert f.shape == (1, 42, len(MOVE_FEATURES))
+    col = {k: i for i, k in enumerate(MOVE_FEATURES)}
+    assert f[0, 40, col["play"]] == 1 and f[0, 40, col["capture"]] == 1
+    assert f[0, 41, col["play"]] == 0  # the other joker is not in hand
+    assert f[0, parse_card("2c"), col["capture"]] == 1  # 2c takes 3e + Rb (2 + 3 + 10)
+    assert f[0, 40, col["escoba"]] == 0  # the table sums to 3 + 4 + 8 + 10 = 25: no sweep
+    assert f[0, parse_card("7o"), col["capture"]] == 1  # 7o takes Sc (7 + 8)

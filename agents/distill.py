@@ -1,0 +1,205 @@
+"""Teacher-labelled decisions for kickstarting PPO from a stronger (slower) agent.
+
+Kickstarting (Schmitt et al., 2018, "Kickstarting Deep Reinforcement Learning") adds to the RL loss
+a cross-entropy term pulling the learner's policy toward a teacher's choices. Here the teacher is
+usually ``search`` (PIMC, about 0.28 points per round stronger than ``expert`` but about 4 ms per
+decision), too slow to query during training, so its choices are collected once, offline:
+
+1. ``collect_labels`` plays single rounds on the batched engine. Each seat of each game is played
+   by a *behaviour* agent drawn per game (for example the current network, ``expert`` and
+   ``greedy``), so the positions look like the ones the learner meets;
+2. every decision with more than one legal action is shown to the teacher (batched ``act_batch``;
+   the teacher only sees the observation, like any fair agent); its action is the label;
+3. with probability ``follow`` the teacher's action is also the one played (DAgger-style mixing,
+   so positions after strong moves are visited too).
+
+The labels are written as one ``.npz`` (``obs`` float16, ``mask`` int8, ``action`` int64, and a
+JSON ``meta`` with the rules, the teacher, the behaviour agents and the seed), which
+``train.py --distill-data PATH`` reads (see ``agents.ppo.Config.distill_data``)::
+
+    python -m agents.distill --out runs/labels/search_150k.npz --labels 150000 \\
+        --teacher search --behaviour checkpoint:agents/pretrained/escoba_2p.pt expert greedy \\
+        --weights 0.5 0.35 0.15 --seed 11
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from escoba_env.cli import add_rules_arguments, positive_int, rules_from_args
+from escoba_env.engine import EscobaEngine
+from escoba_env.observation import action_masks, encode
+from escoba_env.rules import Rules
+
+from .base import Agent
+from .registry import make_agent
+
+LABELS_FORMAT = "escoba-env-labels"
+LABEL_KEYS = ("obs", "mask", "action")
+
+
+def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, labels: int, *,
+                   weights: Sequence[float] | None = None, num_games: int = 256, seed: int = 0,
+                   follow: float = 0.3, progress: bool = False) -> dict[str, np.ndarray]:
+    """Return at least ``labels`` teacher-labelled decisions: ``{"obs", "mask", "action"}`` arrays.
+
+    Single rounds of ``num_games`` games are played at once; each game's seats are given behaviour
+    agents drawn with ``weights`` (uniform by default), anew for every round. Only decisions with
+    more than one legal action are labelled. ``follow`` is the probability of playing the
+    teacher's action instead of the behaviour agent's.
+    """
+    if not behaviour:
+        raise ValueError("collect_labels needs at least one behaviour agent")
+    if labels < 1 or num_games < 1:
+        raise ValueError(f"labels and num_games must be positive, got {labels} and {num_games}")
+    if not 0.0 <= follow <= 1.0:
+        raise ValueError(f"follow must be in [0, 1], got {follow}")
+    w = np.ones(len(behaviour)) if weights is None else np.asarray(weights, np.float64)
+    if w.shape != (len(behaviour),) or (w < 0).any() or w.sum() <= 0:
+        raise ValueError(f"weights must be {len(behaviour)} non-negative numbers, not all 0; got {weights}")
+    w = w / w.sum()
+    rng = np.random.default_rng(seed)
+    p = rules.num_players
+    eng = EscobaEngine(num_games, rules, single_round=True, autoreset=True)
+    eng.reset(seed=seed)
+    who = rng.choice(len(behaviour), size=(num_games, p), p=w)
+    rows = np.arange(num_games)
+    obs_parts, mask_parts, act_parts = [], [], []
+    got = 0
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=labels, unit="label", dynamic_ncols=True)
+    try:
+        while got < labels:
+            seat = eng.to_act
+            obs = encode(eng, seat)
+            mask = action_masks(eng, seat)
+            acts = np.zeros(num_games, np.int64)
+            ctrl = who[rows, seat]
+            for k, agent in enumerate(behaviour):
+                g = np.flatnonzero(ctrl == k)
+                if g.size:
+                    acts[g] = agent.act_batch(obs[g], mask[g])
+            multi = np.flatnonzero(mask.sum(axis=1) > 1)
+            if multi.size:
+                taught = np.asarray(teacher.act_batch(obs[multi], mask[multi]), np.int64)
+                obs_parts.append(obs[multi].astype(np.float16))
+                mask_parts.append(mask[multi].astype(np.int8))
+                act_parts.append(taught)
+                got += multi.size
+                follow_rows = rng.random(multi.size) < follow
+                acts[multi[follow_rows]] = taught[follow_rows]
+                if bar is not None:
+                    bar.update(multi.size)
+            info = eng.step(acts)
+            ended = np.flatnonzero(info.game_over)
+            if ended.size:
+                who[ended] = rng.choice(len(behaviour), size=(ended.size, p), p=w)
+    finally:
+        if bar is not None:
+            bar.close()
+    return {"obs": np.concatenate(obs_parts), "mask": np.concatenate(mask_parts),
+            "action": np.concatenate(act_parts)}
+
+
+def save_labels(path: str | os.PathLike, data: dict[str, np.ndarray], rules: Rules, **meta: Any) -> str:
+    """Write labels and their metadata (rules, teacher, ...) to ``path`` (.npz); return the path."""
+    d = os.path.dirname(os.fspath(path))
+    if d:
+        os.makedirs(d, exist_ok=True)
+    info = {"format": LABELS_FORMAT, "rules": rules.to_dict(), **meta}
+    np.savez_compressed(path, meta=np.array(json.dumps(info)), **{k: data[k] for k in LABEL_KEYS})
+    return os.fspath(path)
+
+
+def _obs_width(rules: Rules) -> int:
+    """Return the observation length under ``rules`` (from a one-game engine)."""
+    e = EscobaEngine(1, rules)
+    e.reset(seed=0)
+    return encode(e, e.to_act).shape[1]
+
+
+def load_labels(path: str | os.PathLike, rules: Rules | None = None) -> tuple[dict[str, np.ndarray], dict]:
+    """Return ``(arrays, meta)`` of a labels file, checked (rules, shapes, legality of every label).
+
+    Raises FileNotFoundError for a missing file and ValueError for a corrupt, inconsistent or
+    incompatible one (other rules than ``rules``).
+    """
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"labels file {path!r} "
+                                f"does not exist (make one with python -m agents.distill)")
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            arrays = {k: z[k] for k in LABEL_KEYS}
+    except Exception as e:  # zip, key or JSON errors: all mean the same thing to the user
+        raise ValueError(f"labels file {path!r} is corrupt or not a labels file: {e}") from e
+    if meta.get("format") != LABELS_FORMAT:
+        raise ValueError(f"labels file {path!r} is not a labels file (format {meta.get('format')!r})")
+    stored = Rules.from_dict(meta["rules"])
+    if rules is not None and stored != rules:
+        raise ValueError(f"labels file {path!r} was collected for {stored}, not {rules}")
+    n = len(arrays["action"])
+    nc = stored.num_cards
+    if (arrays["obs"].shape != (n, _obs_width(stored)) or arrays["mask"].shape != (n, nc)
+            or arrays["action"].ndim != 1):
+        raise ValueError(f"labels file {path!r} has inconsistent shapes: "
+                         f"{ {k: v.shape for k, v in arrays.items()} }")
+    a = arrays["action"]
+    if n == 0 or (a < 0).any() or (a >= nc).any() or not arrays["mask"][np.arange(n), a].all():
+        raise ValueError(f"labels file {path!r} holds no labels or labels that are not legal actions")
+    return arrays, meta
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argparse parser of ``python -m agents.distill``."""
+    ap = argparse.ArgumentParser(prog="python -m agents.distill", description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--out", required=True, help="the .npz file to write")
+    ap.add_argument("--labels", type=positive_int, default=150_000, help="decisions to label")
+    ap.add_argument("--teacher", default="search", help="agent spec of the teacher")
+    ap.add_argument("--behaviour", nargs="+", default=["expert", "greedy"],
+                    help="agent specs playing the seats")
+    ap.add_argument("--weights", nargs="+", type=float, default=None,
+                    help="sampling weight of each behaviour agent (default: uniform)")
+    ap.add_argument("--follow", type=float, default=0.3, help="probability of playing the teacher's move")
+    ap.add_argument("--games", type=positive_int, default=256, help="games played at once")
+    ap.add_argument("--seed", type=int, default=0, help="seed of deals, draws and agents")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_rules_arguments(ap.add_argument_group("rules"))
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the label collection CLI; return the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        rules = rules_from_args(args)
+        teacher = make_agent(args.teacher, rules=rules, seed=args.seed + 1000)
+        behaviour = [make_agent(s, rules=rules, seed=args.seed + i) for i, s in enumerate(args.behaviour)]
+        t0 = time.perf_counter()
+        data = collect_labels(teacher, behaviour, rules, args.labels, weights=args.weights,
+                              num_games=args.games, seed=args.seed, follow=args.follow,
+                              progress=not args.no_progress)
+        wall = time.perf_counter() - t0
+        save_labels(args.out, data, rules, teacher=args.teacher, behaviour=list(args.behaviour),
+                    weights=args.weights, follow=args.follow, seed=args.seed, wall_s=wall)
+    except (ValueError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {len(data['action'])} labels to {args.out} in {wall:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

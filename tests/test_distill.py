@@ -1,0 +1,108 @@
+"""Teacher labels (agents.distill) and kickstarting PPO from them (Config.distill_data, init_from)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from agents.base import RandomAgent
+from agents.distill import collect_labels, load_labels, main, save_labels
+from agents.greedy import GreedyAgent
+from agents.neural import NeuralAgent, PolicyValueNet, checkpoint_dict, save_checkpoint
+from agents.ppo import Config, Trainer
+from escoba_env import Rules
+
+
+@pytest.fixture(scope="module")
+def labels(tmp_path_factory):
+    """Greedy-labelled decisions of random play: return (path, arrays)."""
+    rules = Rules()
+    data = collect_labels(GreedyAgent(rules), [RandomAgent(rules, seed=1)], rules, 400, num_games=16, seed=5)
+    path = tmp_path_factory.mktemp("labels") / "greedy.npz"
+    save_labels(path, data, rules, teacher="greedy")
+    return path, data
+
+
+def test_labels_are_the_teachers_legal_choices_at_real_decisions(labels):
+    _, d = labels
+    n = len(d["action"])
+    assert n >= 400 and d["obs"].shape == (n, 546) and d["mask"].shape == (n, 40)
+    assert (d["mask"].sum(axis=1) > 1).all()  # forced moves are not labelled
+    assert d["mask"][np.arange(n), d["action"]].all()
+    again = GreedyAgent(Rules()).act_batch(d["obs"].astype(np.float32), d["mask"])
+    assert np.array_equal(again, d["action"])
+
+
+def test_collection_is_deterministic(labels):
+    rules = Rules()
+    a = collect_labels(GreedyAgent(rules), [RandomAgent(rules, seed=1)], rules, 400, num_games=16, seed=5)
+    assert all(np.array_equal(a[k], labels[1][k]) for k in ("obs", "mask", "action"))
+
+
+def test_labels_round_trip_and_bad_files_are_refused(labels, tmp_path):
+    path, d = labels
+    arrays, meta = load_labels(path, Rules())
+    assert meta["teacher"] == "greedy" and np.array_equal(arrays["action"], d["action"])
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_labels(tmp_path / "nope.npz")
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="corrupt"):
+        load_labels(bad)
+    with pytest.raises(ValueError, match="collected for"):
+        load_labels(path, Rules(num_players=3))
+    wrong = dict(d, action=np.where(d["mask"][:, 0] == 0, 0, d["action"]))  # some illegal labels
+    save_labels(tmp_path / "wrong.npz", wrong, Rules())
+    with pytest.raises(ValueError, match="not legal"):
+        load_labels(tmp_path / "wrong.npz")
+
+
+def _cross_entropy(net: PolicyValueNet, d: dict) -> float:
+    obs = d["obs"].astype(np.float32)
+    with torch.no_grad():
+        feats = torch.from_numpy(net.features(obs))
+        logits, _ = net(torch.from_numpy(obs), torch.from_numpy(d["mask"]), feats)
+        return float(torch.nn.functional.cross_entropy(logits, torch.from_numpy(d["action"])))
+
+
+def test_kickstarting_pulls_the_policy_toward_the_teacher(labels, tmp_path):
+    path, d = labels
+    cfg = Config(run_name="ks", runs_dir=str(tmp_path), num_envs=32, num_steps=16, hidden=(32,),
+                 total_steps=32 * 16 * 4, eval_interval=0, tensorboard=False, progress=False, seed=2,
+                 distill_data=str(path), distill_coef=5.0, learning_rate=3e-3)
+    t = Trainer(cfg)
+    before = _cross_entropy(t.net, d)
+    summary = t.run()
+    assert summary["stats"]["distill_loss"] > 0
+    assert _cross_entropy(t.net, d) < before - 0.2
+    rows = (tmp_path / "ks" / "metrics.csv").read_text()
+    assert "losses/distill_loss" in rows
+
+
+def test_init_from_copies_the_weights_and_checks_the_shape(tmp_path):
+    src = PolicyValueNet((32,), head="moves")
+    path = tmp_path / "src.pt"
+    save_checkpoint(path, checkpoint_dict(src, Rules()))
+    base = dict(run_name="i", runs_dir=str(tmp_path), num_envs=8, num_steps=4, eval_interval=0,
+                tensorboard=False, progress=False)
+    t = Trainer(Config(**base, hidden=(32,), init_from=str(path)))
+    assert all(torch.equal(a, b) for a, b in zip(t.net.state_dict().values(), src.state_dict().values(),
+                                                 strict=True))
+    with pytest.raises(ValueError, match="set --hidden/--head to match"):
+        Trainer(Config(**base, hidden=(16,), init_from=str(path)))
+    with pytest.raises(ValueError, match="trained for other rules"):
+        Trainer(Config(**base, hidden=(32,), init_from=str(path), rules={"num_players": 3}))
+    with pytest.raises(FileNotFoundError):
+        Trainer(Config(**base, hidden=(32,), init_from=str(tmp_path / "missing.pt")))
+    assert isinstance(NeuralAgent(t.net), NeuralAgent)
+
+
+def test_cli_writes_labels_and_reports_bad_agents(tmp_path, capsys):
+    out = tmp_path / "l.npz"
+    assert main(["--out", str(out), "--labels", "30", "--teacher", "greedy", "--behaviour", "random",
+                 "--games", "4", "--no-progress"]) == 0
+    arrays, meta = load_labels(out)
+    assert len(arrays["action"]) >= 30 and meta["behaviour"] == ["random"]
+    assert main(["--out", str(out), "--teacher", "nosuchagent", "--no-progress"]) == 2
+    assert "nosuchagent" in capsys.readouterr().err
