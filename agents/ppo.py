@@ -49,6 +49,11 @@ teacher's actions on as many labelled decisions (``losses/distill_loss``), optio
 on the shipped agent: pure imitation of ``search`` labels (150k decisions) raised agreement with
 search from 68% to 77% but cost 0.25 points per round against ``expert`` (see the model card).
 
+**Oracle critic** (``critic="oracle"``, an asymmetric actor-critic): the value function is a separate
+MLP that also reads privileged state (``privileged``: the other seats' hands and the stock order), so
+the advantages no longer carry the noise of the hidden cards. It exists only in training: the
+policy reads only its observation, and ``export_agent`` drops the critic.
+
 **Variants.** Any ``Rules`` trains, jokers included: the observation, the masks and the policy grow
 to ``rules.num_cards`` actions, and ``move_features`` scores joker captures with the joker-aware
 capture summaries.
@@ -85,6 +90,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from escoba_env.engine import unpack_mask
 from escoba_env.observation import action_masks, encode, obs_size
 from escoba_env.rules import Rules
 from escoba_env.vector_env import EscobaVectorEnv
@@ -138,6 +144,53 @@ def potential(engine) -> np.ndarray:
     return rel[:, engine.side_of_seat]
 
 
+PRIVILEGED_PLANES = 4
+"""Planes of the oracle critic's privileged input: the hands of the next three seats (relative to
+the observer; zeros for absent seats), and the stock order (1 for the top card, decreasing)."""
+
+
+def privileged(engine, seats: np.ndarray, games: np.ndarray | None = None) -> np.ndarray:
+    """Return float32 (K, 4 * W) hidden state for ``seats`` in ``games``: other hands and stock order.
+
+    Only the ``oracle`` critic reads this, during training; no agent ever sees it.
+    """
+    games = np.arange(engine.num_games) if games is None else np.asarray(games, np.int64)
+    seats = np.asarray(seats, np.int64)
+    w, p = engine.rules.num_cards, engine.num_players
+    k = len(games)
+    out = np.zeros((k, PRIVILEGED_PLANES, w), np.float32)
+    for j in range(1, p):
+        out[:, j - 1] = unpack_mask(engine.hands[games, (seats + j) % p], w)
+    deck = engine.deck[games].astype(np.int64)  # (K, W), top first
+    pos = np.arange(w)[None, :]
+    left = pos - engine.stock_pos[games][:, None]  # 0 for the top of the stock
+    order = np.where(left >= 0, 1.0 - left / w, 0.0).astype(np.float32)
+    np.put_along_axis(out[:, 3], deck, order, axis=1)
+    return out.reshape(k, -1)
+
+
+class ValueNet(torch.nn.Module):
+    """The ``oracle`` critic: an MLP from (observation, privileged state) to one value."""
+
+    def __init__(self, in_size: int, hidden: Sequence[int]):
+        super().__init__()
+        layers: list[torch.nn.Module] = []
+        width = in_size
+        for h in hidden:
+            layers += [torch.nn.Linear(width, h), torch.nn.ReLU()]
+            width = h
+        self.body = torch.nn.Sequential(*layers)
+        self.head = torch.nn.Linear(width, 1)
+        for m in [*self.body, self.head]:
+            if isinstance(m, torch.nn.Linear):
+                torch.nn.init.orthogonal_(m.weight, np.sqrt(2) if m is not self.head else 1.0)
+                torch.nn.init.zeros_(m.bias)
+
+    def forward(self, obs: torch.Tensor, priv: torch.Tensor) -> torch.Tensor:
+        """Return the values (B,) of observations with their privileged state."""
+        return self.head(self.body(torch.cat([obs, priv], dim=-1))).squeeze(-1)
+
+
 @dataclass
 class Config:
     """Every setting of a training run (the CLI of ``train.py`` is generated from these fields)."""
@@ -174,6 +227,16 @@ class Config:
     head: str = "moves"
     """Policy head: ``mlp`` (linear logits) or ``moves`` (plus an action-conditioned term scoring each
     legal action from its own features, see ``agents.neural.move_features``)."""
+    critic: str = "shared"
+    """Value function: ``shared`` (the policy network's value head, over the observation) or ``oracle``
+    (a separate MLP over the observation plus privileged state: the other hands and the stock order;
+    an asymmetric actor-critic, used in training only; the policy still sees only its observation)."""
+    critic_hidden: tuple[int, ...] = (256, 256)
+    """Hidden widths of the ``oracle`` critic."""
+    critic_warmup: int = 0
+    """PPO updates at the start of a run in which only the value loss is optimised, e.g. to fit a fresh
+    ``oracle`` critic to a policy loaded with ``init_from`` (the policy is then frozen; with the
+    ``shared`` critic the torso is shared, so the policy moves too)."""
     init_from: str | None = None
     """Start the network from this checkpoint's weights (an exported agent or a training checkpoint with
     the same network shape and rules); the optimizer, league and step counters start fresh."""
@@ -292,6 +355,10 @@ def check_config(cfg: Config) -> None:
         raise ValueError(f"unknown eval opponent(s) {bad}; known: {sorted(HEURISTICS)}")
     if cfg.num_minibatches < 1 or cfg.update_epochs < 1:
         raise ValueError("num_minibatches and update_epochs must be >= 1")
+    if cfg.critic not in ("shared", "oracle"):
+        raise ValueError(f"critic must be 'shared' or 'oracle', got {cfg.critic!r}")
+    if cfg.critic_warmup < 0:
+        raise ValueError(f"critic_warmup must be >= 0, got {cfg.critic_warmup}")
     if cfg.distill_coef < 0:
         raise ValueError(f"distill_coef must be >= 0, got {cfg.distill_coef}")
     make_rules(cfg)
@@ -473,7 +540,14 @@ class Trainer:
             self.distill = {"obs": arrays["obs"], "mask": torch.from_numpy(arrays["mask"].astype(np.int8)),
                             "action": torch.from_numpy(arrays["action"].astype(np.int64))}
         self.distill_weight = cfg.distill_coef
-        self.opt = torch.optim.Adam(self.net.parameters(), lr=cfg.learning_rate, eps=1e-5)
+        self.critic: ValueNet | None = None
+        if cfg.critic == "oracle":
+            width = obs_size(self.rules) + PRIVILEGED_PLANES * self.rules.num_cards
+            self.critic = ValueNet(width, cfg.critic_hidden).to(self.device)
+        self.params = list(self.net.parameters())
+        if self.critic is not None:
+            self.params += list(self.critic.parameters())
+        self.opt = torch.optim.Adam(self.params, lr=cfg.learning_rate, eps=1e-5)
 
         n, p = cfg.num_envs, self.rules.num_players
         self.n, self.p = n, p
@@ -506,6 +580,8 @@ class Trainer:
         self.obs_size, self.num_actions = obs_size(self.rules), self.rules.num_cards
         self.buf_obs = torch.zeros((t, n, self.obs_size), dtype=torch.float32, device=dev)
         self.buf_mask = torch.zeros((t, n, self.num_actions), dtype=torch.int8, device=dev)
+        npriv = PRIVILEGED_PLANES * self.num_actions if self.critic is not None else 0
+        self.buf_priv = torch.zeros((t, n, npriv), dtype=torch.float32, device=dev)
         self.buf_act = torch.zeros((t, n), dtype=torch.int64, device=dev)
         self.buf_logp = torch.zeros((t, n), dtype=torch.float32, device=dev)
         nf = len(MOVE_FEATURES) if self.net.uses_features else 0
@@ -601,7 +677,7 @@ class Trainer:
     @torch.no_grad()
     def rollout(self) -> None:
         """Play ``num_steps`` steps in every slot, storing the learner's decisions; return None."""
-        eng, n = self.env.engine, self.n
+        eng, n, dev = self.env.engine, self.n, self.device
         rows = np.arange(n)
         trunc: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         shaping = self.cfg.shaping
@@ -621,6 +697,10 @@ class Trainer:
                 self.buf_mask[t].copy_(torch.from_numpy(self._mask))
                 self.buf_act[t].copy_(a)
                 self.buf_logp[t].copy_(logp)
+                if self.critic is not None:
+                    pr = torch.from_numpy(privileged(eng, to_act)).to(dev)
+                    self.buf_priv[t].copy_(pr)
+                    v = self.critic(o, pr)
                 self.values[t] = v.cpu().numpy()
                 actions[:] = a.cpu().numpy()
             else:
@@ -635,6 +715,10 @@ class Trainer:
                     self.buf_mask[t, ti] = torch.from_numpy(self._mask[li]).to(self.device)
                     self.buf_act[t, ti] = a
                     self.buf_logp[t, ti] = logp
+                    if self.critic is not None:
+                        pr = torch.from_numpy(privileged(eng, to_act[li], li)).to(dev)
+                        self.buf_priv[t, ti] = pr
+                        v = self.critic(o, pr)
                     self.values[t, li] = v.cpu().numpy()
                     actions[li] = a.cpu().numpy()
                 others = code[~is_l]
@@ -658,7 +742,12 @@ class Trainer:
                 if tr.any():
                     ti_ = idx[tr]
                     fo = infos["final_obs"][tr]  # (K, P, OBS)
-                    vals = self.net.values(torch.from_numpy(fo.reshape(-1, self.obs_size)).to(self.device))
+                    fo_t = torch.from_numpy(fo.reshape(-1, self.obs_size)).to(dev)
+                    if self.critic is not None:  # a game ends at a round end: no hands, no stock
+                        no_priv = torch.zeros((len(fo_t), self.buf_priv.shape[-1]), device=dev)
+                        vals = self.critic(fo_t, no_priv)
+                    else:
+                        vals = self.net.values(fo_t)
                     trunc[t] = (ti_, vals.cpu().numpy().reshape(-1, self.p))
                 self._finished.append((self.kind[idx].copy(), self.ep_ret[idx].copy(),
                                        self.ep_len[idx].copy()))
@@ -675,7 +764,11 @@ class Trainer:
         out = np.zeros((self.n, self.p), np.float32)
         if len(g):
             o = torch.from_numpy(encode(self.env.engine, s, g)).to(self.device)
-            out[g, s] = self.net.values(o).cpu().numpy()
+            if self.critic is not None:
+                pr = torch.from_numpy(privileged(self.env.engine, s, g)).to(self.device)
+                out[g, s] = self.critic(o, pr).cpu().numpy()
+            else:
+                out[g, s] = self.net.values(o).cpu().numpy()
         return out
 
     # -------------------------------------------------------------------------------- update
@@ -694,6 +787,7 @@ class Trainer:
             "index": torch.from_numpy(np.flatnonzero(self.learner.ravel())),
             "obs": self.buf_obs.view(-1, self.obs_size),
             "mask": self.buf_mask.view(-1, self.num_actions),
+            "priv": self.buf_priv.view(self.buf_priv.shape[0] * self.n, -1),
             "feat": self.buf_feat.view(self.buf_feat.shape[0] * self.n, self.num_actions, -1),
             "actions": self.buf_act.view(-1),
             "logp": self.buf_logp.view(-1),
@@ -709,7 +803,10 @@ class Trainer:
         def rows(key: str) -> torch.Tensor:
             return b[key].index_select(0, idx)  # much faster than b[key][idx] on CPU
 
-        logits, v = self.net(rows("obs"), rows("mask"), rows("feat") if self.net.uses_features else None)
+        obs = rows("obs")
+        logits, v = self.net(obs, rows("mask"), rows("feat") if self.net.uses_features else None)
+        if self.critic is not None:
+            v = self.critic(obs, rows("priv"))
         logp_all = torch.log_softmax(logits, -1)
         newlogp = logp_all.gather(1, rows("actions")[:, None]).squeeze(1)
         # softmax, not logp.exp(): exp of the -1e9 masked entries takes a slow path on CPU
@@ -728,6 +825,8 @@ class Trainer:
         else:
             v_loss = 0.5 * ((v - r) ** 2).mean()
         loss = pg_loss - c.ent_coef * entropy + c.vf_coef * v_loss
+        if self.update < c.critic_warmup:  # only the value function learns
+            loss = c.vf_coef * v_loss
         distill = None
         if self.distill is not None and self.distill_weight > 0:
             distill = self._distill_loss(len(idx))
@@ -766,7 +865,7 @@ class Trainer:
                 loss, parts = self.loss(b, perm[start:start + mb])
                 self.opt.zero_grad(set_to_none=True)
                 loss.backward()
-                torch.nn.utils.clip_grad_norm_(self.net.parameters(), c.max_grad_norm)
+                torch.nn.utils.clip_grad_norm_(self.params, c.max_grad_norm)
                 self.opt.step()
                 for k, val in parts.items():
                     stats.setdefault(k, []).append(float(val))
@@ -824,7 +923,9 @@ class Trainer:
             league=league, engine=_engine_state(self.env.engine),
             schedule={"next_eval": -1 if self.next_eval is None else self.next_eval,
                       "next_save": self.next_save, "next_snapshot": self.next_snapshot},
-            evals=self.evals)
+            evals=self.evals,
+            **({} if self.critic is None else {"critic": {k: v.detach().cpu().clone()
+                                                          for k, v in self.critic.state_dict().items()}}))
 
     def save(self, path: str | None = None) -> str:
         """Write the training checkpoint to ``path`` (default ``checkpoints/latest.pt``); return the path."""
@@ -839,6 +940,10 @@ class Trainer:
             self.net.load_state_dict(build_net(ckpt, src).state_dict())
         except RuntimeError as e:
             raise ValueError(f"checkpoint network does not match hidden={self.cfg.hidden}: {e}") from e
+        if self.critic is not None:
+            if "critic" not in ckpt:
+                raise ValueError("resume with critic='oracle' needs a checkpoint of an oracle-critic run")
+            self.critic.load_state_dict(ckpt["critic"])
         self.opt.load_state_dict(ckpt["optimizer"])
         lg = ckpt["league"]
         if len(lg["pool"]) != self.cfg.max_snapshots or lg["controller"].shape != self.controller.shape:

@@ -415,3 +415,50 @@ def test_move_features_of_jokers_score_a_joker_capture():
     assert f[0, parse_card("2c"), col["capture"]] == 1  # 2c takes 3e + Rb (2 + 3 + 10)
     assert f[0, 40, col["escoba"]] == 0  # the table sums to 3 + 4 + 8 + 10 = 25: no sweep
     assert f[0, parse_card("7o"), col["capture"]] == 1  # 7o takes Sc (7 + 8)
+
+
+def test_privileged_state_holds_the_other_hands_and_the_stock_order():
+    from agents.ppo import privileged
+    from escoba_env.engine import EscobaEngine
+
+    e = EscobaEngine(1, Rules(num_players=3))
+    deck = list(range(40))  # hands: dealer 0 deals to 1, 2, 0: seat 1 gets 0, 3, 6; seat 2 1, 4, 7
+    e.reset(seed=0, dealer=0, deck=deck)
+    assert sorted(e.legal_actions()) == [0, 3, 6] and int(e.to_act[0]) == 1
+    pr = privileged(e, np.array([1])).reshape(4, 40)
+    assert list(np.flatnonzero(pr[0])) == [1, 4, 7]  # next seat (2)
+    assert list(np.flatnonzero(pr[1])) == [2, 5, 8]  # the seat after (0, the dealer)
+    assert not pr[2].any()  # no fourth seat
+    # stock: deck positions 13.. (after 9 hand cards and 4 table cards), top = 1, then down by 1/40
+    assert pr[3, 13] == 1.0 and pr[3, 14] == pytest.approx(1 - 1 / 40) and pr[3, :13].sum() == 0
+    assert pr[3, 39] == pytest.approx(1 - 26 / 40)
+
+
+def test_oracle_critic_trains_resumes_exactly_and_is_not_exported(tmp_path):
+    kw = dict(critic="oracle", critic_hidden=(16,), eval_interval=0, tensorboard=False)
+    full = train(tiny(tmp_path, "full", **kw))
+    ck = load_checkpoint(full["checkpoint"])
+    assert "critic" in ck and ck["critic"]["head.weight"].shape == (1, 16)
+    train(tiny(tmp_path, "half", **kw), max_updates=2)
+    half = Trainer(Config(resume=os.path.join(tmp_path, "half", "checkpoints", "latest.pt")))
+    half.run()
+    resumed = load_checkpoint(os.path.join(tmp_path, "half", "checkpoints", "latest.pt"))
+    for k, v in ck["critic"].items():
+        assert torch.equal(v, resumed["critic"][k]), k
+    for k, v in ck["model"].items():
+        assert torch.equal(v, resumed["model"][k]), k
+    out = export_agent(full["checkpoint"], str(tmp_path / "agent.pt"))
+    assert "critic" not in load_checkpoint(out)
+    NeuralAgent.from_checkpoint(out)  # plays without its critic
+
+
+def test_critic_warmup_leaves_the_policy_unchanged(tmp_path):
+    t = Trainer(tiny(tmp_path, critic="oracle", critic_hidden=(16,), critic_warmup=1, eval_interval=0,
+                     tensorboard=False))
+    net0 = {k: v.clone() for k, v in t.net.state_dict().items()}
+    critic0 = {k: v.clone() for k, v in t.critic.state_dict().items()}
+    t.run(max_updates=1)
+    assert all(torch.equal(v, net0[k]) for k, v in t.net.state_dict().items())
+    assert not all(torch.equal(v, critic0[k]) for k, v in t.critic.state_dict().items())
+    t.run(max_updates=1)  # warm-up over: the policy learns
+    assert not all(torch.equal(v, net0[k]) for k, v in t.net.state_dict().items())
