@@ -55,10 +55,12 @@ def main(argv: list[str] | None = None) -> int:
                                                      "search:sims=1600"])
     ap.add_argument("--positions", type=int, default=60)
     ap.add_argument("--batch", type=int, default=256, help="batch size of the batched measurement")
+    ap.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2), help="jokers variant (RULES.md §8)")
+    ap.add_argument("--mesa-deal", action="store_true", help="escoba de mesa (RULES.md §8)")
     args = ap.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    rules = Rules()
+    rules = Rules(jokers=args.jokers, mesa_deal=args.mesa_deal)
     obs, masks = positions(rules, args.positions)
     print(f"{platform.processor() or platform.machine()}, numpy {np.__version__}, "
           f"{len(obs)} positions, one core")
