@@ -141,9 +141,9 @@ def move_features(obs: np.ndarray, rules: Rules | None = None) -> np.ndarray:
     obs = np.asarray(obs, np.float32)
     k = obs.shape[0]
     nc = rules.num_cards
-    f = np.zeros((k, nc, len(MOVE_FEATURES)), np.float32)
     if k == 0:
-        return f
+        return np.zeros((k, nc, len(MOVE_FEATURES)), np.float32)
+    f = np.zeros((len(MOVE_FEATURES), k, nc), np.float32)  # feature-major: contiguous writes
     sc = scalar_offsets(rules)
     hand = obs[:, plane_slice("hand", rules)]
     table = obs[:, plane_slice("table", rules)]
@@ -179,28 +179,29 @@ def move_features(obs: np.ndarray, rules: Rules | None = None) -> np.ndarray:
     idx = np.clip(need, 1, 10).astype(np.int64) - 1
     threat_v = np.where((need >= 1) & (need <= 10) & (left > 0),
                         np.take_along_axis(unseen_by_value, idx, axis=1) / n_unseen, 0.0)
-    f[:, :, 0] = play
-    f[:, :, 1] = play * cap_v[:, vi]
-    f[:, :, 2] = play * escoba_v[:, vi]
-    f[:, :, 3] = play * cap_v[:, vi] * (certain_v[:, vi] + weight[None, :])
-    f[:, :, 4] = play * cap_v[:, vi] * (possible_v[:, vi] + weight[None, :])
-    f[:, :, 5] = play * threat_v[:, vi]
-    f[:, :, 6] = play * (1 - cap_v[:, vi]) * weight[None, :]
+    capc = play * cap_v[:, vi]  # the hand cards that capture
+    f[0] = play
+    f[1] = capc
+    f[2] = play * escoba_v[:, vi]
+    f[3] = capc * (certain_v[:, vi] + weight[None, :])
+    f[4] = capc * (possible_v[:, vi] + weight[None, :])
+    f[5] = play * threat_v[:, vi]
+    f[6] = (play - capc) * weight[None, :]
     name = table * choose[:, None]
-    f[:, :, 7] = name
-    f[:, :, 8] = name * weight[None, :]
+    f[7] = name
+    f[8] = name * weight[None, :]
     cand = np.maximum(play, name)
-    f[:, :, 9] = cand * weight[None, :]
-    f[:, :, 10] = cand * (_CLASS_VALUE[:nc] / 10.0)[None, :]
-    f[:, :, 11] = play * cap_v[:, vi] * (ntaken_v[:, vi] + 1) / 5.0
+    f[9] = cand * weight[None, :]
+    f[10] = cand * (_CLASS_VALUE[:nc] / 10.0)[None, :]
+    f[11] = capc * (ntaken_v[:, vi] + 1) / 5.0
     # what the move leaves on the table (a capture leaves at most the cards outside the intersection)
     t_weight = (table * weight[None, :]).sum(axis=1)
     t_count = table.sum(axis=1)
     left_w = np.where(cap_v > 0, t_weight[:, None] - certain_v, 0.0)
     left_n = np.where(cap_v > 0, t_count[:, None] - ntaken_v, t_count[:, None] + 1)
-    f[:, :, 12] = play * (left_w[:, vi] + (1 - cap_v[:, vi]) * (t_weight[:, None] + weight[None, :]))
-    f[:, :, 13] = play * np.clip(left[:, vi], 0, 30) / 15.0
-    f[:, :, 14] = play * left_n[:, vi] / 10.0
+    f[12] = play * (left_w[:, vi] + (1 - cap_v[:, vi]) * (t_weight[:, None] + weight[None, :]))
+    f[13] = play * np.clip(left[:, vi], 0, 30) / 15.0
+    f[14] = play * left_n[:, vi] / 10.0
     # exposure: what the next player could take from the table each hand card leaves
     order = np.argsort(-hand, axis=1, kind="stable")[:, :3]  # the (up to 3) hand cards
     valid = (np.take_along_axis(play, order, axis=1) > 0).astype(np.float32)
@@ -228,9 +229,9 @@ def move_features(obs: np.ndarray, rules: Rules | None = None) -> np.ndarray:
         step = np.clip(u[:, None] - unseen_by_class - i, 0, None) / np.maximum(u[:, None] - i, 1)
         miss = np.where(i < h[:, None] - 0.5, miss * step, miss)
     q = (1.0 - miss)[:, None, :]  # P(the next player holds a card of class w), (k, 1, C)
-    f[rows, order, 15] = valid * (q * gain).max(axis=2)
-    f[rows, order, 16] = valid * (q * (cnt > 0)).max(axis=2)
-    return f
+    f[15][rows, order] = valid * (q * gain).max(axis=2)
+    f[16][rows, order] = valid * (q * (cnt > 0)).max(axis=2)
+    return np.ascontiguousarray(f.transpose(1, 2, 0))
 
 
 class PolicyValueNet(nn.Module):
