@@ -297,8 +297,10 @@ class PolicyValueNet(nn.Module):
         if self.head == "moves":
             if feats is None:
                 raise ValueError("this network has an action-conditioned head: pass move_features(obs)")
-            q = self.move_query(z)
-            moves = self.move_linear(feats).squeeze(-1) + (self.move_embed(feats) * q[:, None, :]).sum(-1)
+            # w . f_a + (E f_a) . q  ==  f_a . (w + E^T q): one (K,)-vector per row, then one batched
+            # matrix-vector product, instead of embedding all 40 actions' features (3x cheaper overall)
+            u = self.move_linear.weight + self.move_query(z) @ self.move_embed.weight  # (B, K)
+            moves = torch.bmm(feats, u.unsqueeze(-1)).squeeze(-1)
             logits = logits + moves
         return logits.masked_fill(mask == 0, _MASKED), self.value(z).squeeze(-1)
 
