@@ -272,41 +272,38 @@ def encode(engine, seats, games=None, out: np.ndarray | None = None, *, clean: b
     return out
 
 
+# The int8 bytes of the 8 bits of each byte value, bit 0 first: a one-game mask is assembled from
+# these with bytes.join (one NumPy call in all).
+_BYTE_I8 = [np.unpackbits(np.array([b], np.uint8), bitorder="little").tobytes() for b in range(256)]
+
+
 def encode_one(engine, seat: int, game: int = 0, out: np.ndarray | None = None) -> np.ndarray:
     """Return the float32 observation (obs_size(rules),) of ``seat`` in one ``game``.
 
-    The same vector as ``encode`` (the tests compare them), computed from Python ints: the
-    one-game faces call it once per step, where NumPy's per-call overhead would dominate.
+    The same vector as ``encode`` (the tests compare them), computed from Python ints with three
+    NumPy calls: the one-game faces call it once per step, where NumPy's per-call overhead would
+    dominate. Writes into ``out`` when given.
     """
     rules = engine.rules
     w, p = rules.num_cards, engine.num_players
-    size = NUM_PLANES * w + NUM_SCALARS
-    if out is None:
-        out = np.empty(size, np.float32)
     hands = engine.hands[game].tolist()
     piles = engine.piles[game].tolist()
     played = engine.played[game].tolist()
-    table = int(engine.table[game])
-    pending = int(engine.pending[game])
-    taken = int(engine.taken[game])
-    rel = [(seat + j) % p for j in range(p)]
-    masks = [0] * NUM_PLANES
-    masks[0] = hands[seat]
-    public = hands[seat] | table | taken
-    for j, r in enumerate(rel):
-        masks[1 + j] = piles[r]
-        masks[6 + j] = played[r]
-        public |= piles[r] | played[r]
-    masks[5] = table
-    if pending >= 0:
-        masks[11] = 1 << pending
-        public |= masks[11]
-    masks[12] = taken
-    masks[10] = ((1 << w) - 1) & ~public
-    buf = np.array(masks, np.uint64)
-    bits = np.unpackbits(buf.view(np.uint8), bitorder="little").reshape(NUM_PLANES, 64)
-    pw = NUM_PLANES * w
-    out[:pw].reshape(NUM_PLANES, w)[:] = bits[:, :w]
+    table = engine.table.item(game)
+    pending = engine.pending.item(game)
+    taken = engine.taken.item(game)
+    rel = [seat + j - p if seat + j >= p else seat + j for j in range(p)]
+    pend = 1 << pending if pending >= 0 else 0
+    pile_masks = [piles[r] for r in rel]
+    played_masks = [played[r] for r in rel]
+    public = hands[seat] | table | taken | pend
+    for m in pile_masks:
+        public |= m
+    for m in played_masks:
+        public |= m
+    empty = [0] * (MAX_SEATS - p)
+    masks = [hands[seat], *pile_masks, *empty, table, *played_masks, *empty,
+             ((1 << w) - 1) & ~public, pend, taken]
     sc = [0.0] * NUM_SCALARS
     esc = engine.escobas[game].tolist()
     scores = engine.scores[game].tolist()
@@ -320,17 +317,21 @@ def encode_one(engine, seat: int, game: int = 0, out: np.ndarray | None = None) 
         for j, r in enumerate(rel):
             sc[j] = esc[r]
             sc[4 + j] = scores[r] / target
-    sc[8] = (w - int(engine.stock_pos[game])) / w
+    sc[8] = (w - engine.stock_pos.item(game)) / w
     for j, r in enumerate(rel):
         sc[9 + j] = hands[r].bit_count() / 3.0
-    sc[13 + (int(engine.dealer[game]) - seat) % p] = 1.0
-    lc = int(engine.last_capturer[game])
+    sc[13 + (engine.dealer.item(game) - seat) % p] = 1.0
+    lc = engine.last_capturer.item(game)
     if lc >= 0:
         sc[17 + (lc - seat) % p] = 1.0
     sc[21] = 1.0 if pending >= 0 else 0.0
     sc[22 + p - 2] = 1.0
     sc[25] = 1.0 if rules.partnerships else 0.0
-    out[pw:] = sc
+    if out is None:
+        out = np.empty(NUM_PLANES * w + NUM_SCALARS, np.float32)
+    bits = np.unpackbits(np.array(masks, np.uint64).view(np.uint8), bitorder="little")
+    out[:NUM_PLANES * w].reshape(NUM_PLANES, w)[:] = bits.reshape(NUM_PLANES, 64)[:, :w]
+    out[NUM_PLANES * w:] = sc
     return out
 
 
@@ -355,6 +356,7 @@ def action_masks(engine, seats, games=None, out: np.ndarray | None = None) -> np
 def action_mask_one(engine, seat: int, game: int = 0) -> np.ndarray:
     """Return the int8 action mask (W,) of ``seat`` in one ``game`` (zeros if it is not to act)."""
     w = engine.rules.num_cards
-    legal = int(engine.legal[game]) if int(engine.to_act[game]) == seat else 0
-    b = np.unpackbits(np.array([legal], np.uint64).view(np.uint8), bitorder="little")[:w]
-    return b.view(np.int8)
+    legal = engine.legal.item(game) if engine.to_act.item(game) == seat else 0
+    nb = (w + 7) // 8
+    raw = b"".join(map(_BYTE_I8.__getitem__, legal.to_bytes(nb, "little")))
+    return np.frombuffer(bytearray(raw[:w]), np.int8)
