@@ -116,7 +116,9 @@ pairs of Python ints, one per legal move of the turn. `capture_mask` is the set 
 (bit `c` = card id `c`) the move takes, 0 for a discard; a card with several capture options
 appears once per option. During a capture choice the list holds the remaining options of the
 pending card. A move-level agent can play `(card, capture_mask)` by playing `card` and then, while
-the mask offers table cards, naming the cards of `capture_mask` that the mask offers.
+the mask offers table cards, naming the cards of `capture_mask` that the mask offers (with jokers,
+one option can hold another: if the choice is still pending when no card of `capture_mask` is
+offered, playing `card` again takes exactly the named and forced cards).
 
 ### Action Space
 
