@@ -225,7 +225,7 @@ def encode(engine, seats, games=None, out: np.ndarray | None = None, *, clean: b
     # The planes in use packed end to end, one flat unpack (unpackbits' fast path), then one
     # casting copy per run of planes (contiguous on both sides); the empty seat slots are zeroed.
     words = _pack(cols, w)
-    bits = np.unpackbits(words.view(np.uint8).reshape(-1), bitorder="little").reshape(k, -1)
+    bits = np.unpackbits(words.view(np.uint8).reshape(-1), bitorder="little").reshape(k, 64 * words.shape[1])
     pw = NUM_PLANES * w
     planes = out[:, :pw].reshape(k, NUM_PLANES, w)
     for lo, hi, c in _plane_groups(p):
@@ -346,7 +346,7 @@ def action_masks(engine, seats, games=None, out: np.ndarray | None = None) -> np
     legal = engine.legal if whole else engine.legal[games]
     to_act = engine.to_act if whole else engine.to_act[games]
     legal = np.where(to_act == seats, legal, _ZERO)
-    b = np.unpackbits(legal.view(np.uint8), bitorder="little").reshape(-1, 64)[:, :w]
+    b = np.unpackbits(legal.view(np.uint8), bitorder="little").reshape(len(legal), 64)[:, :w]
     if out is None:
         return b.view(np.int8).copy()
     out.view(np.uint8)[:] = b

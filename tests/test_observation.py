@@ -149,3 +149,14 @@ def test_docstring_tables_match_plane_and_scalar_offsets():
     firsts = [int(m) for m in re.findall(r"^(\d+)(?:-\d+)?\s{2,}", planes, re.M)]
     assert firsts == [0, 1, 5, 6, 10, 11, 12] == list(PLANE.values())
     assert "``13 * jokers`` higher" in doc and "``13 * W + 26``" in doc
+
+
+@pytest.mark.parametrize("name", ["2p", "jokers=1"])
+def test_an_empty_selection_gives_empty_arrays(name):
+    rules = RULES[name]
+    eng = EscobaEngine(3, rules)
+    eng.reset(0)
+    none = np.zeros(0, np.int64)
+    assert encode(eng, none, none).shape == (0, obs_size(rules))
+    assert action_masks(eng, none, none).shape == (0, rules.num_cards)
+    assert observer_planes(eng, none, none).shape == (0, 13)
