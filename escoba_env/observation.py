@@ -82,7 +82,6 @@ SCALARS = {k: NUM_PLANES * NUM_CARDS + v for k, v in _SCALAR_OFFSETS.items()}
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
 _I63 = np.int64(63)
-_U63 = np.uint64(63)
 
 
 def num_cards_of(rules: Any = None) -> int:
