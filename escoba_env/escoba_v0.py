@@ -269,7 +269,7 @@ class raw_env(AECEnv):
         self._obs_cache.clear()
         self._last = None
         self._skip_agent_selection = None
-        seat = int(self.engine.to_act[0])
+        seat = self.engine.to_act.item(0)
         self.agent_selection = self.possible_agents[seat]
         self.infos[self.agent_selection]["legal_moves"] = faces.legal_moves(self.engine)
         if self.render_mode == "human":
@@ -303,16 +303,16 @@ class raw_env(AECEnv):
             return
         eng = self.engine
         a = faces.as_action(action, self.num_cards)
-        if a < 0 or not int(eng.legal[0]) >> a & 1:
+        if a < 0 or not eng.legal.item(0) >> a & 1:
             raise ValueError(faces.illegal_action_message(eng, action, agent, self.french))
-        pending = int(eng.pending[0])
+        pending = eng.pending.item(0)
         self._action[0] = a
         info = eng.step(self._action)
         self._obs_cache.clear()
         self._last = (a, a if pending < 0 else pending, info)
         self._cumulative_rewards[agent] = 0.0
         agents = self.possible_agents
-        round_over = bool(info.round_over[0])
+        round_over = info.round_over.item(0)
         if round_over:
             r = faces.step_rewards(eng, info, self.reward_kind)[0].tolist()
             self.rewards = dict(zip(agents, r, strict=True))
@@ -324,16 +324,16 @@ class raw_env(AECEnv):
                 self.rewards = dict.fromkeys(agents, 0.0)
                 self._rewards_dirty = False
             self.infos = {k: {} for k in agents}
-        if bool(info.game_over[0]):
-            flag = bool(info.truncated[0])
+        if info.game_over.item(0):
+            flag = info.truncated.item(0)
             self.terminations = dict.fromkeys(agents, not flag)
             self.truncations = dict.fromkeys(agents, flag)
-            winner = int(info.winner[0])
+            winner = info.winner.item(0)
             for k in agents:
                 self.infos[k]["winner"] = winner
             self._deads_step_first()
         else:
-            self.agent_selection = agents[int(eng.to_act[0])]
+            self.agent_selection = agents[eng.to_act.item(0)]
             self.infos[self.agent_selection]["legal_moves"] = faces.legal_moves(eng)
         if self.render_mode == "human":
             self.render()

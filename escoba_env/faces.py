@@ -100,11 +100,11 @@ def as_action(action: Any, num_cards: int = NUM_CARDS) -> int:
 
 def illegal_action_message(engine: EscobaEngine, action: Any, who: str, french: bool = False) -> str:
     """Return the error text for an illegal ``action`` of ``who``, naming the legal actions."""
-    legal = int(engine.legal[0])
+    legal = engine.legal.item(0)
     nc = engine.rules.num_cards
     a = as_action(action, nc)
     what = card_name(a, french) if a >= 0 else f"not a card id 0..{nc - 1}"
-    phase = "name a table card to take" if int(engine.pending[0]) >= 0 else "play a card from hand"
+    phase = "name a table card to take" if engine.pending.item(0) >= 0 else "play a card from hand"
     ids = cards_of(legal)
     return (f"illegal action {action!r} ({what}) for {who}, who must {phase}; legal actions are "
             f"{ids} ({' '.join(card_name(c, french) for c in ids)})")
@@ -247,13 +247,13 @@ def legal_moves(engine: EscobaEngine, game: int = 0) -> list[tuple[int, int]]:
     game is over.
     """
     rules = engine.rules
-    table = int(engine.table[game])
-    pending = int(engine.pending[game])
+    table = engine.table.item(game)
+    pending = engine.pending.item(game)
     if pending >= 0:
-        taken = int(engine.taken[game])
+        taken = engine.taken.item(game)
         return [(pending, o) for o in capture_options(pending, table, rules) if o & taken == taken]
     out: list[tuple[int, int]] = []
-    legal = int(engine.legal[game])
+    legal = engine.legal.item(game)
     if table > FULL_DECK or legal > FULL_DECK:  # a joker on the table or in hand: ask every card
         for c in cards_of(legal):
             opts = capture_options(c, table, rules)

@@ -117,7 +117,7 @@ class SingleAgentEscobaEnv(gymnasium.Env):
     def _apply(self, action: int, rewards: list[float], info: dict[str, Any]) -> None:
         """Step the engine with ``action``, adding the learner's reward and round info."""
         eng = self.engine
-        pending = int(eng.pending[0])
+        pending = eng.pending.item(0)
         self._action[0] = action
         step = eng.step(self._action)
         self._last = (action, action if pending < 0 else pending, step)
@@ -130,15 +130,15 @@ class SingleAgentEscobaEnv(gymnasium.Env):
     def _play_opponents(self, rewards: list[float], info: dict[str, Any]) -> None:
         """Let the opponents act until the learner is to act or the game is over."""
         eng = self.engine
-        while not bool(eng.done[0]) and int(eng.to_act[0]) != self.seat:
-            seat = int(eng.to_act[0])
+        while not eng.done.item(0) and eng.to_act.item(0) != self.seat:
+            seat = eng.to_act.item(0)
             agent = self._opponent_of(seat)
             obs = encode_one(eng, seat)
             mask = action_mask_one(eng, seat)
             state = self._state if getattr(agent, "needs_state", False) else None
             action = agent.act(obs, mask, state=state)
             a = faces.as_action(action, self.num_cards)
-            if a < 0 or not int(eng.legal[0]) >> a & 1:
+            if a < 0 or not eng.legal.item(0) >> a & 1:
                 who = f"opponent {agent!r} (seat {seat})"
                 raise ValueError(faces.illegal_action_message(eng, action, who))
             self._apply(a, rewards, info)
@@ -146,8 +146,8 @@ class SingleAgentEscobaEnv(gymnasium.Env):
     def _finish_info(self, info: dict[str, Any]) -> dict[str, Any]:
         info["seat"] = self.seat
         eng = self.engine
-        if bool(eng.done[0]):
-            info["winner"] = int(eng.winner[0])
+        if eng.done.item(0):
+            info["winner"] = eng.winner.item(0)
         else:
             info["legal_moves"] = faces.legal_moves(eng)
         return info
@@ -183,19 +183,19 @@ class SingleAgentEscobaEnv(gymnasium.Env):
             raise ValueError("the episode is over (or was never started): call reset() first")
         eng = self.engine
         a = faces.as_action(action, self.num_cards)
-        if a < 0 or not int(eng.legal[0]) >> a & 1:
+        if a < 0 or not eng.legal.item(0) >> a & 1:
             if self.illegal_action == "raise":
                 raise ValueError(faces.illegal_action_message(eng, action, f"the learner (seat {self.seat})",
                                                               self.french))
             self._done = True
-            info = {"seat": self.seat, "illegal_action": action, "legal_actions": cards_of(int(eng.legal[0]))}
+            info = {"seat": self.seat, "illegal_action": action, "legal_actions": cards_of(eng.legal.item(0))}
             return self._observe(), self.illegal_reward, True, False, info
         rewards = [0.0]
         info: dict[str, Any] = {}
         self._apply(a, rewards, info)
         self._play_opponents(rewards, info)
-        done = bool(eng.done[0])
-        truncated = done and bool(eng.truncated[0])
+        done = eng.done.item(0)
+        truncated = done and eng.truncated.item(0)
         self._done = done
         return self._observe(), rewards[0], done and not truncated, truncated, self._finish_info(info)
 
