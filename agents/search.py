@@ -342,10 +342,17 @@ class SearchAgent(Agent):
         return e, np.zeros(e.num_games, np.int64)
 
     def act_batch(self, observations, action_masks, state=None):
-        """Return the searched action (int64) for each observation."""
+        """Return the searched action (int64) for each observation.
+
+        Afterwards ``last_moves`` (``agents.moves.Moves``) holds every decision's moves and
+        ``last_move_values`` their mean rollout values (points of the agent's side minus the
+        others'; NaN for decisions with a single move), for analysis and teacher labels.
+        """
         obs = np.asarray(observations, np.float32)
         planes = observation_masks(obs, self.rules)
         moves = enumerate_moves(obs, self.rules, planes)
+        self.last_moves = moves
+        self.last_move_values = np.full(len(moves.card), np.nan)
         chosen = moves.start[:-1].copy()
         m = moves.count
         need = np.nonzero(m > 1)[0]
@@ -381,6 +388,7 @@ class SearchAgent(Agent):
         sums = np.bincount(starts[row_of] + m_local, weights=values, minlength=int(m.sum()))
         mean = sums / np.repeat(worlds, m)
         row_id = np.repeat(np.arange(len(rows)), m)
+        self.last_move_values[moves.start[rows][row_id] + np.arange(len(mean)) - starts[row_id]] = mean
         order = np.lexsort((np.arange(len(mean)), -mean, row_id))
         return order[starts] - starts + moves.start[rows]
 

@@ -147,3 +147,22 @@ def test_expected_points_at_the_end_of_a_round_are_the_score():
     full = np.bitwise_count(np.bitwise_or.reduce(e.piles, axis=1)) == 40
     assert full.all()
     assert np.allclose(est, pts)
+
+
+def test_search_reports_the_values_behind_its_choice():
+    from agents.moves import move_actions
+
+    e = EscobaEngine(6, Rules())
+    e.reset(seed=3)
+    obs, masks = encode(e, e.to_act), action_masks(e, e.to_act)
+    agent = SearchAgent(Rules(), seed=1, sims=60)
+    actions = agent.act_batch(obs, masks)
+    moves, values = agent.last_moves, agent.last_move_values
+    assert values.shape == moves.card.shape
+    per_move = move_actions(moves, np.arange(len(moves.card)), obs[moves.row], masks[moves.row])
+    for i in range(6):
+        mine = np.flatnonzero(moves.row == i)
+        if len(mine) == 1:
+            assert np.isnan(values[mine]).all()
+        else:  # the chosen action is the first move with the highest mean rollout value
+            assert actions[i] == per_move[mine[np.argmax(values[mine])]]
