@@ -21,7 +21,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from escoba_env.capture import capture_options
+from escoba_env.capture import capture_options, option_summary
 from escoba_env.cards import NUM_CARDS, OROS, SEVENS, VELO
 from escoba_env.observation import PLANE
 from escoba_env.rules import Rules
@@ -113,6 +113,17 @@ def enumerate_moves(obs: np.ndarray, rules: Rules, planes: np.ndarray | None = N
     cards: list[int] = []
     options: list[int] = []
     ps, jk = rules.prefer_single, rules.jokers > 0
+    # Standard rules: one batched summary per (row, hand card) first; a card with no option is a
+    # discard and a card with one option takes exactly the union, so only cards with several
+    # options need the (slower, per-card) enumeration.
+    fast = not ps and not jk
+    if fast:
+        hands = np.where(phase, _ZERO, planes[:, PLANE["hand"]])
+        bits = (hands[:, None] >> np.arange(NUM_CARDS, dtype=np.uint64)[None, :]) & _ONE
+        pr, pc = np.nonzero(bits)  # row-major: rows ascending, cards ascending within a row
+        n_opt, union, _ = option_summary(planes[pr, PLANE["table"]], 15 - (pc // 4 + 1))
+        n_opt, union = n_opt.tolist(), union.tolist()
+        at = 0
     for i in range(obs.shape[0]):
         table = int(planes[i, PLANE["table"]])
         if phase[i]:
@@ -132,7 +143,12 @@ def enumerate_moves(obs: np.ndarray, rules: Rules, planes: np.ndarray | None = N
             low = hand & -hand
             card = low.bit_length() - 1
             hand ^= low
-            opts = _options(card, table, ps, jk) or (0,)
+            if fast:
+                c = n_opt[at]
+                opts = (0,) if c == 0 else (union[at],) if c == 1 else _options(card, table, ps, jk)
+                at += 1
+            else:
+                opts = _options(card, table, ps, jk) or (0,)
             rows.extend([i] * len(opts))
             cards.extend([card] * len(opts))
             options.extend(opts)
