@@ -364,7 +364,7 @@ def test_learning_curve_script_plots_the_eval_rows(trained, tmp_path):
 def test_shipped_agent_loads_and_plays_legal_moves():
     path = os.path.join(os.path.dirname(__file__), "..", "agents", "pretrained", "escoba_2p.pt")
     agent = NeuralAgent.from_checkpoint(path, rules=Rules())
-    assert agent.net.head == "moves" and agent.net.hidden == [256, 256]
+    assert agent.net.head == "moves" and agent.net.hidden == [128, 128]
     assert load_checkpoint(path)["global_step"] == 45_023_232
     obs, mask = _observations(256, seed=9)
     actions = agent.act_batch(obs, mask)
