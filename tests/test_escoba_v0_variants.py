@@ -1,46 +1,20 @@
 """The env faces with the rule variants of RULES.md §8: jokers (ids 40, 41) and escoba de mesa.
 
-PettingZoo's conformance tests for each variant, the spaces and masks sized by
-``rules.num_cards``, no leaks with jokers in hidden places, and the three faces agreeing.
+PettingZoo's conformance tests run for each variant in tests/test_pettingzoo.py; here: the spaces
+and masks sized by ``rules.num_cards``, no leaks with jokers in hidden places, and the three faces agreeing.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from pettingzoo.test import api_test, render_test, seed_test
 
 from escoba_env import EscobaVectorEnv, SingleAgentEscobaEnv, escoba_v0, observation
 from escoba_env.engine import sample_actions
 from tests.conftest import M, ids
-from tests.test_pettingzoo import quiet, random_action
+from tests.test_pettingzoo import VARIANTS, random_action
 
-VARIANTS = {
-    "jokers=1": {"jokers": 1},
-    "jokers=2": {"jokers": 2},
-    "mesa": {"mesa_deal": True},
-    "jokers=2 mesa": {"jokers": 2, "mesa_deal": True},
-    "2v2 jokers=2": {"num_players": 4, "partnerships": True, "jokers": 2},
-}
 JOKERS = (40, 41)
-
-
-@pytest.mark.parametrize("name", VARIANTS)
-def test_api_test_passes(name):
-    with quiet():
-        api_test(escoba_v0.env(**VARIANTS[name]), num_cycles=1000)
-
-
-@pytest.mark.parametrize("name", VARIANTS)
-def test_seed_test_passes(name):
-    with quiet():
-        seed_test(lambda **kw: escoba_v0.env(**VARIANTS[name], **kw))
-
-
-@pytest.mark.parametrize("name", VARIANTS)
-def test_render_test_passes(name):
-    with quiet():
-        render_test(lambda **kw: escoba_v0.env(**VARIANTS[name], **kw))
 
 
 @pytest.mark.parametrize("jokers", [0, 1, 2])

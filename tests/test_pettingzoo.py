@@ -23,6 +23,14 @@ CONFIGS = {
     "4p": {"num_players": 4},
     "2v2": {"num_players": 4, "partnerships": True},
 }
+VARIANTS = {
+    "jokers=1": {"jokers": 1},
+    "jokers=2": {"jokers": 2},
+    "mesa": {"mesa_deal": True},
+    "jokers=2 mesa": {"jokers": 2, "mesa_deal": True},
+    "2v2 jokers=2": {"num_players": 4, "partnerships": True, "jokers": 2},
+}
+"""The RULES.md §8 variants; the conformance tests below run for every one of CONFIGS and VARIANTS."""
 # api_test warns about every dict observation space; that is PettingZoo's classic convention.
 HARMLESS = (
     "Observation is not a NumPy array",
@@ -60,22 +68,22 @@ def play_to_end(env, rng, max_steps=100_000):
 # ---------------------------------------------------------------------- PettingZoo test suite
 
 
-@pytest.mark.parametrize("name", CONFIGS)
+@pytest.mark.parametrize("name", [*CONFIGS, *VARIANTS])
 def test_api_test_passes(name):
     with quiet():
-        api_test(escoba_v0.env(**CONFIGS[name]), num_cycles=1000)
+        api_test(escoba_v0.env(**{**CONFIGS, **VARIANTS}[name]), num_cycles=1000)
 
 
-@pytest.mark.parametrize("name", CONFIGS)
+@pytest.mark.parametrize("name", [*CONFIGS, *VARIANTS])
 def test_seed_test_passes(name):
     with quiet():
-        seed_test(lambda **kw: escoba_v0.env(**CONFIGS[name], **kw))
+        seed_test(lambda **kw: escoba_v0.env(**{**CONFIGS, **VARIANTS}[name], **kw))
 
 
-@pytest.mark.parametrize("name", CONFIGS)
+@pytest.mark.parametrize("name", [*CONFIGS, *VARIANTS])
 def test_render_test_passes(name):
     with quiet():
-        render_test(lambda **kw: escoba_v0.env(**CONFIGS[name], **kw))
+        render_test(lambda **kw: escoba_v0.env(**{**CONFIGS, **VARIANTS}[name], **kw))
 
 
 def test_make_from_pettingzoo_registry():
