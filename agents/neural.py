@@ -74,6 +74,8 @@ MOVE_FEATURES = ("play", "capture", "escoba", "take_certain", "take_possible", "
                  "name", "name_value", "card_weight", "card_value", "cards_taken", "left_weight", "left_sum",
                  "left_count", "exposed_gain", "exposed_capture")
 """Per-action features of the ``moves`` head (``move_features``), in this order."""
+HEADS = ("mlp", "moves", "moves_mlp")
+"""Policy heads of ``PolicyValueNet``."""
 
 
 def _mask_weight(masks: np.ndarray) -> np.ndarray:
@@ -246,20 +248,23 @@ def move_features(obs: np.ndarray, rules: Rules | None = None) -> np.ndarray:
 class PolicyValueNet(nn.Module):
     """MLP torso with a masked 40-way policy head and a scalar value head.
 
-    ``head="mlp"``: the logits are a linear map of the torso output. ``head="moves"``: an
+    ``head="mlp"``: the logits are a linear map of the torso output. ``head="moves_mlp"``: the
+    action-conditioned term is a small MLP of each action's features and a state query,
+    ``v . relu(W f_a + U q(z) + b)``, so features can combine non-linearly. ``head="moves"``: an
     action-conditioned term is added to each action's logit, computed from that action's own
     features (``move_features``) with weights shared by all 40 actions:
     ``w . f_a + (E f_a) . q(z)``, so what is learnt about one card carries over to the others.
     """
 
     def __init__(self, hidden: Sequence[int] = (256, 256), obs_size: int = OBS_SIZE,
-                 num_actions: int = NUM_CARDS, head: str = "mlp", move_dim: int = 16):
+                 num_actions: int = NUM_CARDS, head: str = "mlp", move_dim: int = 16,
+                 move_hidden: int = 32):
         super().__init__()
-        if head not in ("mlp", "moves"):
-            raise ValueError(f"head must be 'mlp' or 'moves', got {head!r}")
+        if head not in HEADS:
+            raise ValueError(f"head must be one of {', '.join(HEADS)}, got {head!r}")
         self.hidden = [int(h) for h in hidden]
         self.obs_size, self.num_actions = int(obs_size), int(num_actions)
-        self.head, self.move_dim = head, int(move_dim)
+        self.head, self.move_dim, self.move_hidden = head, int(move_dim), int(move_hidden)
         if not 0 <= self.num_actions - NUM_CARDS <= len(JOKERS):
             raise ValueError(f"num_actions must be 40, 41 or 42 (the deck with 0-2 jokers), got "
                              f"{num_actions}")
@@ -281,6 +286,13 @@ class PolicyValueNet(nn.Module):
         nn.init.zeros_(self.policy.bias)
         nn.init.orthogonal_(self.value.weight, 1.0)
         nn.init.zeros_(self.value.bias)
+        if head == "moves_mlp":
+            k = len(MOVE_FEATURES)
+            self.move_query = nn.Linear(width, self.move_dim)
+            self.move_in = nn.Linear(k, self.move_hidden)
+            self.move_state = nn.Linear(self.move_dim, self.move_hidden, bias=False)
+            self.move_out = nn.Linear(self.move_hidden, 1, bias=False)
+            nn.init.zeros_(self.move_out.weight)
         if head == "moves":
             k = len(MOVE_FEATURES)
             self.move_linear = nn.Linear(k, 1, bias=False)
@@ -293,7 +305,7 @@ class PolicyValueNet(nn.Module):
     @property
     def uses_features(self) -> bool:
         """Return True if ``forward`` needs the ``move_features`` of the observations."""
-        return self.head == "moves"
+        return self.head in ("moves", "moves_mlp")
 
     def forward(self, obs: torch.Tensor, mask: torch.Tensor, feats: torch.Tensor | None = None
                 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -303,6 +315,12 @@ class PolicyValueNet(nn.Module):
         """
         z = self.torso(obs)
         logits = self.policy(z)
+        if self.head == "moves_mlp":
+            if feats is None:
+                raise ValueError("this network has an action-conditioned head: pass move_features(obs)")
+            s = self.move_state(self.move_query(z))  # (B, H): the state's share of each action's input
+            h = torch.relu(self.move_in(feats) + s.unsqueeze(1))  # (B, A, H)
+            logits = logits + self.move_out(h).squeeze(-1)
         if self.head == "moves":
             if feats is None:
                 raise ValueError("this network has an action-conditioned head: pass move_features(obs)")
@@ -324,6 +342,7 @@ class PolicyValueNet(nn.Module):
     def net_config(self) -> dict[str, Any]:
         """Return the shape description stored in checkpoints (enough to rebuild the module)."""
         return {"hidden": list(self.hidden), "head": self.head, "move_dim": self.move_dim,
+                **({"move_hidden": self.move_hidden} if self.head == "moves_mlp" else {}),
                 "move_features": list(MOVE_FEATURES) if self.uses_features else []}
 
     @classmethod
@@ -331,11 +350,11 @@ class PolicyValueNet(nn.Module):
                     num_actions: int = NUM_CARDS) -> PolicyValueNet:
         """Return a freshly initialised network of the shape ``net`` describes."""
         head = net.get("head", "mlp")
-        if head == "moves" and list(net.get("move_features", MOVE_FEATURES)) != list(MOVE_FEATURES):
+        if head != "mlp" and list(net.get("move_features", MOVE_FEATURES)) != list(MOVE_FEATURES):
             raise ValueError(f"the checkpoint's move features {net.get('move_features')} differ from this "
                              f"code's {list(MOVE_FEATURES)}")
         return cls(hidden=net["hidden"], obs_size=obs_size, num_actions=num_actions, head=head,
-                   move_dim=net.get("move_dim", 16))
+                   move_dim=net.get("move_dim", 16), move_hidden=net.get("move_hidden", 32))
 
 
 def sample_masked(logits: torch.Tensor, uniforms: torch.Tensor) -> torch.Tensor:

@@ -225,8 +225,9 @@ class Config:
     hidden: tuple[int, ...] = (128, 128)
     """Widths of the MLP's hidden layers (128x128 plays as well as 256x256 here and trains 2x faster)."""
     head: str = "moves"
-    """Policy head: ``mlp`` (linear logits) or ``moves`` (plus an action-conditioned term scoring each
-    legal action from its own features, see ``agents.neural.move_features``)."""
+    """Policy head: ``mlp`` (linear logits), ``moves`` (plus an action-conditioned term scoring each
+    legal action from its own features, see ``agents.neural.move_features``) or ``moves_mlp`` (that term
+    as a small MLP of the features and the state, so they can combine non-linearly)."""
     critic: str = "shared"
     """Value function: ``shared`` (the policy network's value head, over the observation) or ``oracle``
     (a separate MLP over the observation plus privileged state: the other hands and the stock order;

@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch  # noqa: E402
 
+from agents.neural import HEADS  # noqa: E402
 from agents.ppo import Config, Trainer  # noqa: E402
 
 
@@ -62,7 +63,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--num-envs", type=int, default=Config.num_envs)
     ap.add_argument("--num-steps", type=int, default=Config.num_steps)
     ap.add_argument("--hidden", type=int, nargs="+", default=list(Config().hidden))
-    ap.add_argument("--head", default=Config.head, choices=("mlp", "moves"))
+    ap.add_argument("--head", default=Config.head, choices=HEADS)
     ap.add_argument("--num-minibatches", type=int, default=Config.num_minibatches)
     ap.add_argument("--update-epochs", type=int, default=Config.update_epochs)
     ap.add_argument("--threads", type=int, default=Config.threads)

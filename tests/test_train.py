@@ -462,3 +462,27 @@ def test_critic_warmup_leaves_the_policy_unchanged(tmp_path):
     assert not all(torch.equal(v, critic0[k]) for k, v in t.critic.state_dict().items())
     t.run(max_updates=1)  # warm-up over: the policy learns
     assert not all(torch.equal(v, net0[k]) for k, v in t.net.state_dict().items())
+
+
+def test_nonlinear_moves_head_starts_at_the_torso_logits_trains_and_round_trips(tmp_path):
+    from agents.neural import move_features
+
+    net = PolicyValueNet((32,), head="moves_mlp", move_hidden=8)
+    obs, mask = _observations(64)
+    o, m = torch.from_numpy(obs), torch.from_numpy(mask)
+    f = torch.from_numpy(move_features(obs))
+    with torch.no_grad():  # the MLP's output layer starts at zero: only the torso's logits count
+        logits, _ = net(o, m, f)
+        base = net.policy(net.torso(o)).masked_fill(m == 0, -1e9)
+    assert torch.equal(logits, base)
+    with pytest.raises(ValueError, match="action-conditioned"):
+        net(o, m)
+    cfg = tiny(tmp_path, head="moves_mlp", total_steps=32 * 16, eval_interval=0, tensorboard=False)
+    summary = train(cfg)
+    ckpt = load_checkpoint(summary["checkpoint"])
+    assert ckpt["net"]["head"] == "moves_mlp" and ckpt["net"]["move_hidden"] == 32
+    assert ckpt["model"]["move_out.weight"].abs().sum() > 0  # it learnt
+    agent = NeuralAgent.from_checkpoint(summary["checkpoint"])
+    again = NeuralAgent.from_checkpoint(summary["checkpoint"])
+    np.testing.assert_array_equal(agent.act_batch(obs, mask), again.act_batch(obs, mask))
+    assert (mask[np.arange(64), agent.act_batch(obs, mask)] == 1).all()
