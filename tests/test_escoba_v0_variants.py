@@ -12,7 +12,7 @@ import pytest
 from escoba_env import EscobaVectorEnv, SingleAgentEscobaEnv, escoba_v0, observation
 from escoba_env.engine import sample_actions
 from tests.conftest import M, ids
-from tests.test_pettingzoo import VARIANTS, random_action
+from tests.test_pettingzoo import VARIANTS, assert_player_0_sees_the_same, random_action
 
 JOKERS = (40, 41)
 
@@ -86,14 +86,7 @@ def test_observation_does_not_leak_a_joker_in_another_hand_or_the_stock():
     a.reset(seed=1, options=a_opts)
     b.reset(seed=1, options=b_opts)
     assert int(a.engine.hands[0, 1]) >> 40 & 1 and not int(b.engine.hands[0, 1]) >> 40 & 1
-    for step in range(2):
-        oa, ob = a.observe("player_0"), b.observe("player_0")
-        np.testing.assert_array_equal(oa["observation"], ob["observation"], err_msg=f"step {step}")
-        np.testing.assert_array_equal(oa["action_mask"], ob["action_mask"])
-        assert a.infos["player_0"] == b.infos["player_0"]
-        if step == 0:
-            a.step(ids("1o")[0])
-            b.step(ids("1o")[0])
+    assert_player_0_sees_the_same(a, b, ids("1o")[0])
 
 
 @pytest.mark.parametrize("name", VARIANTS)

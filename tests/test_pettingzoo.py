@@ -466,14 +466,20 @@ def test_observation_does_not_leak_another_hand_or_the_stock_order():
     a.reset(seed=1, options=a_opts)
     b.reset(seed=1, options=b_opts)
     assert int(a.engine.hands[0, 1]) != int(b.engine.hands[0, 1])
+    assert_player_0_sees_the_same(a, b, C("1o"))
+
+
+def assert_player_0_sees_the_same(a, b, action: int) -> None:
+    """Assert that player_0's observation, mask and info agree in envs a and b, before and after
+    both play ``action``."""
     for step in range(2):
         oa, ob = a.observe("player_0"), b.observe("player_0")
         np.testing.assert_array_equal(oa["observation"], ob["observation"], err_msg=f"step {step}")
         np.testing.assert_array_equal(oa["action_mask"], ob["action_mask"])
         assert a.infos["player_0"] == b.infos["player_0"]
         if step == 0:
-            a.step(C("1o"))
-            b.step(C("1o"))
+            a.step(action)
+            b.step(action)
 
 
 def test_stock_order_alone_changes_no_observation_during_the_first_deal():
