@@ -13,9 +13,10 @@ decision), too slow to query during training, so its choices are collected once,
 3. with probability ``follow`` the teacher's action is also the one played (DAgger-style mixing,
    so positions after strong moves are visited too).
 
-The labels are written as one ``.npz`` (``obs`` float16, ``mask`` int8, ``action`` int64, and a
-JSON ``meta`` with the rules, the teacher, the behaviour agents and the seed), which
-``train.py --distill-data PATH`` reads (see ``agents.ppo.Config.distill_data``)::
+The labels are written as one ``.npz`` (``obs`` float16, ``mask`` int8, ``action`` int64; with
+``--values`` also ``values`` float32, the teacher's per-action rollout values; and a JSON ``meta``
+with the rules, the teacher, the behaviour agents and the seed), which ``train.py --distill-data
+PATH`` reads (see ``agents.ppo.Config.distill_data``)::
 
     python -m agents.distill --out runs/labels/search_150k.npz --labels 150000 \\
         --teacher search --behaviour checkpoint:agents/pretrained/escoba_2p.pt expert greedy \\
@@ -36,11 +37,13 @@ import numpy as np
 
 from escoba_env.cli import add_rules_arguments, positive_int, rules_from_args
 from escoba_env.engine import EscobaEngine
-from escoba_env.observation import action_masks, encode
+from escoba_env.observation import action_masks, encode, obs_size
 from escoba_env.rules import Rules
 
 from .base import Agent
+from .moves import move_actions
 from .registry import make_agent
+from .search import SearchAgent
 
 LABELS_FORMAT = "escoba-env-labels"
 LABEL_KEYS = ("obs", "mask", "action")
@@ -48,14 +51,20 @@ LABEL_KEYS = ("obs", "mask", "action")
 
 def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, labels: int, *,
                    weights: Sequence[float] | None = None, num_games: int = 256, seed: int = 0,
-                   follow: float = 0.3, progress: bool = False) -> dict[str, np.ndarray]:
+                   follow: float = 0.3, progress: bool = False, values: bool = False
+                   ) -> dict[str, np.ndarray]:
     """Return at least ``labels`` teacher-labelled decisions: ``{"obs", "mask", "action"}`` arrays.
 
     Single rounds of ``num_games`` games are played at once; each game's seats are given behaviour
     agents drawn with ``weights`` (uniform by default), anew for every round. Only decisions with
     more than one legal action are labelled. ``follow`` is the probability of playing the
-    teacher's action instead of the behaviour agent's.
+    teacher's action instead of the behaviour agent's. ``values=True`` (a ``search`` teacher) also
+    returns ``"values"`` (float32, one row per label, one column per action): the best mean rollout
+    value of the teacher's moves that start with that action, -inf for actions it did not weigh.
     """
+    if values and not isinstance(teacher, SearchAgent):
+        raise ValueError(f"values=True needs a search teacher (one that reports last_move_values), "
+                         f"not {teacher.name}")
     if not behaviour:
         raise ValueError("collect_labels needs at least one behaviour agent")
     if labels < 1 or num_games < 1:
@@ -72,7 +81,7 @@ def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, lab
     eng.reset(seed=seed)
     who = rng.choice(len(behaviour), size=(num_games, p), p=w)
     rows = np.arange(num_games)
-    obs_parts, mask_parts, act_parts = [], [], []
+    obs_parts, mask_parts, act_parts, value_parts = [], [], [], []
     got = 0
     bar = None
     if progress:
@@ -95,6 +104,8 @@ def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, lab
                 obs_parts.append(obs[multi].astype(np.float16))
                 mask_parts.append(mask[multi].astype(np.int8))
                 act_parts.append(taught)
+                if values:
+                    value_parts.append(_action_values(teacher, obs[multi], mask[multi]))
                 got += multi.size
                 follow_rows = rng.random(multi.size) < follow
                 acts[multi[follow_rows]] = taught[follow_rows]
@@ -107,8 +118,21 @@ def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, lab
     finally:
         if bar is not None:
             bar.close()
-    return {"obs": np.concatenate(obs_parts), "mask": np.concatenate(mask_parts),
-            "action": np.concatenate(act_parts)}
+    out = {"obs": np.concatenate(obs_parts), "mask": np.concatenate(mask_parts),
+           "action": np.concatenate(act_parts)}
+    if values:
+        out["values"] = np.concatenate(value_parts)
+    return out
+
+
+def _action_values(teacher: Agent, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """Return (K, W) per-action values of the teacher's last ``act_batch`` on these rows."""
+    moves, mv = teacher.last_moves, teacher.last_move_values
+    first = move_actions(moves, np.arange(len(moves.card)), obs[moves.row], masks[moves.row])
+    out = np.full(masks.shape, -np.inf, np.float32)
+    ok = ~np.isnan(mv)
+    np.maximum.at(out, (moves.row[ok], first[ok]), mv[ok].astype(np.float32))
+    return out
 
 
 def save_labels(path: str | os.PathLike, data: dict[str, np.ndarray], rules: Rules, **meta: Any) -> str:
@@ -117,15 +141,9 @@ def save_labels(path: str | os.PathLike, data: dict[str, np.ndarray], rules: Rul
     if d:
         os.makedirs(d, exist_ok=True)
     info = {"format": LABELS_FORMAT, "rules": rules.to_dict(), **meta}
-    np.savez_compressed(path, meta=np.array(json.dumps(info)), **{k: data[k] for k in LABEL_KEYS})
+    arrays = {k: data[k] for k in (*LABEL_KEYS, "values") if k in data}
+    np.savez_compressed(path, meta=np.array(json.dumps(info)), **arrays)
     return os.fspath(path)
-
-
-def _obs_width(rules: Rules) -> int:
-    """Return the observation length under ``rules`` (from a one-game engine)."""
-    e = EscobaEngine(1, rules)
-    e.reset(seed=0)
-    return encode(e, e.to_act).shape[1]
 
 
 def load_labels(path: str | os.PathLike, rules: Rules | None = None) -> tuple[dict[str, np.ndarray], dict]:
@@ -142,6 +160,8 @@ def load_labels(path: str | os.PathLike, rules: Rules | None = None) -> tuple[di
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
             arrays = {k: z[k] for k in LABEL_KEYS}
+            if "values" in z.files:
+                arrays["values"] = z["values"]
     except Exception as e:  # zip, key or JSON errors: all mean the same thing to the user
         raise ValueError(f"labels file {path!r} is corrupt or not a labels file: {e}") from e
     if meta.get("format") != LABELS_FORMAT:
@@ -151,7 +171,8 @@ def load_labels(path: str | os.PathLike, rules: Rules | None = None) -> tuple[di
         raise ValueError(f"labels file {path!r} was collected for {stored}, not {rules}")
     n = len(arrays["action"])
     nc = stored.num_cards
-    if (arrays["obs"].shape != (n, _obs_width(stored)) or arrays["mask"].shape != (n, nc)
+    if (arrays["obs"].shape != (n, obs_size(stored)) or arrays["mask"].shape != (n, nc)
+            or arrays.get("values", arrays["mask"]).shape != (n, nc)
             or arrays["action"].ndim != 1):
         raise ValueError(f"labels file {path!r} has inconsistent shapes: "
                          f"{ {k: v.shape for k, v in arrays.items()} }")
@@ -173,6 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--weights", nargs="+", type=float, default=None,
                     help="sampling weight of each behaviour agent (default: uniform)")
     ap.add_argument("--follow", type=float, default=0.3, help="probability of playing the teacher's move")
+    ap.add_argument("--values", action="store_true",
+                    help="also store the teacher's per-action values (search teachers only)")
     ap.add_argument("--games", type=positive_int, default=256, help="games played at once")
     ap.add_argument("--seed", type=int, default=0, help="seed of deals, draws and agents")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -190,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         t0 = time.perf_counter()
         data = collect_labels(teacher, behaviour, rules, args.labels, weights=args.weights,
                               num_games=args.games, seed=args.seed, follow=args.follow,
-                              progress=not args.no_progress)
+                              progress=not args.no_progress, values=args.values)
         wall = time.perf_counter() - t0
         save_labels(args.out, data, rules, teacher=args.teacher, behaviour=list(args.behaviour),
                     weights=args.weights, follow=args.follow, seed=args.seed, wall_s=wall)

@@ -8,26 +8,25 @@ from typing import Any
 from .rules import SEVENS_RULES, Rules
 
 
-def positive_int(text: str) -> int:
-    """Return ``text`` as a positive int (an argparse type)."""
+def _int_at_least(text: str, low: int, what: str) -> int:
+    """Return ``text`` as an int >= ``low``, else raise argparse's type error naming ``what``."""
     try:
         v = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+        v = None
+    if v is None or v < low:
+        raise argparse.ArgumentTypeError(f"must be a {what} integer, got {text!r}")
     return v
+
+
+def positive_int(text: str) -> int:
+    """Return ``text`` as a positive int (an argparse type)."""
+    return _int_at_least(text, 1, "positive")
 
 
 def non_negative_int(text: str) -> int:
     """Return ``text`` as a non-negative int (an argparse type)."""
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
-    return v
+    return _int_at_least(text, 0, "non-negative")
 
 
 def add_rules_arguments(group: Any, partnerships_help: str = "", target_help: str = "") -> None:

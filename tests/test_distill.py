@@ -106,3 +106,22 @@ def test_cli_writes_labels_and_reports_bad_agents(tmp_path, capsys):
     assert len(arrays["action"]) >= 30 and meta["behaviour"] == ["random"]
     assert main(["--out", str(out), "--teacher", "nosuchagent", "--no-progress"]) == 2
     assert "nosuchagent" in capsys.readouterr().err
+
+
+def test_search_labels_can_carry_the_teachers_action_values(tmp_path):
+    from agents.search import SearchAgent
+
+    rules = Rules()
+    data = collect_labels(SearchAgent(rules, seed=2, sims=40), [RandomAgent(rules, seed=1)], rules, 40,
+                          num_games=8, seed=5, values=True)
+    v, a, mask = data["values"], data["action"], data["mask"]
+    n = len(a)
+    assert v.shape == mask.shape and v.dtype == np.float32
+    assert np.isfinite(v[np.arange(n), a]).all()
+    assert (v[np.arange(n), a] == v.max(axis=1)).all()  # the teacher played its best-valued action
+    assert not np.isfinite(v[mask == 0]).any()  # no value for an illegal action
+    save_labels(tmp_path / "v.npz", data, rules)
+    arrays, _ = load_labels(tmp_path / "v.npz", rules)
+    np.testing.assert_array_equal(arrays["values"], v)
+    with pytest.raises(ValueError, match="search teacher"):
+        collect_labels(GreedyAgent(rules), [RandomAgent(rules)], rules, 10, values=True)
