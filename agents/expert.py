@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from escoba_env.capture import FIFTEEN, option_summary
+from escoba_env.capture import FIFTEEN, makes_fifteen, option_summary
 from escoba_env.cards import NUM_CARDS, OROS, SEVENS
 from escoba_env.observation import PLANE
 from escoba_env.worlds import capture_summary, observation_masks, observation_scalars
@@ -195,8 +195,8 @@ class ExpertAgent(Agent):
             count, union, inter = capture_summary(np.repeat(left, nv), np.tile(_PROBE_CARDS[:nv], m))
             k_left = np.bitwise_count(left & _JOKERS).astype(np.int64)[:, None]
             k_all = k_left + (values[None, :] == 11)
-            need = FIFTEEN - np.where(values[None, :] == 11, 0, values[None, :]) - t_sum[:, None]
-            sweeps = np.where(k_all == 0, need == 0, (need >= k_all) & (need <= 10 * k_all))
+            worth = np.where(values[None, :] == 11, 0, values[None, :])  # class 11: a joker, 0 + wild
+            sweeps = makes_fifteen(worth + t_sum[:, None], k_all)
         else:
             target = np.broadcast_to(FIFTEEN - values[None, :], (m, nv))
             count, union, inter = option_summary(np.repeat(left, nv), target.ravel())

@@ -44,8 +44,8 @@ from torch import nn
 
 import escoba_env
 from escoba_env import observation as _observation
-from escoba_env.capture import option_summary
-from escoba_env.cards import FULL_DECK, JOKER_MASK, JOKERS, NUM_CARDS, NUM_VALUES
+from escoba_env.capture import joker_summary, makes_fifteen, option_summary
+from escoba_env.cards import JOKER_MASK, JOKERS, NUM_CARDS, NUM_VALUES
 from escoba_env.observation import OBS_SIZE, plane_slice, scalar_offsets
 from escoba_env.rules import Rules
 
@@ -62,7 +62,6 @@ _WEIGHT = (0.05 + 0.1 * (np.arange(NUM_CARDS) % 4 == 0) + 0.3 * (_VALUES == 7)
 _OROS = np.uint64(sum(1 << c for c in range(0, NUM_CARDS, 4)))
 _SEVENS = np.uint64(0xF << 24)
 _VELO = np.uint64(1 << 24)
-_STD = np.uint64(FULL_DECK)
 _JOKER_BITS = np.uint64(JOKER_MASK)
 # Per card id of the 42-card deck: its value class (0..9 for values 1..10, 10 for a joker), its
 # capture value (a joker counts 0: it is wild) and its greedy weight (a joker: a card, 0.05).
@@ -100,8 +99,6 @@ def _class_summary(masks: np.ndarray, rules: Rules) -> tuple[np.ndarray, np.ndar
     if not rules.jokers:
         c, u, i = option_summary(np.repeat(masks, 10), np.tile(15 - np.arange(1, 11), k))
         return c.reshape(k, 10), u.reshape(k, 10), i.reshape(k, 10)
-    from escoba_env.capture import joker_summary
-
     classes = len(_CLASS_CARD)
     z = np.zeros(k * classes, np.uint64)
     c, u, i, _ = joker_summary(np.repeat(masks, classes), z, np.zeros(k * classes, np.int64),
@@ -115,10 +112,8 @@ def _sweepable(masks: np.ndarray, played: np.ndarray, wild: np.ndarray) -> np.nd
 
     Broadcasts. The table's jokers and a played joker are wild (1..10 each).
     """
-    s = _mask_sum(masks)
     w = np.bitwise_count(masks & _JOKER_BITS).astype(np.int64) + wild
-    need = 15 - played - s
-    return (masks != 0) & np.where(w == 0, need == 0, (need >= w) & (need <= 10 * w))
+    return (masks != 0) & makes_fifteen(_mask_sum(masks) + played, w)
 
 
 def _by_card(x: np.ndarray, classes: np.ndarray) -> np.ndarray:

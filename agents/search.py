@@ -42,7 +42,7 @@ from math import comb
 
 import numpy as np
 
-from escoba_env.capture import FIFTEEN, option_summary
+from escoba_env.capture import FIFTEEN, makes_fifteen, option_summary
 from escoba_env.cards import NUM_CARDS, OROS, SEVENS
 from escoba_env.engine import EscobaEngine, sample_actions, unpack_mask
 from escoba_env.worlds import capture_summary, observation_masks, take_games, worlds_from_observations
@@ -98,11 +98,8 @@ def _sweepers(left: np.ndarray) -> np.ndarray:
     k = np.bitwise_count(left & _JOKERS).astype(np.int64)
     out = np.zeros(left.shape, np.uint64)
     for v in range(1, 11):
-        need = FIFTEEN - v - s
-        ok = np.where(k == 0, need == 0, (need >= k) & (need <= 10 * k))
-        out |= np.where(ok, _NIBBLES[v - 1], _ZERO64)
-    need = FIFTEEN - s
-    out |= np.where((need >= k + 1) & (need <= 10 * (k + 1)), _JOKERS, _ZERO64)
+        out |= np.where(makes_fifteen(s + v, k), _NIBBLES[v - 1], _ZERO64)
+    out |= np.where(makes_fifteen(s, k + 1), _JOKERS, _ZERO64)
     return np.where(left != 0, out, _ZERO64)
 
 

@@ -41,6 +41,18 @@ from .rules import Rules
 
 FIFTEEN = 15
 MAX_SUM = 14  # a played card is worth at least 1, so a capture takes at most 14
+
+
+def makes_fifteen(total, wilds):
+    """Return where cards worth ``total`` plus ``wilds`` jokers (each worth any 1-10) can make 15.
+
+    Broadcasts over arrays. Without jokers that is ``total == 15``; with ``k`` jokers,
+    ``k <= 15 - total <= 10k``. The one statement of the joker rule for group sums, used by the
+    engine (initial fifteen, mesa) and by agents and features that test sweeps.
+    """
+    need = FIFTEEN - np.asarray(total)
+    wilds = np.asarray(wilds)
+    return (need >= wilds) & (need <= 10 * wilds)
 _NS = MAX_SUM + 1
 _HALF_BITS = 20
 _HALF_MASK = (1 << _HALF_BITS) - 1

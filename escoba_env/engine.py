@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .capture import CARD_VALUES, FIFTEEN, _summary, joker_summary, single_summary
+from .capture import CARD_VALUES, FIFTEEN, _summary, joker_summary, makes_fifteen, single_summary
 from .cards import FULL_DECK, JOKER_MASK, NUM_CARDS, OROS, SEVENS, VELO, card_name, names_of
 from .rules import Rules
 from .scoring import CATEGORIES, score_round_batch
@@ -202,9 +202,7 @@ def _groups_making_15(tcards: np.ndarray) -> np.ndarray:
     A group of ``k`` jokers and other cards summing to ``s`` can iff ``k <= 15 - s <= 10k``.
     """
     isj = (tcards >= NUM_CARDS).astype(np.int64)
-    rest = FIFTEEN - ((tcards.astype(np.int64) >> 2) + 1) * (1 - isj) @ _GROUPS
-    nj = isj @ _GROUPS
-    return (rest >= nj) & (rest <= 10 * nj)
+    return makes_fifteen((((tcards.astype(np.int64) >> 2) + 1) * (1 - isj)) @ _GROUPS, isj @ _GROUPS)
 
 
 class StepInfo:

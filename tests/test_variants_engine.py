@@ -320,3 +320,13 @@ def test_standard_deals_are_unchanged_and_joker_deals_differ():
     c = EscobaEngine(4, Rules(jokers=2))
     c.reset(9)
     assert not (c.deck[:, :40] == a.deck).all()
+
+
+def test_makes_fifteen_states_the_joker_rule_for_group_sums():
+    from escoba_env.capture import makes_fifteen
+
+    # no joker: exactly 15; k jokers: 15 - total between k and 10k
+    assert makes_fifteen(np.array([15, 14, 16]), 0).tolist() == [True, False, False]
+    assert makes_fifteen(np.array([14, 5, 4, 15]), 1).tolist() == [True, True, False, False]
+    assert makes_fifteen(np.array([13, 0, 14]), 2).tolist() == [True, True, False]  # 0: jokers 5 + 10
+    assert makes_fifteen(np.array([0, 0]), np.array([1, 2])).tolist() == [False, True]  # a joker is <= 10
