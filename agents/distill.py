@@ -41,6 +41,7 @@ from escoba_env.observation import action_masks, encode, obs_size
 from escoba_env.rules import Rules
 
 from .base import Agent
+from .endgame import EndgameAgent, endgame_rows
 from .moves import move_actions
 from .registry import make_agent
 from .search import SearchAgent
@@ -57,13 +58,16 @@ def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, lab
 
     Single rounds of ``num_games`` games are played at once; each game's seats are given behaviour
     agents drawn with ``weights`` (uniform by default), anew for every round. Only decisions with
-    more than one legal action are labelled. ``follow`` is the probability of playing the
+    more than one legal action are labelled (with an ``endgame`` teacher, ``agents.endgame``, only
+    the 2-player endgame decisions, the ones it solves exactly). ``follow`` is the probability of playing the
     teacher's action instead of the behaviour agent's. ``values=True`` (a ``search`` teacher) also
     returns ``"values"`` (float32, one row per label, one column per action): the best mean rollout
-    value of the teacher's moves that start with that action, -inf for actions it did not weigh.
+    value of the teacher's moves that start with that action (an ``endgame`` teacher: the exact
+    minimax value), -inf for actions it did not weigh.
     """
-    if values and not isinstance(teacher, SearchAgent):
-        raise ValueError(f"values=True needs a search teacher (one that reports last_move_values), "
+    exact = isinstance(teacher, EndgameAgent)
+    if values and not (isinstance(teacher, SearchAgent) or exact):
+        raise ValueError(f"values=True needs a search or endgame teacher (one that reports action values), "
                          f"not {teacher.name}")
     if not behaviour:
         raise ValueError("collect_labels needs at least one behaviour agent")
@@ -98,13 +102,17 @@ def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, lab
                 g = np.flatnonzero(ctrl == k)
                 if g.size:
                     acts[g] = agent.act_batch(obs[g], mask[g])
-            multi = np.flatnonzero(mask.sum(axis=1) > 1)
+            several = mask.sum(axis=1) > 1
+            multi = np.flatnonzero(several & endgame_rows(obs, rules) if exact else several)
             if multi.size:
                 taught = np.asarray(teacher.act_batch(obs[multi], mask[multi]), np.int64)
                 obs_parts.append(obs[multi].astype(np.float16))
                 mask_parts.append(mask[multi].astype(np.int8))
                 act_parts.append(taught)
-                if values:
+                if values and exact:
+                    v = teacher.last_values
+                    value_parts.append(np.where(np.isnan(v), -np.inf, v).astype(np.float32))
+                elif values:
                     value_parts.append(_action_values(teacher, obs[multi], mask[multi]))
                 got += multi.size
                 follow_rows = rng.random(multi.size) < follow

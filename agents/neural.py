@@ -73,6 +73,8 @@ MOVE_FEATURES = ("play", "capture", "escoba", "take_certain", "take_possible", "
                  "name", "name_value", "card_weight", "card_value", "cards_taken", "left_weight", "left_sum",
                  "left_count", "exposed_gain", "exposed_capture")
 """Per-action features of the ``moves`` head (``move_features``), in this order."""
+ENDGAME_FEATURES = ("endgame_loss", "endgame_best")
+"""Optional extra per-action features (``endgame_features``, ``PolicyValueNet(endgame=True)``)."""
 HEADS = ("mlp", "moves", "moves_mlp")
 """Policy heads of ``PolicyValueNet``."""
 
@@ -114,6 +116,25 @@ def _sweepable(masks: np.ndarray, played: np.ndarray, wild: np.ndarray) -> np.nd
     """
     w = np.bitwise_count(masks & _JOKER_BITS).astype(np.int64) + wild
     return (masks != 0) & makes_fifteen(_mask_sum(masks) + played, w)
+
+
+def endgame_features(obs: np.ndarray, rules: Rules) -> np.ndarray:
+    """Return float32 (K, W, 2): the exact endgame value of each action, as move features.
+
+    In a 2-player endgame (the stock empty, so the observer knows the other hand; ``agents.endgame``)
+    ``endgame_loss`` is the action's exact minimax value minus the best action's (points of the
+    round, <= 0) and ``endgame_best`` is 1 for the best actions. Zero elsewhere: other decisions,
+    other player counts, and actions that are not legal. ``rules`` are the game's full rules (the
+    scoring decides the values). Read from the observation only.
+    """
+    from .endgame import endgame_values
+
+    obs = np.asarray(obs, np.float32)
+    v = endgame_values(obs, rules)
+    ok = np.isfinite(v)
+    best = np.max(np.where(ok, v, -np.inf), axis=1, initial=-np.inf)[:, None]
+    loss = np.where(ok, v - best, 0.0)
+    return np.stack([loss, ok & (loss > -1e-6)], axis=-1).astype(np.float32)
 
 
 def _by_card(x: np.ndarray, classes: np.ndarray) -> np.ndarray:
@@ -253,10 +274,17 @@ class PolicyValueNet(nn.Module):
 
     def __init__(self, hidden: Sequence[int] = (256, 256), obs_size: int = OBS_SIZE,
                  num_actions: int = NUM_CARDS, head: str = "mlp", move_dim: int = 16,
-                 move_hidden: int = 32):
+                 move_hidden: int = 32, endgame: bool = False, rules: Rules | None = None):
         super().__init__()
         if head not in HEADS:
             raise ValueError(f"head must be one of {', '.join(HEADS)}, got {head!r}")
+        self.endgame = bool(endgame)
+        if self.endgame and head == "mlp":
+            raise ValueError("endgame features need an action-conditioned head (moves or moves_mlp)")
+        if self.endgame and rules is None:
+            raise ValueError("endgame features need the game's rules (rules=...): the scoring decides them")
+        self.game_rules = rules
+        self.feature_names = MOVE_FEATURES + (ENDGAME_FEATURES if self.endgame else ())
         self.hidden = [int(h) for h in hidden]
         self.obs_size, self.num_actions = int(obs_size), int(num_actions)
         self.head, self.move_dim, self.move_hidden = head, int(move_dim), int(move_hidden)
@@ -282,14 +310,14 @@ class PolicyValueNet(nn.Module):
         nn.init.orthogonal_(self.value.weight, 1.0)
         nn.init.zeros_(self.value.bias)
         if head == "moves_mlp":
-            k = len(MOVE_FEATURES)
+            k = len(self.feature_names)
             self.move_query = nn.Linear(width, self.move_dim)
             self.move_in = nn.Linear(k, self.move_hidden)
             self.move_state = nn.Linear(self.move_dim, self.move_hidden, bias=False)
             self.move_out = nn.Linear(self.move_hidden, 1, bias=False)
             nn.init.zeros_(self.move_out.weight)
         if head == "moves":
-            k = len(MOVE_FEATURES)
+            k = len(self.feature_names)
             self.move_linear = nn.Linear(k, 1, bias=False)
             self.move_embed = nn.Linear(k, self.move_dim, bias=False)
             self.move_query = nn.Linear(width, self.move_dim)
@@ -306,7 +334,7 @@ class PolicyValueNet(nn.Module):
                 ) -> tuple[torch.Tensor, torch.Tensor]:
         """Return (masked logits (B, 40), values (B,)); illegal actions get logit -1e9.
 
-        ``feats`` (B, 40, len(MOVE_FEATURES)) is required with ``head="moves"``.
+        ``feats`` (B, 40, len(self.feature_names)) is required with ``head="moves"``.
         """
         z = self.torso(obs)
         logits = self.policy(z)
@@ -331,25 +359,36 @@ class PolicyValueNet(nn.Module):
         return self.value(self.torso(obs)).squeeze(-1)
 
     def features(self, obs: np.ndarray) -> np.ndarray | None:
-        """Return the ``move_features`` this network needs for ``obs`` (None for the plain head)."""
-        return move_features(obs, self._feature_rules) if self.uses_features else None
+        """Return the ``move_features`` this network needs for ``obs`` (None for the plain head),
+        followed by the ``endgame_features`` when it was built with ``endgame=True``."""
+        if not self.uses_features:
+            return None
+        f = move_features(obs, self._feature_rules)
+        if self.endgame:
+            f = np.concatenate([f, endgame_features(obs, self.game_rules)], axis=2)
+        return f
 
     def net_config(self) -> dict[str, Any]:
         """Return the shape description stored in checkpoints (enough to rebuild the module)."""
         return {"hidden": list(self.hidden), "head": self.head, "move_dim": self.move_dim,
                 **({"move_hidden": self.move_hidden} if self.head == "moves_mlp" else {}),
-                "move_features": list(MOVE_FEATURES) if self.uses_features else []}
+                **({"endgame": True} if self.endgame else {}),
+                "move_features": list(self.feature_names) if self.uses_features else []}
 
     @classmethod
     def from_config(cls, net: dict[str, Any], obs_size: int = OBS_SIZE,
-                    num_actions: int = NUM_CARDS) -> PolicyValueNet:
-        """Return a freshly initialised network of the shape ``net`` describes."""
+                    num_actions: int = NUM_CARDS, rules: Rules | None = None) -> PolicyValueNet:
+        """Return a freshly initialised network of the shape ``net`` describes (``rules``: the game's,
+        needed by a network with endgame features)."""
         head = net.get("head", "mlp")
-        if head != "mlp" and list(net.get("move_features", MOVE_FEATURES)) != list(MOVE_FEATURES):
+        endgame = bool(net.get("endgame", False))
+        expected = list(MOVE_FEATURES + (ENDGAME_FEATURES if endgame else ()))
+        if head != "mlp" and list(net.get("move_features", expected)) != expected:
             raise ValueError(f"the checkpoint's move features {net.get('move_features')} differ from this "
-                             f"code's {list(MOVE_FEATURES)}")
+                             f"code's {expected}")
         return cls(hidden=net["hidden"], obs_size=obs_size, num_actions=num_actions, head=head,
-                   move_dim=net.get("move_dim", 16), move_hidden=net.get("move_hidden", 32))
+                   move_dim=net.get("move_dim", 16), move_hidden=net.get("move_hidden", 32),
+                   endgame=endgame, rules=rules)
 
 
 def sample_masked(logits: torch.Tensor, uniforms: torch.Tensor) -> torch.Tensor:
@@ -494,7 +533,8 @@ def check_compatible(ckpt: dict[str, Any], rules: Rules | None, where: str = "ch
 def build_net(ckpt: dict[str, Any], where: str = "checkpoint") -> PolicyValueNet:
     """Return the network stored in ``ckpt`` with its weights loaded; ValueError if they do not fit."""
     try:
-        net = PolicyValueNet.from_config(ckpt["net"], ckpt["obs_size"], ckpt["num_actions"])
+        rules = Rules.from_dict(ckpt["rules"]) if isinstance(ckpt.get("rules"), dict) else None
+        net = PolicyValueNet.from_config(ckpt["net"], ckpt["obs_size"], ckpt["num_actions"], rules)
         net.load_state_dict(ckpt["model"])
     except (KeyError, TypeError, RuntimeError) as e:
         raise ValueError(f"checkpoint {where!r} has weights that do not fit its network description "

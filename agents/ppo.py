@@ -100,7 +100,6 @@ from .evaluation import play_duplicate
 from .expert import ExpertAgent
 from .greedy import GreedyAgent
 from .neural import (
-    MOVE_FEATURES,
     NeuralAgent,
     PolicyValueNet,
     build_net,
@@ -228,6 +227,11 @@ class Config:
     """Policy head: ``mlp`` (linear logits), ``moves`` (plus an action-conditioned term scoring each
     legal action from its own features, see ``agents.neural.move_features``) or ``moves_mlp`` (that term
     as a small MLP of the features and the state, so they can combine non-linearly)."""
+    endgame_features: bool = False
+    """Add the exact 2-player endgame values to each action's features (``agents.neural.endgame_features``:
+    once the stock is empty every hidden card is known and ``agents.endgame`` solves the rest of the
+    round by minimax). Needs a ``moves``/``moves_mlp`` head and 2 players without partnerships; costs
+    about half the training throughput."""
     critic: str = "shared"
     """Value function: ``shared`` (the policy network's value head, over the observation) or ``oracle``
     (a separate MLP over the observation plus privileged state: the other hands and the stock order;
@@ -362,7 +366,13 @@ def check_config(cfg: Config) -> None:
         raise ValueError(f"critic_warmup must be >= 0, got {cfg.critic_warmup}")
     if cfg.distill_coef < 0:
         raise ValueError(f"distill_coef must be >= 0, got {cfg.distill_coef}")
-    make_rules(cfg)
+    rules = make_rules(cfg)
+    if cfg.endgame_features:
+        if cfg.head == "mlp":
+            raise ValueError("endgame_features need an action-conditioned head (--head moves or moves_mlp)")
+        if rules.num_players != 2 or rules.partnerships:
+            raise ValueError("endgame_features solve the 2-player endgame only (num_players=2, no "
+                             "partnerships)")
 
 
 # ----------------------------------------------------------------------------------------- GAE
@@ -585,7 +595,7 @@ class Trainer:
         self.buf_priv = torch.zeros((t, n, npriv), dtype=torch.float32, device=dev)
         self.buf_act = torch.zeros((t, n), dtype=torch.int64, device=dev)
         self.buf_logp = torch.zeros((t, n), dtype=torch.float32, device=dev)
-        nf = len(MOVE_FEATURES) if self.net.uses_features else 0
+        nf = len(self.net.feature_names) if self.net.uses_features else 0
         self.buf_feat = torch.zeros((t, n, self.num_actions, nf), dtype=torch.float32, device=dev)
         self.values = np.zeros((t, n), np.float32)
         self.actor = np.zeros((t, n), np.int64)
@@ -600,15 +610,28 @@ class Trainer:
         ckpt = load_checkpoint(path, map_location="cpu")
         check_compatible(ckpt, self.rules, path)
         src = build_net(ckpt, path)
-        if src.net_config() != self.net.net_config():
+        mine, theirs = self.net.net_config(), src.net_config()
+        # A network without endgame features can start one with them: the new features' weights are 0.
+        grow = self.net.endgame and not src.endgame
+        if grow:
+            theirs = {**theirs, "endgame": True, "move_features": mine["move_features"]}
+        if theirs != mine:
             raise ValueError(f"init_from checkpoint {path!r} has network {src.net_config()}, but this run "
-                             f"builds {self.net.net_config()} (set --hidden/--head to match)")
-        self.net.load_state_dict(src.state_dict())
+                             f"builds {mine} (set --hidden/--head/--endgame-features to match)")
+        state = src.state_dict()
+        if grow:
+            for key, target in self.net.state_dict().items():
+                if state[key].shape != target.shape:  # the feature axis (last) grew
+                    padded = torch.zeros_like(target)
+                    padded[..., : state[key].shape[-1]] = state[key]
+                    state[key] = padded
+        self.net.load_state_dict(state)
 
     def _new_net(self) -> PolicyValueNet:
         """Return a freshly initialised network of the configured shape, on the device."""
         return PolicyValueNet(self.cfg.hidden, obs_size(self.rules), self.rules.num_cards,
-                              head=self.cfg.head).to(self.device)
+                              head=self.cfg.head, endgame=self.cfg.endgame_features,
+                              rules=self.rules).to(self.device)
 
     # ------------------------------------------------------------------------------- league
 

@@ -10,6 +10,7 @@ greedy         takes the most valuable capture, else discards the least valuable
 expert         card-counting heuristic (sweep risk, sevens/velo/oros, partners)
 search         determinized Monte Carlo (PIMC); ``sims`` rollouts per decision, ...
 oracle         CHEATING, upper-bound reference: the search seeing all hidden cards
+endgame        ``base`` (expert) playing the exact 2-player endgame once the stock is empty
 checkpoint     ``checkpoint:path/to/model.pt``: a trained neural agent (training issue)
 =============  ===========================================================================
 
@@ -72,6 +73,20 @@ register("search", SearchAgent, _SEARCH_PARAMS,
 register("oracle", OracleAgent, _SEARCH_PARAMS,
          "CHEATING, upper-bound reference: the search seeing the other hands and the stock "
          "(needs the engine)")
+
+
+def _endgame(rules: Rules | None = None, seed: int | None = None, base: str = "expert") -> Agent:
+    """Return ``base`` wrapped so that it plays 2-player endgames exactly (``agents.endgame``)."""
+    from .endgame import EndgameAgent
+
+    if base.partition(":")[0] == "endgame":
+        raise ValueError("endgame's base cannot itself be an endgame agent")
+    return EndgameAgent(make_agent(base, rules=rules, seed=seed), rules=rules, seed=seed)
+
+
+register("endgame", _endgame, {"base": str},
+         "base agent (default expert) that plays the 2-player endgame (empty stock: every card known) "
+         "exactly, by minimax")
 
 
 def _load_checkpoint(path: str | None = None, rules: Rules | None = None, seed: int | None = None,

@@ -9,6 +9,7 @@ every game, the opponents' included, the unit of ``total_steps`` and of ``charts
 
     python benchmarks/bench_train.py                      # pure self-play and the default league
     python benchmarks/bench_train.py --hidden 256 256 --updates 5 --profile
+    python benchmarks/bench_train.py --endgame-features --device cuda
 """
 
 from __future__ import annotations
@@ -67,12 +68,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--num-minibatches", type=int, default=Config.num_minibatches)
     ap.add_argument("--update-epochs", type=int, default=Config.update_epochs)
     ap.add_argument("--threads", type=int, default=Config.threads)
+    ap.add_argument("--device", default=Config.device, help="torch device: cpu or cuda")
+    ap.add_argument("--endgame-features", action="store_true",
+                    help="the network also reads the exact 2-player endgame values (Config.endgame_features)")
     ap.add_argument("--updates", type=int, default=3)
     ap.add_argument("--profile", action="store_true", help="print the top functions (cProfile)")
     args = ap.parse_args(argv)
     print(f"torch {torch.__version__}, {os.cpu_count()} CPUs visible, threads={args.threads}, "
           f"num_envs={args.num_envs}, num_steps={args.num_steps}, hidden={args.hidden}, head={args.head}, "
-          f"minibatches={args.num_minibatches}, epochs={args.update_epochs}")
+          f"minibatches={args.num_minibatches}, epochs={args.update_epochs}, device={args.device}, "
+          f"endgame_features={args.endgame_features}")
     leagues = {
         "self-play only": dict(opp_self=1.0, opp_snapshot=0.0, opp_greedy=0.0, opp_expert=0.0),
         "default league": {},
@@ -82,6 +87,7 @@ def main(argv: list[str] | None = None) -> None:
             cfg = Config(run_name="bench", runs_dir=tmp, num_envs=args.num_envs, num_steps=args.num_steps,
                          hidden=tuple(args.hidden), head=args.head, num_minibatches=args.num_minibatches,
                          update_epochs=args.update_epochs, threads=args.threads, eval_interval=0,
+                         device=args.device, endgame_features=args.endgame_features,
                          tensorboard=False, progress=False, snapshot_interval=1, **league)
             r = measure(cfg, args.updates, args.profile)
             wall = r["rollout_wall"] + r["gae_wall"] + r["update_wall"]

@@ -56,10 +56,13 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--deals", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=2026, help="evaluation seed")
+    ap.add_argument("--limit", type=int, default=None, help="use the first N labels only")
     args = ap.parse_args()
     torch.set_num_threads(1)
     agent = NeuralAgent.from_checkpoint(args.agent)
     arrays, _ = load_labels(args.labels, agent.rules)
+    if args.limit is not None:
+        arrays = {k: v[: args.limit] for k, v in arrays.items()}
     keep, tgt = targets(arrays, args.mode, args.param)
     print(f"{args.mode} {args.param}: {len(keep)} of {len(arrays['action'])} labels")
     net = agent.net

@@ -8,6 +8,10 @@ against training wall time (bottom axis) and env steps (top axis).
     python scripts/plot_learning_curve.py                       # the shipped agent's curve
     python scripts/plot_learning_curve.py --csv runs/NAME/metrics.csv --out curve.png
     python scripts/plot_learning_curve.py --csv runs/NAME/metrics.csv --keep-evals out.csv
+
+A run started from another one's weights (``--init-from``) can be drawn as its continuation:
+``--then CSV`` appends the second run's rows, shifted by the first run's last step and wall time,
+and marks where it starts (``--then-label``). The shipped agent's curve is drawn that way.
 """
 
 from __future__ import annotations
@@ -47,6 +51,26 @@ def read_evals(path: str) -> dict[str, dict[str, list[float]]]:
     return out
 
 
+def concatenate(first: dict[str, dict[str, list[float]]], then: dict[str, dict[str, list[float]]]
+                ) -> tuple[dict[str, dict[str, list[float]]], float]:
+    """Return ``first`` followed by ``then`` shifted past its last step and wall time, and the wall
+    time (seconds) where ``then`` starts. A row of ``then`` at its step 0 duplicates the end of
+    ``first`` (the same weights) and is dropped."""
+    ref = next(iter(first.values()))
+    step0, wall0 = ref["step"][-1], ref["wall_s"][-1]
+    out = {k: {c: list(v) for c, v in d.items()} for k, d in first.items()}
+    for name, d in then.items():
+        dst = out.setdefault(name, {"step": [], "wall_s": [], "mean": [], "lo": [], "hi": []})
+        for i, step in enumerate(d["step"]):
+            if step == 0:
+                continue
+            dst["step"].append(step + step0)
+            dst["wall_s"].append(d["wall_s"][i] + wall0)
+            for c in ("mean", "lo", "hi"):
+                dst[c].append(d[c][i])
+    return out, wall0
+
+
 def keep_evals(src: str, dst: str) -> None:
     """Copy only the evaluation rows of metrics CSV ``src`` to ``dst`` (small enough to commit)."""
     with open(src, newline="") as f, open(dst, "w", newline="") as g:
@@ -58,8 +82,10 @@ def keep_evals(src: str, dst: str) -> None:
                 writer.writerow(r)
 
 
-def plot(evals: dict[str, dict[str, list[float]]], out: str, title: str) -> None:
-    """Draw the curves of ``evals`` into the PNG ``out``; return None."""
+def plot(evals: dict[str, dict[str, list[float]]], out: str, title: str, mark: float | None = None,
+         mark_label: str = "") -> None:
+    """Draw the curves of ``evals`` into the PNG ``out`` (a dashed line at wall time ``mark`` seconds,
+    labelled ``mark_label``); return None."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -73,6 +99,10 @@ def plot(evals: dict[str, dict[str, list[float]]], out: str, title: str) -> None
         ax.plot(minutes, d["mean"], marker="o", ms=3, label=f"vs {name}", color=c)
         ax.fill_between(minutes, d["lo"], d["hi"], alpha=0.25, color=c, linewidth=0)
     ax.axhline(0.0, color="black", lw=0.8)
+    if mark is not None:
+        ax.axvline(mark / 60, color="gray", ls="--", lw=1)
+        ax.annotate(mark_label, (mark / 60, 0.02), xycoords=("data", "axes fraction"), rotation=90,
+                    ha="right", va="bottom", fontsize=8, color="dimgray")
     ax.set_xlabel("training wall time (minutes)")
     ax.set_ylabel("points per round, learner minus baseline")
     ax.set_title(title)
@@ -108,13 +138,22 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", default=DEFAULT_OUT, help="PNG to write")
     ap.add_argument("--title", default="PPO self-play, 2 players: duplicate evaluation (95% CI)")
     ap.add_argument("--keep-evals", metavar="CSV", help="also copy the eval rows of --csv to this file")
+    ap.add_argument("--then", metavar="CSV", default=None,
+                    help="a run started from the first one's weights, drawn as its continuation")
+    ap.add_argument("--then-label", default="continued from here", help="label of the --then boundary")
     args = ap.parse_args(argv)
     if args.keep_evals:
         keep_evals(args.csv, args.keep_evals)
     evals = read_evals(args.csv)
     if not evals:
         raise SystemExit(f"no eval/vs_* rows in {args.csv}")
-    plot(evals, args.out, args.title)
+    mark = None
+    if args.then:
+        then = read_evals(args.then)
+        if not then:
+            raise SystemExit(f"no eval/vs_* rows in {args.then}")
+        evals, mark = concatenate(evals, then)
+    plot(evals, args.out, args.title, mark, args.then_label)
     print(f"wrote {args.out}")
 
 

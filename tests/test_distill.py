@@ -11,7 +11,8 @@ from agents.distill import collect_labels, load_labels, main, save_labels
 from agents.greedy import GreedyAgent
 from agents.neural import NeuralAgent, PolicyValueNet, checkpoint_dict, save_checkpoint
 from agents.ppo import Config, Trainer
-from escoba_env import Rules
+from escoba_env import EscobaEngine, Rules
+from escoba_env.observation import action_masks, encode
 
 
 @pytest.fixture(scope="module")
@@ -89,13 +90,46 @@ def test_init_from_copies_the_weights_and_checks_the_shape(tmp_path):
     t = Trainer(Config(**base, hidden=(32,), init_from=str(path)))
     assert all(torch.equal(a, b) for a, b in zip(t.net.state_dict().values(), src.state_dict().values(),
                                                  strict=True))
-    with pytest.raises(ValueError, match="set --hidden/--head to match"):
+    with pytest.raises(ValueError, match="set --hidden/--head/--endgame-features to match"):
         Trainer(Config(**base, hidden=(16,), init_from=str(path)))
     with pytest.raises(ValueError, match="trained for other rules"):
         Trainer(Config(**base, hidden=(32,), init_from=str(path), rules={"num_players": 3}))
     with pytest.raises(FileNotFoundError):
         Trainer(Config(**base, hidden=(32,), init_from=str(tmp_path / "missing.pt")))
     assert isinstance(NeuralAgent(t.net), NeuralAgent)
+
+
+def test_init_from_grows_a_network_by_the_endgame_features_with_zero_weights(tmp_path):
+    src = PolicyValueNet((32,), head="moves")
+    torch.nn.init.normal_(src.move_linear.weight)  # non-zero, so that the copy is visible
+    path = tmp_path / "src.pt"
+    save_checkpoint(path, checkpoint_dict(src, Rules()))
+    base = dict(run_name="g", runs_dir=str(tmp_path), num_envs=8, num_steps=4, eval_interval=0,
+                tensorboard=False, progress=False, hidden=(32,), init_from=str(path))
+    t = Trainer(Config(**base, endgame_features=True))
+    k = len(src.feature_names)
+    assert t.net.endgame and len(t.net.feature_names) == k + 2
+    for key, v in src.state_dict().items():
+        grown = t.net.state_dict()[key]
+        torch.testing.assert_close(grown[..., : v.shape[-1]], v, rtol=0, atol=0)
+        if grown.shape != v.shape:
+            assert key in ("move_linear.weight", "move_embed.weight")
+            assert (grown[..., k:] == 0).all()
+    # the grown network starts with exactly the source's policy (the new features weigh 0)
+    e = EscobaEngine(16, Rules(), single_round=True)
+    e.reset(seed=4)
+    obs, mask = encode(e, e.to_act), action_masks(e, e.to_act)
+    np.testing.assert_array_equal(NeuralAgent(t.net).act_batch(obs, mask),
+                                  NeuralAgent(src).act_batch(obs, mask))
+    # the reverse (dropping features) is refused
+    grown_path = tmp_path / "grown.pt"
+    save_checkpoint(grown_path, checkpoint_dict(t.net, Rules()))
+    with pytest.raises(ValueError, match="--endgame-features"):
+        Trainer(Config(**{**base, "init_from": str(grown_path)}))
+    with pytest.raises(ValueError, match="2-player endgame only"):
+        Trainer(Config(**base, endgame_features=True, rules={"num_players": 3}))
+    with pytest.raises(ValueError, match="action-conditioned head"):
+        Trainer(Config(**{**base, "init_from": None}, endgame_features=True, head="mlp"))
 
 
 def test_cli_writes_labels_and_reports_bad_agents(tmp_path, capsys):
@@ -123,5 +157,5 @@ def test_search_labels_can_carry_the_teachers_action_values(tmp_path):
     save_labels(tmp_path / "v.npz", data, rules)
     arrays, _ = load_labels(tmp_path / "v.npz", rules)
     np.testing.assert_array_equal(arrays["values"], v)
-    with pytest.raises(ValueError, match="search teacher"):
+    with pytest.raises(ValueError, match="search or endgame teacher"):
         collect_labels(GreedyAgent(rules), [RandomAgent(rules)], rules, 10, values=True)

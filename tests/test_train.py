@@ -13,8 +13,8 @@ from agents.evaluation import play_duplicate
 from agents.greedy import GreedyAgent
 from agents.neural import NeuralAgent, PolicyValueNet, load_checkpoint, sample_masked, save_checkpoint
 from agents.ppo import Config, Trainer, compute_gae, config_from_args, export_agent, train
-from escoba_env import EscobaVectorEnv, Rules
-from escoba_env.observation import OBS_SIZE
+from escoba_env import EscobaEngine, EscobaVectorEnv, Rules
+from escoba_env.observation import OBS_SIZE, action_masks, encode
 
 TINY = dict(num_envs=32, num_steps=16, hidden=(32,), total_steps=32 * 16 * 4, eval_interval=1024,
             eval_deals=16, snapshot_interval=512, save_interval=1024, opp_self=0.4, opp_snapshot=0.2,
@@ -359,6 +359,14 @@ def test_learning_curve_script_plots_the_eval_rows(trained, tmp_path):
     assert evals["expert"]["step"] == [0, 1024, 2048]
     assert all(lo <= m <= hi for m, lo, hi in zip(evals["expert"]["mean"], evals["expert"]["lo"],
                                                   evals["expert"]["hi"], strict=True))
+    # a continuation run is appended after the first run's last step and wall time
+    both, start = mod.concatenate(evals, evals)
+    assert both["expert"]["step"] == [0, 1024, 2048, 3072, 4096]
+    assert start == evals["expert"]["wall_s"][-1]
+    assert both["expert"]["wall_s"][3] == start + evals["expert"]["wall_s"][1]
+    png2 = tmp_path / "both.png"
+    mod.main(["--csv", str(kept), "--then", str(kept), "--out", str(png2)])
+    assert png2.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_shipped_agent_loads_and_plays_legal_moves():
@@ -486,3 +494,47 @@ def test_nonlinear_moves_head_starts_at_the_torso_logits_trains_and_round_trips(
     again = NeuralAgent.from_checkpoint(summary["checkpoint"])
     np.testing.assert_array_equal(agent.act_batch(obs, mask), again.act_batch(obs, mask))
     assert (mask[np.arange(64), agent.act_batch(obs, mask)] == 1).all()
+
+
+
+def test_endgame_features_are_the_exact_values_and_a_trained_agent_round_trips(tmp_path):
+    from agents.endgame import endgame_rows, solve
+    from agents.neural import ENDGAME_FEATURES, endgame_features
+
+    rules = Rules()
+    e = EscobaEngine(64, rules, single_round=True)
+    e.reset(seed=12)
+    greedy = GreedyAgent(rules)
+    obs, masks = [], []
+    while not e.done.all():  # positions all through the round, endgames included
+        live = np.flatnonzero(~e.done)
+        o, m = encode(e, e.to_act[live], live), action_masks(e, e.to_act[live], live)
+        obs.append(o)
+        masks.append(m)
+        acts = np.zeros(e.num_games, np.int64)
+        acts[live] = greedy.act_batch(o, m)
+        e.step(acts)
+    obs, masks = np.concatenate(obs), np.concatenate(masks)
+    end = endgame_rows(obs, rules)
+    assert 0 < end.sum() < len(obs)
+    f = endgame_features(obs, rules)
+    assert f.shape == (len(obs), 40, len(ENDGAME_FEATURES))
+    assert (f[~end] == 0).all()  # nothing outside 2-player endgames
+    v = solve(obs[end], rules)
+    legal = np.isfinite(v)
+    np.testing.assert_array_equal(legal, masks[end] > 0)
+    best = np.nanmax(v, axis=1, keepdims=True)
+    np.testing.assert_array_equal(f[end][..., 0], np.where(legal, v - best, 0))
+    np.testing.assert_array_equal(f[end][..., 1], (legal & (v == best)).astype(np.float32))
+    # a run with the features trains and saves; its exported agent reloads them and acts the same
+    summary = train(tiny(tmp_path, "eg", endgame_features=True))
+    out = export_agent(summary["checkpoint"], str(tmp_path / "eg.pt"))
+    agent = NeuralAgent.from_checkpoint(out)
+    assert agent.net.endgame and agent.net.net_config()["move_features"][-2:] == list(ENDGAME_FEATURES)
+    trainer = Trainer(Config(resume=summary["checkpoint"]))
+    np.testing.assert_array_equal(agent.act_batch(obs, masks),
+                                  NeuralAgent(trainer.net, rules).act_batch(obs, masks))
+    with pytest.raises(ValueError, match="other rules"):
+        NeuralAgent.from_checkpoint(out, rules=Rules(num_players=3))
+    with pytest.raises(ValueError, match="need the game's rules"):
+        PolicyValueNet((8,), head="moves", endgame=True)
