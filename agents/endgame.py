@@ -68,14 +68,18 @@ def solve(obs: np.ndarray, rules: Rules) -> np.ndarray:
     # reaches the same capture. Inside the tree only increasing orders are expanded: naming, each
     # time, the lowest card of the wanted option that is still legal reaches every option, and that
     # sequence is increasing (a lower card of the option that was not legal was in every remaining
-    # option, and stays so). A choice already under way at the root keeps all its names.
+    # option, and stays so). A choice already under way at the root keeps all its names. With
+    # jokers, the "stop" action (the played card's own id: take the cards named so far) is always
+    # kept, whatever its id.
     terminal = [np.full(k, np.nan)]  # per level: the round's point difference at finished nodes
     actor = [eng.to_act.copy()]
     canonical = np.zeros(k, bool)  # the pending capture's play was made inside the tree
     edges = []  # per level: (parent index, action); edge i leads to node i of the next level
     while True:
         legal = np.where(eng.done, np.uint64(0), eng.legal)
-        legal = np.where(canonical & (eng.pending >= 0), legal & ~_at_or_below(eng.taken), legal)
+        # (the played card's own id, the "stop" action of nested joker options, is never pruned)
+        stop = np.uint64(1) << np.maximum(eng.pending, 0).astype(np.uint64)
+        legal = np.where(canonical & (eng.pending >= 0), legal & ~(_at_or_below(eng.taken) & ~stop), legal)
         par, act = np.nonzero(unpack_mask(legal, w).astype(bool))
         if par.size == 0:
             break

@@ -11,7 +11,8 @@ bound is above 0.
     python benchmarks/strength.py --jokers 2 --deals 500 --budgets  # the ladder with two jokers
 
 Pairs (``--only`` takes their keys): greedy-random, expert-greedy, search-expert (default budget),
-budget-N (search:sims=N vs expert, for every N of ``--budgets``), oracle-search (the cheating
+endgame-expert and endgame-search (``endgame``: the expert playing the 2-player endgame exactly,
+``agents.endgame``), budget-N (search:sims=N vs expert, for every N of ``--budgets``), oracle-search (the cheating
 oracle against the search, both at the default budget).
 
 Rules variants (RULES.md §8): ``--jokers 1|2`` and ``--mesa-deal`` (escoba de mesa) change the
@@ -36,7 +37,8 @@ def ladder(budgets: list[int]) -> list[tuple[str, str, str]]:
     """Return the (key, spec A, spec B) pairs of the ladder."""
     default = f"search:sims={SearchAgent.DEFAULT_SIMS}"
     pairs = [("greedy-random", "greedy", "random"), ("expert-greedy", "expert", "greedy"),
-             ("search-expert", default, "expert")]
+             ("search-expert", default, "expert"), ("endgame-expert", "endgame", "expert"),
+             ("endgame-search", "endgame", default)]
     pairs += [(f"budget-{n}", f"search:sims={n}", "expert") for n in budgets
               if n != SearchAgent.DEFAULT_SIMS]
     pairs.append(("oracle-search", f"oracle:sims={SearchAgent.DEFAULT_SIMS}", default))
