@@ -164,3 +164,29 @@ def conserved(eng: EscobaEngine) -> np.ndarray:
 def rng() -> np.random.Generator:
     """Return a fixed-seed generator (tests must not depend on global randomness)."""
     return np.random.default_rng(12345)
+
+
+def set_position(e: EscobaEngine, hands: Sequence[int], table: int, piles: Sequence[int], deck: Sequence[int],
+                 stock_pos: int, *, dealer: int, last_capturer: int = -1) -> EscobaEngine:
+    """Put game 0 of ``e`` at a hand-made position with seat 0 to act, in the play phase.
+
+    ``hands`` and ``piles`` are card masks per seat, ``deck`` the full deck order whose cards from
+    ``stock_pos`` on are the stock. No card played and no escoba yet this round. Returns ``e``.
+    """
+    e.hands[0] = list(hands)
+    e.hand_count[0] = sum(bin(int(h)).count("1") for h in hands)
+    e.table[0] = table
+    e.piles[0] = list(piles)
+    e.played[0] = 0
+    e.escobas[0] = 0
+    e.deck[0] = np.asarray(deck, np.int8)
+    e.stock_pos[0] = stock_pos
+    e.dealer[0] = dealer
+    e.to_act[0] = 0
+    e.last_capturer[0] = last_capturer
+    e.pending[0] = -1
+    e.taken[0] = 0
+    e.taken_value[0] = 0
+    e.legal[0] = e.hands[0, 0]
+    assert e.card_count()[0] == e.rules.num_cards
+    return e

@@ -10,7 +10,7 @@ from agents.greedy import GreedyAgent
 from escoba_env import EscobaEngine, Rules
 from escoba_env.cards import NUM_CARDS
 from escoba_env.observation import action_masks, encode
-from tests.conftest import C, M
+from tests.conftest import C, M, set_position
 
 
 def position(hands: list[str], table: str, stock: str = "", piles: list[str] | None = None, *,
@@ -37,24 +37,9 @@ def position(hands: list[str], table: str, stock: str = "", piles: list[str] | N
     rest = [c for c in range(NUM_CARDS) if not used >> c & 1]
     for i, c in enumerate(rest):
         pile_masks[i % p] |= 1 << c
-    e.hands[0] = hand_masks
-    e.hand_count[0] = sum(bin(h).count("1") for h in hand_masks)
-    e.table[0] = M(table)
-    e.piles[0] = pile_masks
-    e.played[0] = 0
-    e.escobas[0] = 0
     known = [c for c in range(NUM_CARDS) if c not in stock_ids]
-    e.deck[0] = np.array(known + stock_ids, np.int8)
-    e.stock_pos[0] = NUM_CARDS - len(stock_ids)
-    e.dealer[0] = p - 1
-    e.to_act[0] = 0
-    e.last_capturer[0] = last_capturer
-    e.pending[0] = -1
-    e.taken[0] = 0
-    e.taken_value[0] = 0
-    e.legal[0] = e.hands[0, 0]
-    assert e.card_count()[0] == NUM_CARDS
-    return e
+    return set_position(e, hand_masks, M(table), pile_masks, known + stock_ids, NUM_CARDS - len(stock_ids),
+                        dealer=p - 1, last_capturer=last_capturer)
 
 
 def decide(agent, e: EscobaEngine) -> int:

@@ -22,7 +22,7 @@ from escoba_env import EscobaEngine, Rules, card_name
 from escoba_env.engine import sample_actions, unpack_mask
 from escoba_env.observation import action_masks, encode
 from escoba_env.worlds import take_games, worlds_from_observations
-from tests.conftest import C, M
+from tests.conftest import C, M, set_position
 
 SPECS = ("expert", "greedy", "random")
 
@@ -123,23 +123,8 @@ def position(hands: list[str], table: str, pile0: str, *, rules: Rules | None = 
         assert not used & m
         used |= m
     pile1 = ((1 << nc) - 1) & ~used
-    e.hands[0] = hand_masks
-    e.hand_count[0] = sum(len(h.split()) for h in hands)
-    e.table[0] = M(table)
-    e.piles[0] = [M(pile0), pile1]
-    e.played[0] = 0
-    e.escobas[0] = 0
-    e.deck[0] = np.arange(nc, dtype=np.int8)
-    e.stock_pos[0] = nc
-    e.dealer[0] = dealer
-    e.to_act[0] = 0
-    e.last_capturer[0] = last_capturer
-    e.pending[0] = -1
-    e.taken[0] = 0
-    e.taken_value[0] = 0
-    e.legal[0] = e.hands[0, 0]
-    assert e.card_count()[0] == nc
-    return e
+    return set_position(e, hand_masks, M(table), [M(pile0), pile1], np.arange(nc), nc, dealer=dealer,
+                        last_capturer=last_capturer)
 
 
 def step(e: EscobaEngine, *names: str) -> EscobaEngine:
