@@ -12,8 +12,8 @@ bound is above 0.
 
 Pairs (``--only`` takes their keys): greedy-random, expert-greedy, search-expert (default budget),
 endgame-expert and endgame-search (``endgame``: the expert playing the 2-player endgame exactly,
-``agents.endgame``), budget-N (search:sims=N vs expert, for every N of ``--budgets``), oracle-search (the cheating
-oracle against the search, both at the default budget).
+``agents.endgame``), budget-N (search:sims=N vs expert, for every N of ``--budgets``),
+oracle-search (the cheating oracle against the search, both at the default budget).
 
 Rules variants (RULES.md §8): ``--jokers 1|2`` and ``--mesa-deal`` (escoba de mesa) change the
 rules of every pair; the ladder stays 2-player single rounds.

@@ -1,7 +1,13 @@
 """How often agents make the same choice, on the decisions of a labels file (teacher included).
 
     python scripts/agreement.py runs/labels/search_150k.npz \
-        --agents checkpoint:agents/pretrained/escoba_2p.pt expert greedy
+        --agents checkpoint:agents/pretrained/escoba_2p_plain.pt expert greedy
+    python scripts/agreement.py runs/labels/search_q.npz --limit 0 --regret
+
+With ``--regret`` (labels collected with ``--values``) it also prints each agent's mean regret per
+decision: the teacher's value of its best action minus its value of the agent's action, by how many
+cards the stock still holds. Actions the teacher did not value (a capture choice naming another
+card of the same option) are left out.
 """
 
 from __future__ import annotations
@@ -13,21 +19,24 @@ import numpy as np
 from agents.distill import load_labels
 from agents.registry import make_agent
 from escoba_env.rules import Rules
+from escoba_env.worlds import observation_scalars
 
 
 def main() -> None:
     """Print the share of decisions on which each pair (the labels' teacher included) agrees."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("labels")
-    ap.add_argument("--agents", nargs="+", default=["checkpoint:agents/pretrained/escoba_2p.pt", "expert",
-                                                   "greedy"])
-    ap.add_argument("--limit", type=int, default=30000, help="first N decisions")
+    ap.add_argument("--agents", nargs="+",
+                    default=["checkpoint:agents/pretrained/escoba_2p_plain.pt", "expert", "greedy"])
+    ap.add_argument("--limit", type=int, default=30000, help="first N decisions (0: all)")
+    ap.add_argument("--regret", action="store_true", help="also print the regret against the teacher values")
     args = ap.parse_args()
     arrays, meta = load_labels(args.labels)
     rules = Rules.from_dict(meta["rules"])
-    obs = arrays["obs"][: args.limit].astype(np.float32)
-    mask = arrays["mask"][: args.limit]
-    choices = {f"teacher ({meta.get('teacher')})": arrays["action"][: args.limit]}
+    n = args.limit or len(arrays["action"])
+    obs = arrays["obs"][:n].astype(np.float32)
+    mask = arrays["mask"][:n]
+    choices = {f"teacher ({meta.get('teacher')})": arrays["action"][:n]}
     for spec in args.agents:
         choices[spec] = make_agent(spec, rules=rules, seed=0).act_batch(obs, mask)
     names = list(choices)
@@ -35,6 +44,20 @@ def main() -> None:
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             print(f"{a} = {b}: {np.mean(choices[a] == choices[b]):.3f}")
+    if args.regret:
+        if "values" not in arrays:
+            raise SystemExit("--regret needs labels collected with --values")
+        values = arrays["values"][:n].astype(np.float64)
+        best = np.max(np.where(mask > 0, values, -np.inf), axis=1)
+        stock = observation_scalars(obs, rules)["stock"]
+        groups = {"stock >= 20": stock >= 20, "stock 1-19": (stock > 0) & (stock < 20), "stock 0": stock == 0}
+        print("mean regret per decision (points), by stock size: " + ", ".join(
+            f"{g} ({int(m.sum())} decisions)" for g, m in groups.items()))
+        for name, act in choices.items():
+            v = values[np.arange(n), act]
+            ok = np.isfinite(v)
+            parts = [f"{(best - v)[m & ok].mean():.3f}" for m in groups.values()]
+            print(f"  {name}: " + " / ".join(parts))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ the next action by more than ``param`` points (``confident``, needs ``--values``
 epoch the network plays ``--deals`` duplicate deals against expert.
 
     python -m agents.distill --out runs/labels/search_q.npz --labels 60000 --values --seed 31 \\
-        --behaviour checkpoint:agents/pretrained/escoba_2p.pt expert greedy --weights 0.5 0.35 0.15
+        --behaviour checkpoint:agents/pretrained/escoba_2p_plain.pt expert greedy --weights 0.5 0.35 0.15
     python scripts/imitate.py runs/labels/search_q.npz --mode confident --param 0.6 --epochs 3 --lr 1e-4
 """
 
@@ -49,7 +49,8 @@ def main() -> None:
     """Parse arguments, fine-tune, print the cross-entropy and the score per epoch."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("labels")
-    ap.add_argument("--agent", default="agents/pretrained/escoba_2p.pt", help="checkpoint to start from")
+    ap.add_argument("--agent", default="agents/pretrained/escoba_2p_plain.pt",
+                    help="checkpoint to start from (default: the shipped network without endgame features)")
     ap.add_argument("--mode", choices=("hard", "soft", "confident"), default="hard")
     ap.add_argument("--param", type=float, default=0.3, help="soft: temperature; confident: margin (points)")
     ap.add_argument("--epochs", type=int, default=3)

@@ -5,7 +5,7 @@ Reads the ``metrics.csv`` a run writes (``step, wall_s, tag, value``; the ``eval
 duplicate-deal points-per-round difference (learner minus baseline) with its interval band,
 against training wall time (bottom axis) and env steps (top axis).
 
-    python scripts/plot_learning_curve.py                       # the shipped agent's curve
+    python scripts/plot_learning_curve.py                       # the shipped agent's curve (2 stages)
     python scripts/plot_learning_curve.py --csv runs/NAME/metrics.csv --out curve.png
     python scripts/plot_learning_curve.py --csv runs/NAME/metrics.csv --keep-evals out.csv
 
@@ -22,7 +22,9 @@ import os
 from collections import defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_CSV = os.path.join(ROOT, "agents", "pretrained", "escoba_2p_eval.csv")
+DEFAULT_CSV = os.path.join(ROOT, "agents", "pretrained", "escoba_2p_plain_eval.csv")
+DEFAULT_THEN = os.path.join(ROOT, "agents", "pretrained", "escoba_2p_endgame_eval.csv")
+"""The shipped agent's two stages: the plain network, then its fine-tuning with endgame features."""
 DEFAULT_OUT = os.path.join(ROOT, "docs", "learning_curve.png")
 
 
@@ -110,20 +112,18 @@ def plot(evals: dict[str, dict[str, list[float]]], out: str, title: str, mark: f
     ax.legend(loc="lower right")
     first = next(iter(evals.values()), None)
     if first and len(first["step"]) > 1 and first["wall_s"][-1] > 0:
-        minutes = [w / 60 for w in first["wall_s"]]
-        steps = first["step"]
+        # Top axis: env steps, placed at the wall time each step count was reached (explicit ticks
+        # on a twin axis; matplotlib's secondary_xaxis misplaces piecewise-linear conversions).
+        import numpy as np
 
-        def to_steps(m):
-            import numpy as np
-
-            return np.interp(m, minutes, steps) / 1e6
-
-        def to_minutes(s):
-            import numpy as np
-
-            return np.interp(np.asarray(s) * 1e6, steps, minutes)
-
-        top = ax.secondary_xaxis("top", functions=(to_steps, to_minutes))
+        minutes = np.asarray(first["wall_s"]) / 60
+        steps = np.asarray(first["step"]) / 1e6
+        top = ax.twiny()
+        top.set_xlim(ax.get_xlim())
+        ticks = matplotlib.ticker.MaxNLocator(nbins=8).tick_values(0, steps[-1])
+        ticks = ticks[(ticks >= 0) & (ticks <= steps[-1])]
+        top.set_xticks(np.interp(ticks, steps, minutes))
+        top.set_xticklabels([f"{t:g}" for t in ticks])
         top.set_xlabel("env steps (millions)")
     fig.tight_layout()
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
@@ -139,9 +139,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--title", default="PPO self-play, 2 players: duplicate evaluation (95% CI)")
     ap.add_argument("--keep-evals", metavar="CSV", help="also copy the eval rows of --csv to this file")
     ap.add_argument("--then", metavar="CSV", default=None,
-                    help="a run started from the first one's weights, drawn as its continuation")
-    ap.add_argument("--then-label", default="continued from here", help="label of the --then boundary")
+                    help="a run started from the first one's weights, drawn as its continuation (default: "
+                         "with the default --csv, the shipped agent's second stage)")
+    ap.add_argument("--then-label", default=None, help="label of the --then boundary")
     args = ap.parse_args(argv)
+    if args.then is None and args.csv == DEFAULT_CSV:
+        args.then = DEFAULT_THEN
+        if args.then_label is None:
+            args.then_label = "+ endgame features"
+    if args.then_label is None:
+        args.then_label = "continued from here"
     if args.keep_evals:
         keep_evals(args.csv, args.keep_evals)
     evals = read_evals(args.csv)

@@ -369,11 +369,13 @@ def test_learning_curve_script_plots_the_eval_rows(trained, tmp_path):
     assert png2.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_shipped_agent_loads_and_plays_legal_moves():
-    path = os.path.join(os.path.dirname(__file__), "..", "agents", "pretrained", "escoba_2p.pt")
+@pytest.mark.parametrize("name, endgame, steps", [("escoba_2p.pt", True, 40_042_496),
+                                                   ("escoba_2p_plain.pt", False, 45_023_232)])
+def test_shipped_agents_load_and_play_legal_moves(name, endgame, steps):
+    path = os.path.join(os.path.dirname(__file__), "..", "agents", "pretrained", name)
     agent = NeuralAgent.from_checkpoint(path, rules=Rules())
-    assert agent.net.head == "moves" and agent.net.hidden == [128, 128]
-    assert load_checkpoint(path)["global_step"] == 45_023_232
+    assert agent.net.head == "moves" and agent.net.hidden == [128, 128] and agent.net.endgame == endgame
+    assert load_checkpoint(path)["global_step"] == steps
     obs, mask = _observations(256, seed=9)
     actions = agent.act_batch(obs, mask)
     assert (mask[np.arange(256), actions] == 1).all()
