@@ -14,8 +14,13 @@ which at an empty stock in a 2-player game has exactly one consistent world), so
 information the observer has, not a peek.
 
 ``EndgameAgent`` wraps another agent and plays the exact best action in these positions (the
-wrapped agent elsewhere). The ``moves`` network can read these values as move features
-(``agents.neural.move_features(..., endgame=True)``).
+wrapped agent elsewhere; registry spec ``endgame`` or ``endgame:base=NAME``). A ``moves`` network
+can read these values as two extra move features (``agents.neural.endgame_features``,
+``PolicyValueNet(endgame=True)``, ``train.py --endgame-features``).
+
+Cost: the tree of a 3 + 3 card position holds up to a few thousand nodes (the capture choices
+multiply it), all stepped as one engine batch per level; about 0.2 ms of CPU per position when
+hundreds are solved together.
 """
 
 from __future__ import annotations
