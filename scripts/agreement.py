@@ -6,7 +6,8 @@
 
 With ``--regret`` (labels collected with ``--values``) it also prints each agent's mean regret per
 decision: the teacher's value of its best action minus its value of the agent's action, by how many
-cards the stock still holds. Actions the teacher did not value (a capture choice naming another
+cards the stock still holds, and how often it picks one of the teacher's best actions. Actions the
+teacher did not value (a capture choice naming another
 card of the same option) are left out.
 """
 
@@ -56,8 +57,9 @@ def main() -> None:
         for name, act in choices.items():
             v = values[np.arange(n), act]
             ok = np.isfinite(v)
-            parts = [f"{(best - v)[m & ok].mean():.3f}" for m in groups.values()]
-            print(f"  {name}: " + " / ".join(parts))
+            parts = [f"{(best - v)[m & ok].mean():.3f}" if (m & ok).any() else "-" for m in groups.values()]
+            share = np.mean(v[ok] >= best[ok] - 1e-6)
+            print(f"  {name}: " + " / ".join(parts) + f"; a best action in {share:.1%} of decisions")
 
 
 if __name__ == "__main__":
