@@ -23,7 +23,7 @@ from escoba_env.rules import Rules
 from escoba_env.worlds import observation_scalars
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Print the share of decisions on which each pair (the labels' teacher included) agrees."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("labels")
@@ -31,7 +31,7 @@ def main() -> None:
                     default=["checkpoint:agents/pretrained/escoba_2p_plain.pt", "expert", "greedy"])
     ap.add_argument("--limit", type=int, default=30000, help="first N decisions (0: all)")
     ap.add_argument("--regret", action="store_true", help="also print the regret against the teacher values")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     arrays, meta = load_labels(args.labels)
     rules = Rules.from_dict(meta["rules"])
     n = args.limit or len(arrays["action"])

@@ -45,7 +45,7 @@ def targets(arrays: dict[str, np.ndarray], mode: str, param: float) -> tuple[np.
     return keep, t
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     """Parse arguments, fine-tune, print the cross-entropy and the score per epoch."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("labels")
@@ -58,7 +58,7 @@ def main() -> None:
     ap.add_argument("--deals", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=2026, help="evaluation seed")
     ap.add_argument("--limit", type=int, default=None, help="use the first N labels only")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     torch.set_num_threads(1)
     agent = NeuralAgent.from_checkpoint(args.agent)
     arrays, _ = load_labels(args.labels, agent.rules)
