@@ -540,6 +540,14 @@ def test_endgame_features_are_the_exact_values_and_a_trained_agent_round_trips(t
         NeuralAgent.from_checkpoint(out, rules=Rules(num_players=3))
     with pytest.raises(ValueError, match="need the game's rules"):
         PolicyValueNet((8,), head="moves", endgame=True)
+    # and a run with them resumes exactly
+    train(tiny(tmp_path, "eg_half", endgame_features=True), max_updates=2)
+    half = os.path.join(tmp_path, "eg_half", "checkpoints", "latest.pt")
+    Trainer(Config(resume=half)).run()
+    full, resumed = load_checkpoint(summary["checkpoint"]), load_checkpoint(half)
+    assert resumed["global_step"] == full["global_step"]
+    for k, v in full["model"].items():
+        assert torch.equal(v, resumed["model"][k]), k
 
 
 def test_shipped_agent_plays_the_exact_endgame():
