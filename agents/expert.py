@@ -44,12 +44,12 @@ from __future__ import annotations
 import numpy as np
 
 from escoba_env.capture import FIFTEEN, makes_fifteen, option_summary
-from escoba_env.cards import NUM_CARDS, OROS, SEVENS
+from escoba_env.cards import NUM_CARDS, OROS, SEVENS, mask_values
 from escoba_env.observation import PLANE
 from escoba_env.worlds import capture_summary, observation_masks, observation_scalars
 
 from .base import Agent
-from .moves import best_per_row, bit, enumerate_moves, mask_values, move_actions
+from .moves import best_per_row, bit, enumerate_moves, move_actions
 
 EXPERT_WEIGHTS = {"escoba": 1.0, "velo": 0.6, "seven": 0.3, "six": 0.0, "oro": 0.1, "card": 0.05,
                   "joker": 0.3, "joker_hold": 0.3}

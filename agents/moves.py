@@ -85,15 +85,6 @@ def lowest_card(masks: np.ndarray) -> np.ndarray:
     return np.where(masks != 0, np.bitwise_count(low - _ONE).astype(np.int64), -1)
 
 
-def mask_values(masks: np.ndarray) -> np.ndarray:
-    """Return the sum of the capture values of the cards of each uint64 mask (jokers count 0)."""
-    masks = np.asarray(masks, np.uint64)
-    total = np.zeros(masks.shape, np.int64)
-    for v in range(1, 11):
-        total += v * np.bitwise_count((masks >> np.uint64(4 * (v - 1))) & np.uint64(0xF)).astype(np.int64)
-    return total
-
-
 def bit(cards: np.ndarray) -> np.ndarray:
     """Return the uint64 single-card masks of card ids (0 for negative ids)."""
     cards = np.asarray(cards, np.int64)

@@ -45,7 +45,7 @@ from torch import nn
 import escoba_env
 from escoba_env import observation as _observation
 from escoba_env.capture import joker_summary, makes_fifteen, option_summary
-from escoba_env.cards import JOKER_MASK, JOKERS, NUM_CARDS, NUM_VALUES
+from escoba_env.cards import JOKER_MASK, JOKERS, NUM_CARDS, NUM_VALUES, mask_values
 from escoba_env.observation import OBS_SIZE, plane_slice, scalar_offsets
 from escoba_env.rules import Rules
 
@@ -86,14 +86,6 @@ def _mask_weight(masks: np.ndarray) -> np.ndarray:
     return 0.05 * n(masks) + 0.1 * n(masks & _OROS) + 0.3 * n(masks & _SEVENS) + 0.6 * n(masks & _VELO)
 
 
-def _mask_sum(masks: np.ndarray) -> np.ndarray:
-    """Return the summed capture values (1..10) of the cards of uint64 masks (jokers count 0)."""
-    total = np.zeros(masks.shape, np.int64)
-    for v in range(1, 11):
-        total += v * np.bitwise_count((masks >> np.uint64(4 * (v - 1))) & np.uint64(0xF)).astype(np.int64)
-    return total
-
-
 def _class_summary(masks: np.ndarray, rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return (count, union, intersection), each (K, C), of the captures a card of each value class
     could make on each table mask: C = 10 values, plus the joker with ``rules.jokers``."""
@@ -115,7 +107,7 @@ def _sweepable(masks: np.ndarray, played: np.ndarray, wild: np.ndarray) -> np.nd
     Broadcasts. The table's jokers and a played joker are wild (1..10 each).
     """
     w = np.bitwise_count(masks & _JOKER_BITS).astype(np.int64) + wild
-    return (masks != 0) & makes_fifteen(_mask_sum(masks) + played, w)
+    return (masks != 0) & makes_fifteen(mask_values(masks) + played, w)
 
 
 def endgame_features(obs: np.ndarray, rules: Rules) -> np.ndarray:
@@ -245,7 +237,7 @@ def move_features(obs: np.ndarray, rules: Rules | None = None) -> np.ndarray:
         unseen_by_class = np.concatenate([unseen_by_value, unseen[:, NUM_CARDS:].sum(axis=1, keepdims=True)],
                                          axis=1)
     else:
-        sweep = ((_mask_sum(left_mask)[:, :, None] + np.arange(1, 11)[None, None, :] == 15)
+        sweep = ((mask_values(left_mask)[:, :, None] + np.arange(1, 11)[None, None, :] == 15)
                  & (left_mask[:, :, None] != 0))
         unseen_by_class = unseen_by_value
     gain = (cnt > 0) * (_mask_weight(un) + sweep)

@@ -43,7 +43,7 @@ from math import comb
 import numpy as np
 
 from escoba_env.capture import FIFTEEN, makes_fifteen, option_summary
-from escoba_env.cards import NUM_CARDS, OROS, SEVENS
+from escoba_env.cards import NUM_CARDS, OROS, SEVENS, mask_values
 from escoba_env.engine import EscobaEngine, sample_actions, unpack_mask
 from escoba_env.worlds import capture_summary, observation_masks, take_games, worlds_from_observations
 
@@ -55,7 +55,6 @@ from .moves import (
     card_weights,
     enumerate_moves,
     lowest_card,
-    mask_values,
     move_actions,
 )
 

@@ -158,6 +158,15 @@ def mask_value(mask: int) -> int:
     return sum(c // 4 + 1 for c in cards_of(mask) if c < NUM_CARDS)
 
 
+def mask_values(masks) -> np.ndarray:
+    """Return the sum of the capture values of each uint64 card mask (batched ``mask_value``; int64)."""
+    masks = np.asarray(masks, np.uint64)
+    total = np.zeros(masks.shape, np.int64)
+    for v in range(1, NUM_VALUES + 1):
+        total += v * np.bitwise_count((masks >> np.uint64(4 * (v - 1))) & np.uint64(0xF)).astype(np.int64)
+    return total
+
+
 def _check_card(card: int) -> int:
     if isinstance(card, (bool, np.bool_)) or not isinstance(card, (int, np.integer)):
         raise ValueError(f"a card id must be an int in 0..41, got {card!r}")

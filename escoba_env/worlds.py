@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .capture import FIFTEEN, joker_summary, option_summary, single_summary
-from .cards import NUM_CARDS
+from .cards import NUM_CARDS, mask_values
 from .engine import EscobaEngine
 from .observation import NUM_PLANES, OBS_SIZE, PLANE, SCALARS
 from .rules import Rules
@@ -161,14 +161,6 @@ def observation_scalars(obs: np.ndarray, rules: Rules) -> dict[str, np.ndarray]:
     }
 
 
-def _mask_value(masks: np.ndarray) -> np.ndarray:
-    """Return the sum of capture values of each uint64 card mask (jokers count 0)."""
-    total = np.zeros(masks.shape, np.int64)
-    for v in range(1, 11):
-        total += v * np.bitwise_count((masks >> np.uint64(4 * (v - 1))) & np.uint64(0xF)).astype(np.int64)
-    return total
-
-
 def capture_summary(table: np.ndarray, card: np.ndarray, taken: np.ndarray | int = 0
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return ``(count, union, intersection)`` of the capture options of ``card`` on ``table``.
@@ -187,7 +179,7 @@ def capture_summary(table: np.ndarray, card: np.ndarray, taken: np.ndarray | int
     table, card, taken = table.ravel(), card.ravel(), taken.ravel()
     played_joker = card >= NUM_CARDS
     c_val = np.where(played_joker, 0, card // 4 + 1)
-    t_val = _mask_value(taken)
+    t_val = mask_values(taken)
     t_jok = np.bitwise_count(taken >> np.uint64(NUM_CARDS)).astype(np.int64)
     rest = table & ~taken
     plain_rest = rest & _STANDARD
@@ -221,7 +213,7 @@ def pending_legal(table: np.ndarray, pending: np.ndarray, taken: np.ndarray, rul
     taken = np.asarray(taken, np.uint64)
     table = np.asarray(table, np.uint64)
     value = np.where(pending >= NUM_CARDS, 0, pending // 4 + 1)
-    target = FIFTEEN - value - _mask_value(taken)
+    target = FIFTEEN - value - mask_values(taken)
     _, union, inter = option_summary(table & ~taken & _STANDARD, np.maximum(target, 0))
     if rules.prefer_single:
         # Only a first choice can be pending under prefer_single (several single cards of one value).
@@ -235,7 +227,7 @@ def pending_legal(table: np.ndarray, pending: np.ndarray, taken: np.ndarray, rul
         jg = np.flatnonzero((pending >= NUM_CARDS) | ((table & ~_STANDARD) != 0))
         if jg.size:
             _, union[jg], inter[jg], stop = joker_summary(
-                table[jg], taken[jg], _mask_value(taken[jg]), pending[jg], taken[jg] == 0,
+                table[jg], taken[jg], mask_values(taken[jg]), pending[jg], taken[jg] == 0,
                 rules.prefer_single, rules.jokers)
             # "Stop": the pending card's own id takes the named cards plus the forced ones when
             # they form an option nested in a larger one (engine docstring).
@@ -315,7 +307,7 @@ def worlds_from_observations(obs: np.ndarray, rules: Rules, rng: np.random.Gener
     pending = np.where(has_pending, np.bitwise_count(pend_mask - _ONE).astype(np.int64), -1)
     e.pending[:] = pending
     e.taken[:] = np.where(has_pending, planes[:, PLANE["taken"]], _ZERO)
-    e.taken_value[:] = _mask_value(e.taken)
+    e.taken_value[:] = mask_values(e.taken)
     e.legal[:] = np.where(has_pending,
                           pending_legal(e.table, np.maximum(pending, 0), e.taken, rules),
                           e.hands[:, 0])

@@ -6,8 +6,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.moves import enumerate_moves, lowest_card, mask_values, masks_to_uint64, move_actions
+from agents.moves import enumerate_moves, lowest_card, masks_to_uint64, move_actions
 from escoba_env import EscobaEngine, Rules, capture_options
+from escoba_env.cards import mask_values
 from escoba_env.engine import sample_actions
 from escoba_env.observation import action_masks, encode
 from tests.conftest import C, M

@@ -120,3 +120,12 @@ def test_mask_round_trip(cards):
     assert cards_of(m) == sorted(cards)
     assert mask_of(cards_of(m)) == m
     assert cards_mod.mask_value(m) == sum(c // 4 + 1 for c in cards)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.sets(st.integers(0, 41)), min_size=1, max_size=8))
+def test_batched_mask_values_equal_mask_value(card_sets):
+    import numpy as np
+
+    masks = np.array([mask_of(s) for s in card_sets], np.uint64)
+    assert cards_mod.mask_values(masks).tolist() == [cards_mod.mask_value(int(m)) for m in masks]
