@@ -54,8 +54,8 @@ every minibatch then adds ``distill_coef`` times the cross-entropy between the p
 teacher's actions on as many labelled decisions (``losses/distill_loss``), optionally annealed to 0.
 ``init_from`` starts the network from a checkpoint's weights (a fresh optimizer and league). Measured
 on the plain shipped network (``escoba_2p_plain.pt``): pure imitation of ``search`` labels (150k
-decisions) raised agreement with search from 68% to 77% but cost 0.25 points per round against
-``expert`` (see the model card).
+decisions, ``scripts/imitate.py``) cost it 0.19 to 0.24 points per round against ``expert`` (see
+the model card).
 
 **Oracle critic** (``critic="oracle"``, an asymmetric actor-critic): the value function is a separate
 MLP that also reads privileged state (``privileged``: the other seats' hands and the stock order), so
