@@ -59,11 +59,11 @@ def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, lab
     Single rounds of ``num_games`` games are played at once; each game's seats are given behaviour
     agents drawn with ``weights`` (uniform by default), anew for every round. Only decisions with
     more than one legal action are labelled (with an ``endgame`` teacher, ``agents.endgame``, only
-    the 2-player endgame decisions, the ones it solves exactly). ``follow`` is the probability of playing the
-    teacher's action instead of the behaviour agent's. ``values=True`` (a ``search`` teacher) also
-    returns ``"values"`` (float32, one row per label, one column per action): the best mean rollout
-    value of the teacher's moves that start with that action (an ``endgame`` teacher: the exact
-    minimax value), -inf for actions it did not weigh.
+    the 2-player endgame decisions, the ones it solves exactly). ``follow`` is the probability of
+    playing the teacher's action instead of the behaviour agent's. ``values=True`` (a ``search`` or
+    ``endgame`` teacher) also returns ``"values"`` (float32, one row per label, one column per
+    action): the best mean rollout value of the teacher's moves that start with that action (an
+    ``endgame`` teacher: the exact minimax value), -inf for actions it did not weigh.
     """
     exact = isinstance(teacher, EndgameAgent)
     if values and not (isinstance(teacher, SearchAgent) or exact):
