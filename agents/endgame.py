@@ -19,8 +19,8 @@ can read these values as two extra move features (``agents.neural.endgame_featur
 ``PolicyValueNet(endgame=True)``, ``train.py --endgame-features``).
 
 Cost: the tree of a 3 + 3 card position holds up to a few thousand nodes (the capture choices
-multiply it), all stepped as one engine batch per level; about 0.2 ms of CPU per position when
-hundreds are solved together.
+multiply it), all stepped as one engine batch per level. In training it roughly halves the
+throughput (``python benchmarks/bench_train.py --endgame-features``).
 """
 
 from __future__ import annotations
