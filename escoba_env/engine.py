@@ -32,7 +32,7 @@ Variants (RULES.md §8, ``Rules.jokers`` and ``Rules.mesa_deal``):
   round can end with an empty table (``last_play_escoba`` matters) or with nobody having
   captured (the table cards then go to nobody). The jokers count for "most cards" only.
   The shuffle hashes ``num_cards + 1`` positions, the dealer's key last (so jokers=0 deals are
-  today's, and a joker deck is a different shuffle of the same counters).
+  those of the 40-card scheme, and a joker deck is a different shuffle of the same counters).
 - Escoba de mesa: the four table cards are turned one at a time (deck order). After each turn,
   if the table holds a group of cards summing to 15 (jokers wild; it holds the card just
   turned), the dealer captures it at once: an escoba if it takes every card on the table, and the
@@ -61,70 +61,13 @@ _STD = np.uint64(FULL_DECK)
 _JM = np.uint64(JOKER_MASK)
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
 def _splitmix64(x: np.ndarray) -> np.ndarray:
-    """Return the SplitMix64 finaliser of a uint64 array (a counter-based hash)."""
-    x = x + np.uint64(0x9E3779B97F4A7C15)
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
-def hash_keys(seed: int, game_ids: np.ndarray, episodes: np.ndarray, rounds: np.ndarray,
-              width: int) -> np.ndarray:
-    """Return uint64 hashes (len(game_ids), width) that depend only on the given counters."""
-    ids = np.asarray(game_ids).astype(np.uint64)
-    h = _splitmix64(np.uint64(int(seed) & _M64) ^ (ids * np.uint64(0xD1B54A32D192ED03)))
-    ctr = (np.asarray(episodes).astype(np.uint64) * np.uint64(0x8CB92BA72F3D8DD7)
-           + (np.asarray(rounds) + 1).astype(np.uint64) * np.uint64(0xAEF17502108EF2D9))
-    h = _splitmix64(h ^ ctr)
-    return _splitmix64(h[:, None] + _POSITIONS[:, :width])
-
-
-_POSITIONS = np.arange(1, 65, dtype=np.uint64)[None, :] * np.uint64(0x9E3779B97F4A7C15)
-_POSITIONS_G = _POSITIONS[:, :NUM_CARDS + 1] + np.uint64(0x9E3779B97F4A7C15)
-
-
-def shuffled_decks(seed: int, game_ids, episodes, rounds, num_players: int = 2,
-                   num_cards: int = NUM_CARDS):
-    """Return ``(decks, first_dealers)`` for the given counters (one row per game).
-
-    ``decks`` holds int8 card ids 0..num_cards-1, top first. Each card gets a 58-bit hash key with
-    its id in the low 6 bits, so sorting the keys of a row (a plain sort, much faster than argsort)
-    orders the cards by hash and ties are impossible. One more hash of the same counters (position
-    ``num_cards``, the last) gives the dealer a new game starts with (``first_dealers``, used for
-    round 0 only). The keys equal ``hash_keys(seed, game_ids, episodes, rounds, num_cards + 1)``
-    (computed here with in-place steps).
-    """
-    ids = np.asarray(game_ids).astype(np.uint64)
-    ids *= np.uint64(0xD1B54A32D192ED03)
-    ids ^= np.uint64(int(seed) & _M64)
-    h = _splitmix64_inplace(ids)
-    ctr = np.asarray(episodes).astype(np.uint64)
-    ctr *= np.uint64(0x8CB92BA72F3D8DD7)
-    r = np.asarray(rounds).astype(np.uint64)
-    r += _ONE
-    r *= np.uint64(0xAEF17502108EF2D9)
-    ctr += r
-    h ^= ctr
-    h = _splitmix64_inplace(h)
-    # (K, num_cards + 1): the golden-ratio increment is folded into positions
-    x = h[:, None] + (_POSITIONS_G if num_cards == NUM_CARDS else _POSITIONS_G_BY[num_cards])
-    x ^= x >> np.uint64(30)
-    x *= np.uint64(0xBF58476D1CE4E5B9)
-    x ^= x >> np.uint64(27)
-    x *= np.uint64(0x94D049BB133111EB)
-    x ^= x >> np.uint64(31)
-    dealers = (x[:, num_cards] % np.uint64(num_players)).astype(np.int64)
-    keys = x[:, :num_cards] & ~np.uint64(63)
-    keys |= _CARD_IDS if num_cards == NUM_CARDS else _CARD_IDS_BY[num_cards]
-    keys.sort(axis=1)
-    keys &= np.uint64(63)
-    return keys.astype(np.int8), dealers
-
-
-def _splitmix64_inplace(x: np.ndarray) -> np.ndarray:
-    """``_splitmix64`` that overwrites its (owned, uint64) argument."""
-    x += np.uint64(0x9E3779B97F4A7C15)
+    """Return the SplitMix64 finaliser of a uint64 array (a counter-based hash), computed in place:
+    ``x`` must be an array this code owns."""
+    x += _GOLDEN
     x ^= x >> np.uint64(30)
     x *= np.uint64(0xBF58476D1CE4E5B9)
     x ^= x >> np.uint64(27)
@@ -133,9 +76,45 @@ def _splitmix64_inplace(x: np.ndarray) -> np.ndarray:
     return x
 
 
-_CARD_IDS = np.arange(NUM_CARDS, dtype=np.uint64)
-_CARD_IDS_BY = {nc: np.arange(nc, dtype=np.uint64) for nc in (41, 42)}
-_POSITIONS_G_BY = {nc: _POSITIONS[:, :nc + 1] + np.uint64(0x9E3779B97F4A7C15) for nc in (41, 42)}
+# Position j of a row hashes h + (j + 1) * golden ratio (then one more golden step in _splitmix64).
+_POSITIONS = {nc: np.arange(1, nc + 2, dtype=np.uint64)[None, :] * _GOLDEN for nc in (40, 41, 42)}
+_CARD_IDS = {nc: np.arange(nc, dtype=np.uint64) for nc in (40, 41, 42)}
+
+
+def hash_keys(seed: int, game_ids, episodes, rounds, num_cards: int = NUM_CARDS) -> np.ndarray:
+    """Return uint64 hashes (len(game_ids), num_cards + 1) that depend only on the given counters."""
+    ids = np.asarray(game_ids).astype(np.uint64)
+    ids *= np.uint64(0xD1B54A32D192ED03)
+    ids ^= np.uint64(int(seed) & _M64)
+    h = _splitmix64(ids)
+    ctr = np.asarray(episodes).astype(np.uint64)
+    ctr *= np.uint64(0x8CB92BA72F3D8DD7)
+    r = np.asarray(rounds).astype(np.uint64)
+    r += _ONE
+    r *= np.uint64(0xAEF17502108EF2D9)
+    ctr += r
+    h ^= ctr
+    h = _splitmix64(h)
+    return _splitmix64(h[:, None] + _POSITIONS[num_cards])
+
+
+def shuffled_decks(seed: int, game_ids, episodes, rounds, num_players: int = 2,
+                   num_cards: int = NUM_CARDS):
+    """Return ``(decks, first_dealers)`` for the given counters (one row per game).
+
+    ``decks`` holds int8 card ids 0..num_cards-1, top first. Each card gets a 58-bit hash key
+    (``hash_keys``) with its id in the low 6 bits, so sorting the keys of a row (a plain sort, much
+    faster than argsort) orders the cards by hash and ties are impossible. One more hash of the same
+    counters (position ``num_cards``, the last) gives the dealer a new game starts with
+    (``first_dealers``, used for round 0 only).
+    """
+    x = hash_keys(seed, game_ids, episodes, rounds, num_cards)
+    dealers = (x[:, num_cards] % np.uint64(num_players)).astype(np.int64)
+    keys = x[:, :num_cards] & ~np.uint64(63)
+    keys |= _CARD_IDS[num_cards]
+    keys.sort(axis=1)
+    keys &= np.uint64(63)
+    return keys.astype(np.int8), dealers
 
 
 def _take_clip(a, indices, out=None):
@@ -173,8 +152,6 @@ def sample_actions(legal: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
 
 _REPORTED = ("points", *CATEGORIES, "escobas")
 _DEAL_OFFSETS_T = {p: np.arange(3 * p)[:, None] for p in (2, 3, 4)}
-# _SEATS_AFTER[p][d]: the seats in deal order when d deals (the dealer last).
-_SEATS_AFTER = {p: (np.arange(p)[:, None] + np.arange(1, p + 1)[None, :]) % p for p in (2, 3, 4)}
 
 
 def _joker_initial_fifteens(tcards: np.ndarray) -> np.ndarray:
@@ -601,7 +578,7 @@ class EscobaEngine:
             raise ValueError(f"actions must be {self.num_games} ints (one per game), got shape "
                              f"{a.shape} and dtype {a.dtype}")
         a = np.ascontiguousarray(a, np.int64)
-        # A shift by a negative (huge as uint64) or >= 40 amount reads a zero bit: illegal.
+        # A shift by a negative (huge as uint64) or >= num_cards amount reads a zero bit: illegal.
         ok = (self.legal >> a.view(np.uint64)) & _ONE
         if ok.all():
             return a

@@ -161,7 +161,7 @@ at the end of the game it also holds `winner` (the winning side, -1 for none).
 every face of this package). Options, for tests, replays and analysis:
 
 - `{"dealer": 0}`: the first dealer (default: drawn from the seed);
-- `{"deck": [40 card ids, top first]}`: the first round's deck, dealt as in RULES.md §3;
+- `{"deck": [rules.num_cards card ids, top first]}`: the first round's deck, dealt as in RULES.md §3;
 - `{"hands": [[3 ids] per seat], "table": [4 ids], "stock": [the rest, top first]}`.
 
 An explicit deal applies to the first round; later rounds are dealt from the seed. Card names
