@@ -36,11 +36,24 @@ from math import comb
 
 import numpy as np
 
-from .cards import FULL_DECK, JOKER_MASK, JOKERS, NUM_CARDS, NUM_VALUES, _check_card, card_name, value_nibble
+from .cards import (
+    FULL_DECK,
+    JOKER_MASK,
+    JOKERS,
+    NUM_CARDS,
+    NUM_VALUES,
+    _check_card,
+    card_name,
+    mask_values,
+    value_nibble,
+)
 from .rules import Rules
 
 FIFTEEN = 15
 MAX_SUM = 14  # a played card is worth at least 1, so a capture takes at most 14
+_NS = MAX_SUM + 1
+_HALF_BITS = 20
+_HALF_MASK = (1 << _HALF_BITS) - 1
 
 
 def makes_fifteen(total, wilds):
@@ -48,14 +61,12 @@ def makes_fifteen(total, wilds):
 
     Broadcasts over arrays. Without jokers that is ``total == 15``; with ``k`` jokers,
     ``k <= 15 - total <= 10k``. The one statement of the joker rule for group sums, used by the
-    engine (initial fifteen, mesa) and by agents and features that test sweeps.
+    engine (captures through ``joker_summary``, initial fifteen, mesa) and by agents and features
+    that test sweeps.
     """
     need = FIFTEEN - np.asarray(total)
     wilds = np.asarray(wilds)
     return (need >= wilds) & (need <= 10 * wilds)
-_NS = MAX_SUM + 1
-_HALF_BITS = 20
-_HALF_MASK = (1 << _HALF_BITS) - 1
 
 
 def _half_tables(weights: tuple[int, ...]):
@@ -312,6 +323,7 @@ CARD_VALUES = np.array([c // 4 + 1 for c in range(NUM_CARDS)] + [0] * len(JOKERS
 _STD = np.uint64(FULL_DECK)
 _JM = np.uint64(JOKER_MASK)
 _ALL = np.uint64((1 << 64) - 1)
+_ZERO64 = np.uint64(0)
 _SUMS = np.arange(_NS, dtype=np.int64)
 _JOKER_SUBSETS = (0, 1 << JOKERS[0], 1 << JOKERS[1], JOKER_MASK)
 
@@ -344,23 +356,19 @@ def joker_summary(table: np.ndarray, taken: np.ndarray, taken_value: np.ndarray,
     inter = np.full(k, _ALL)
     for x in _JOKER_SUBSETS[: (1, 2, 4)[jokers]]:
         xu = np.uint64(x)
+        # an option: the plain cards sum to s, and with the w wild cards the group makes fifteen
         w = wilds + x.bit_count()
-        hi = np.where(w == 0, need, need - w)
-        lo = need - 10 * w
-        ok = ((rest_j & xu) == xu)[:, None] & (_SUMS >= lo[:, None]) & (_SUMS <= hi[:, None]) & (c > 0)
+        fifteen = makes_fifteen(FIFTEEN - need[:, None] + _SUMS, w[:, None])
+        ok = ((rest_j & xu) == xu)[:, None] & fifteen & (c > 0)
         count += np.where(ok, c, 0).sum(axis=1)
         union |= np.bitwise_or.reduce(np.where(ok, un | xu, _ZERO64), axis=1)
         inter &= np.bitwise_and.reduce(np.where(ok, it | xu, _ALL), axis=1)
     # taken | inter is an option iff the cell (sum of inter's plain cards, inter's jokers) is one:
     # every subset of that sum then contains inter's plain cards, so it is exactly them.
-    i_plain = inter & _STD
-    u = np.zeros(k, np.int64)
-    for v in range(1, NUM_VALUES + 1):
-        u += v * np.bitwise_count(i_plain & np.uint64(value_nibble(v))).astype(np.int64)
+    u = mask_values(inter & _STD)
     w = wilds + np.bitwise_count(inter & _JM).astype(np.int64)
     uc = np.minimum(u, MAX_SUM)
-    stop = ((count > 1) & (u <= MAX_SUM) & (u >= need - 10 * w) & (u <= np.where(w == 0, need, need - w))
-            & (c[np.arange(k), uc] > 0))
+    stop = (count > 1) & (u <= MAX_SUM) & makes_fifteen(FIFTEEN - need + u, w) & (c[np.arange(k), uc] > 0)
     if prefer_single:
         s_union = table & _SINGLE_BY_CARD[card]
         s_count = np.bitwise_count(s_union).astype(np.int64)
@@ -372,5 +380,3 @@ def joker_summary(table: np.ndarray, taken: np.ndarray, taken_value: np.ndarray,
         stop &= ~single
     return count, union, inter, stop
 
-
-_ZERO64 = np.uint64(0)
