@@ -26,7 +26,6 @@ from escoba_env.cards import NUM_CARDS, OROS, SEVENS, VELO
 from escoba_env.observation import PLANE
 from escoba_env.rules import Rules
 from escoba_env.worlds import (
-    card_values,
     obs_layout,
     observation_masks,
     observation_scalars,
@@ -38,9 +37,6 @@ _OROS = np.uint64(OROS)
 _SEVENS = np.uint64(SEVENS)
 _VELO = np.uint64(1 << VELO)
 _JOKERS = np.uint64(0b11 << NUM_CARDS)
-MAX_CARDS = NUM_CARDS + 2
-CARD_VALUES = card_values(MAX_CARDS)
-"""Capture value (1..10) of each card id; 0 for the jokers (ids 40, 41), which have no fixed value."""
 
 
 @dataclass

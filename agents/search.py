@@ -42,15 +42,13 @@ from math import comb
 
 import numpy as np
 
-from escoba_env.capture import FIFTEEN, makes_fifteen, option_summary
-from escoba_env.cards import NUM_CARDS, OROS, SEVENS, mask_values
+from escoba_env.capture import CARD_VALUES, FIFTEEN, makes_fifteen, option_summary
+from escoba_env.cards import MAX_CARDS, NUM_CARDS, OROS, SEVENS, mask_values
 from escoba_env.engine import EscobaEngine, sample_actions, unpack_mask
 from escoba_env.worlds import capture_summary, observation_masks, take_games, worlds_from_observations
 
 from .base import Agent
 from .moves import (
-    CARD_VALUES,
-    MAX_CARDS,
     Moves,
     card_weights,
     enumerate_moves,

@@ -24,16 +24,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .capture import FIFTEEN, joker_summary, option_summary, single_summary
-from .cards import NUM_CARDS, mask_values
+from .capture import CARD_VALUES, FIFTEEN, joker_summary, option_summary, single_summary
+from .cards import FULL_DECK, NUM_CARDS, mask_values
 from .engine import EscobaEngine
-from .observation import NUM_PLANES, OBS_SIZE, PLANE, SCALARS
+from .observation import NUM_PLANES, NUM_SCALARS, PLANE, obs_size, scalar_offsets
 from .rules import Rules
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
-_STANDARD = np.uint64((1 << NUM_CARDS) - 1)
-_N_SCALARS = OBS_SIZE - NUM_PLANES * NUM_CARDS
+_STANDARD = np.uint64(FULL_DECK)
 
 
 @dataclass(frozen=True)
@@ -57,20 +56,12 @@ def obs_layout(rules: Rules | None = None, size: int | None = None) -> ObsLayout
     if rules is not None:
         width = rules.num_cards
     elif size is not None:
-        width, rest = divmod(int(size) - _N_SCALARS, NUM_PLANES)
+        width, rest = divmod(int(size) - NUM_SCALARS, NUM_PLANES)
         if rest or width < NUM_CARDS:
             raise ValueError(f"{size} is not the length of an observation vector")
     else:
         raise ValueError("obs_layout needs rules or a vector size")
-    base = NUM_PLANES * width
-    scalars = {k: base + v - NUM_PLANES * NUM_CARDS for k, v in SCALARS.items()}
-    return ObsLayout(width, scalars, base + _N_SCALARS)
-
-
-def card_values(width: int) -> np.ndarray:
-    """Return the capture value of each card id below ``width`` (0 for the jokers, ids 40, 41)."""
-    ids = np.arange(width)
-    return np.where(ids < NUM_CARDS, ids // 4 + 1, 0)
+    return ObsLayout(width, scalar_offsets(width), obs_size(width))
 
 
 def _per_game_attributes() -> tuple[str, ...]:
@@ -178,7 +169,7 @@ def capture_summary(table: np.ndarray, card: np.ndarray, taken: np.ndarray | int
     shape = table.shape
     table, card, taken = table.ravel(), card.ravel(), taken.ravel()
     played_joker = card >= NUM_CARDS
-    c_val = np.where(played_joker, 0, card // 4 + 1)
+    c_val = CARD_VALUES[card]
     t_val = mask_values(taken)
     t_jok = np.bitwise_count(taken >> np.uint64(NUM_CARDS)).astype(np.int64)
     rest = table & ~taken
@@ -212,7 +203,7 @@ def pending_legal(table: np.ndarray, pending: np.ndarray, taken: np.ndarray, rul
     pending = np.asarray(pending, np.int64)
     taken = np.asarray(taken, np.uint64)
     table = np.asarray(table, np.uint64)
-    value = np.where(pending >= NUM_CARDS, 0, pending // 4 + 1)
+    value = CARD_VALUES[np.maximum(pending, 0)]
     target = FIFTEEN - value - mask_values(taken)
     _, union, inter = option_summary(table & ~taken & _STANDARD, np.maximum(target, 0))
     if rules.prefer_single:
