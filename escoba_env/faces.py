@@ -254,22 +254,16 @@ def legal_moves(engine: EscobaEngine, game: int = 0) -> list[tuple[int, int]]:
         return [(pending, o) for o in capture_options(pending, table, rules) if o & taken == taken]
     out: list[tuple[int, int]] = []
     legal = engine.legal.item(game)
-    if table > FULL_DECK or legal > FULL_DECK:  # a joker on the table or in hand: ask every card
-        for c in cards_of(legal):
-            opts = capture_options(c, table, rules)
-            if opts:
-                out.extend((c, o) for o in opts)
-            else:
-                out.append((c, 0))
-        return out
     # A card can capture only if 15 minus its value is a subset sum of the table's values: a
     # bitset of the reachable sums (below 15) skips capture_options for the cards that cannot.
-    sums = 1
-    t = table
-    while t:
-        low = t & -t
-        sums |= (sums << ((low.bit_length() - 1) // 4 + 1)) & 0x7FFF
-        t ^= low
+    # With a joker on the table or in hand every card is asked.
+    sums = 0x7FFF
+    if table <= FULL_DECK and legal <= FULL_DECK:
+        sums, t = 1, table
+        while t:
+            low = t & -t
+            sums |= (sums << ((low.bit_length() - 1) // 4 + 1)) & 0x7FFF
+            t ^= low
     while legal:
         low = legal & -legal
         legal ^= low
