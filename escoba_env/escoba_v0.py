@@ -206,7 +206,7 @@ class raw_env(AECEnv):
     """Escoba as a PettingZoo AEC env over a one-game ``EscobaEngine`` (see the module docstring)."""
 
     metadata = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "escoba_v0",
         "is_parallelizable": False,
         "render_fps": 1,
