@@ -14,16 +14,23 @@ when the learner is to act again in every slot.
 - ``action_masks()`` returns the learner's legal actions, bool (N, W), for masked PPO;
 - ``seat``: the learner's seat (int), or None to draw it for every episode of every slot.
 
-Autoreset is Gymnasium's ``AutoresetMode.SAME_STEP`` (``metadata["autoreset_mode"]``): a game that
-ends during ``step`` is replaced at once by the next game of its slot (opponents play until the
-learner's first turn), so the returned observation row is the new game's first one, while the
-reward, termination and truncation are those of the game that ended. As in ``SyncVectorEnv``,
-``infos["final_obs"]`` is then an object array (N,) holding the learner's final observation dict
-for those slots (None elsewhere, mask ``infos["_final_obs"]``) and ``infos["final_info"]`` holds
-``winner`` (side, -1 for none), ``scores`` (N, S) and ``rounds`` (mask ``infos["_final_info"]``).
-This is the convention CleanRL-style loops expect: the next action is chosen from the returned
-observation, with ``done`` telling where an episode boundary lies. Every ``infos`` also holds
-``seat`` (N,) and, where a round ended during the step, ``round_points`` and ``scores`` (N, S).
+Autoreset (``autoreset_mode=``, shown in ``metadata["autoreset_mode"]``, an ``AutoresetMode``):
+
+- ``NEXT_STEP`` (default, Gymnasium's own default, which every standard vector wrapper supports,
+  including the observation wrappers): a game that ends returns its final observation with
+  ``terminations``/``truncations`` set; the next ``step`` ignores that slot's action, starts the
+  slot's next game (opponents play until the learner's first turn) and returns its first
+  observation with reward 0 and both flags False. ``infos["winner"]`` (side, -1 for none; mask
+  ``infos["_winner"]``) and ``infos["rounds"]`` come with the final step.
+- ``SAME_STEP`` (the classic CleanRL loop, no step is wasted): a game that ends is replaced at once,
+  the returned row is the next game's first observation while reward and flags are those of the
+  game that ended. As in ``SyncVectorEnv``, ``infos["final_obs"]`` is an object array (N,) holding
+  the learner's final observation dict there (None elsewhere, mask ``infos["_final_obs"]``) and
+  ``infos["final_info"]`` holds ``winner``, ``scores`` and ``rounds`` (mask ``_final_info``).
+  Gymnasium's observation wrappers refuse this mode (they cannot transform ``final_obs``).
+
+Every ``infos`` holds ``seat`` (N,) and, where a round ended during the step, ``round_points`` and
+``scores`` (N, S) (masks ``_round_points``, ``_scores``).
 
 Deals: ``reset(seed=s)`` deals slot ``g`` from ``(s, g)`` (slot 0 is the game that the single-agent
 env deals with ``reset(seed=s)``); later episodes of a slot are dealt from ``(s, g, episode)``.
@@ -52,11 +59,18 @@ from .rules import Rules
 class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
     """N learner-vs-opponents Escoba games as a Gymnasium ``VectorEnv`` (see the module docstring)."""
 
-    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int, opponents: Any = "random", seat: int | None = 0,
                  rules: Rules | None = None, *, episode: str = "game", reward: str = "game",
-                 max_rounds: int | None = None, render_mode: str | None = None, **rule_options: Any):
+                 max_rounds: int | None = None, render_mode: str | None = None,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **rule_options: Any):
+        modes = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
+        mode = next((m for m in modes if autoreset_mode in (m, m.value, m.name, m.name.lower())), None)
+        if mode is None:
+            raise ValueError(f"autoreset_mode must be AutoresetMode.NEXT_STEP or SAME_STEP, "
+                             f"got {autoreset_mode!r}")
+        self.metadata = {**type(self).metadata, "autoreset_mode": mode}
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
         if render_mode is not None:
@@ -88,6 +102,7 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
         self._rows = np.arange(n)
         self._rng: np.random.Generator | None = None
         self._started = False
+        self._autoreset = np.zeros(n, bool)
 
     # ------------------------------------------------------------------ helpers
 
@@ -150,6 +165,7 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
                 o.reset(int(self._rng.integers(2**63)))
         self._play_opponents(np.zeros(self.num_envs, np.float32), self._no_rounds())
         self._started = True
+        self._autoreset[:] = False
         return self._observe(), {"seat": self.seats.copy(), "_seat": np.ones(self.num_envs, bool)}
 
     def _no_rounds(self) -> dict[str, np.ndarray]:
@@ -161,7 +177,8 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
                                           dict[str, Any]]:
         """Play one learner action per slot and the opponents' replies; return the vector 5-tuple.
 
-        Raises ValueError, changing nothing, if an action is illegal (or before ``reset``).
+        Raises ValueError, changing nothing, if an action is illegal (or before ``reset``); with
+        ``NEXT_STEP`` the actions of slots whose game ended at the previous step are not checked.
         """
         if not self._started:
             raise ValueError("call reset() before step()")
@@ -172,7 +189,12 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
                              f"and dtype {a.dtype}")
         rewards = np.zeros(self.num_envs, np.float32)
         rounds = self._no_rounds()
-        self._collect(eng.step(a), rewards, rounds)
+        restart = self._autoreset
+        if restart.any():  # NEXT_STEP: these slots start their next game; their actions are ignored
+            self._restart(np.flatnonzero(restart))
+            self._collect(eng.step(a, ~restart), rewards, rounds)
+        else:
+            self._collect(eng.step(a), rewards, rounds)
         self._play_opponents(rewards, rounds)
         done = eng.done.copy()
         truncations = done & eng.truncated
@@ -182,25 +204,33 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
             over = rounds["over"]
             infos.update(round_points=rounds["points"], _round_points=over, scores=rounds["scores"],
                          _scores=over.copy())
-        if done.any():
-            idx = np.flatnonzero(done)
-            final = self._observe(idx)
-            final_obs = np.full(self.num_envs, None, object)
-            for k, g in enumerate(idx):
-                final_obs[g] = {key: v[k] for key, v in final.items()}
-            winner = np.full(self.num_envs, -1, np.int64)
-            winner[idx] = eng.winner[idx]
-            scores = np.zeros((self.num_envs, self.rules.num_sides), np.int64)
-            scores[idx] = eng.scores[idx]
-            rounds_played = np.zeros(self.num_envs, np.int64)
-            rounds_played[idx] = eng.round_index[idx]
-            infos.update(final_obs=final_obs, _final_obs=done, final_info={
-                "winner": winner, "_winner": done, "scores": scores, "_scores": done,
-                "rounds": rounds_played, "_rounds": done}, _final_info=done)
-            eng.reset_games(idx)
-            self._draw_seats(idx)
-            self._play_opponents(np.zeros(self.num_envs, np.float32), self._no_rounds())
+        if not done.any():
+            self._autoreset = done
+            return self._observe(), rewards, terminations, truncations, infos
+        idx = np.flatnonzero(done)
+        final = {"winner": np.where(done, eng.winner, -1), "_winner": done,
+                 "rounds": np.where(done, eng.round_index, 0), "_rounds": done}
+        if self.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP:
+            self._autoreset = done
+            infos.update(final)
+            return self._observe(), rewards, terminations, truncations, infos
+        last = self._observe(idx)
+        final_obs = np.full(self.num_envs, None, object)
+        for k, g in enumerate(idx):
+            final_obs[g] = {key: v[k] for key, v in last.items()}
+        scores = np.zeros((self.num_envs, self.rules.num_sides), np.int64)
+        scores[idx] = eng.scores[idx]
+        infos.update(final_obs=final_obs, _final_obs=done, _final_info=done,
+                     final_info={**final, "scores": scores, "_scores": done})
+        self._restart(idx)
         return self._observe(), rewards, terminations, truncations, infos
+
+    def _restart(self, idx: np.ndarray) -> None:
+        """Start the next game in slots ``idx`` and play the opponents up to the learner's turn."""
+        self.engine.reset_games(idx)
+        self._draw_seats(idx)
+        self._autoreset = np.zeros(self.num_envs, bool)
+        self._play_opponents(np.zeros(self.num_envs, np.float32), self._no_rounds())
 
     def action_masks(self) -> np.ndarray:
         """Return the learner's legal actions, bool (N, W), for every slot."""

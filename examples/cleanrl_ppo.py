@@ -5,9 +5,10 @@
 
 The env comes from ``gymnasium.make_vec("escoba_env/Escoba-v0", vectorization_mode=
 "vector_entry_point")``: N learner games against fixed opponents stepped together on the batched
-engine, wrapped in Gymnasium's ``RecordEpisodeStatistics``. Autoreset is ``SAME_STEP``, so the
-classic CleanRL loop works unchanged: the returned observation is already the next episode's
-where ``terminations | truncations`` is set. Illegal actions are masked out of the logits.
+engine, wrapped in Gymnasium's ``RecordEpisodeStatistics``. It asks for ``autoreset_mode="SameStep"``
+so that the classic CleanRL loop works unchanged: the returned observation is already the next
+episode's where ``terminations | truncations`` is set (the env's default, ``NextStep``, would add
+one ignored step after each episode). Illegal actions are masked out of the logits.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def train(num_envs: int = 16, num_steps: int = 64, iterations: int = 10, opponen
     torch.manual_seed(seed)
     envs = gymnasium.make_vec("escoba_env/Escoba-v0", num_envs=num_envs,
                               vectorization_mode="vector_entry_point", opponents=opponents,
-                              reward="round_points", episode=episode)
+                              reward="round_points", episode=episode, autoreset_mode="SameStep")
     envs = RecordEpisodeStatistics(envs)
     obs_size = envs.single_observation_space["observation"].shape[0]
     n_act = envs.single_action_space.n
