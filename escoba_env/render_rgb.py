@@ -86,6 +86,12 @@ def render_rgb(engine: EscobaEngine, viewer: int | None = None, game: int = 0, f
         result = "no winner" if w < 0 else f"{side[w]} wins"
         draw.text((12, HEIGHT - 40), f"Game over: {result}", fill=(255, 220, 120), font=font)
     else:
-        draw.text((12, HEIGHT - 100), f"Hand of {names[viewer]}", fill=white, font=font)
+        title = f"Hand of {names[viewer]}"
+        pending = int(engine.pending[game])
+        if pending >= 0:
+            taken = cards_of(int(engine.taken[game]))
+            title += (f" · capturing with {card_name(pending, french)}, taken so far: "
+                      f"{' '.join(card_name(c, french) for c in taken) or 'none'}")
+        draw.text((12, HEIGHT - 100), title, fill=white, font=font)
         _row(draw, 12, HEIGHT - 76, cards_of(int(engine.hands[game, viewer])), french, font)
     return np.asarray(img, dtype=np.uint8)
