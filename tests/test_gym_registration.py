@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import tomllib
 import warnings
 from pathlib import Path
 
@@ -27,7 +26,8 @@ def test_make_returns_the_single_agent_env_with_rules_and_options():
     assert env.spec.id == "escoba_env/Escoba-v0"
     inner = env.unwrapped
     assert isinstance(inner, SingleAgentEscobaEnv)
-    assert inner.rules.num_players == 3 and inner.rules.target_score == 15 and inner.reward_kind == "round_points"
+    assert inner.rules.num_players == 3 and inner.rules.target_score == 15
+    assert inner.reward_kind == "round_points"
     assert all(isinstance(o, RandomOpponent) for o in inner.opponents) and len(inner.opponents) == 2
     obs, info = env.reset(seed=3)
     assert info["seat"] == 1 and obs["observation"].shape == (546,)
@@ -88,6 +88,7 @@ def test_the_project_declares_its_agents_and_they_resolve(tmp_path, monkeypatch)
     """pyproject's entry points name every registry agent; declared as installed, "greedy" resolves."""
     from agents.registry import REGISTRY
 
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][GROUP]
     assert set(declared) == set(REGISTRY) - {"random"}
     _fake_distribution(tmp_path, declared)
@@ -103,7 +104,8 @@ def test_escoba_env_never_imports_agents():
     code = ("import sys, gymnasium, escoba_env\n"
             "env = gymnasium.make('escoba_env/Escoba-v0')\n"
             "env.reset(seed=0)\n"
-            "v = gymnasium.make_vec('escoba_env/Escoba-v0', num_envs=2, vectorization_mode='vector_entry_point')\n"
+            "v = gymnasium.make_vec('escoba_env/Escoba-v0', num_envs=2,\n"
+            "                       vectorization_mode='vector_entry_point')\n"
             "v.reset(seed=0)\n"
             "print(sorted(m for m in sys.modules if m == 'agents' or m.startswith('agents.')))\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

@@ -62,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     who = p.add_argument_group("agents")
     who.add_argument("--agents", nargs="+", metavar="SPEC",
-                     help="agent specs (random, greedy, expert, search:sims=N, oracle, checkpoint:PATH); "
+                     help="agent specs (random, greedy, expert, search:sims=N, oracle, checkpoint:PATH, "
+                          "sb3:PATH, python:module:factory); "
                           f"a round robin, or the opponents of --vs (default: {' '.join(DEFAULT_AGENTS)})")
     who.add_argument("--vs", metavar="SPEC",
                      help="play this agent against each of --agents instead of a round robin")
