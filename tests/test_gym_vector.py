@@ -207,3 +207,25 @@ def test_random_opponent_is_seeded():
     a, b = RandomOpponent(seed=3), RandomOpponent(seed=3)
     masks = np.ones((5, 40), np.int8)
     np.testing.assert_array_equal(a.act_batch(None, masks), b.act_batch(None, masks))
+
+
+class StateChecker(GreedyAgent):
+    """A ``needs_state`` opponent: checks that it gets the engine and the slots it plays."""
+
+    needs_state = True
+
+    def act_batch(self, observations, action_masks, state=None):
+        engine, games = state
+        assert isinstance(engine, EscobaEngine) and len(games) == len(observations)
+        assert (engine.to_act[games] != 0).all()  # the learner sits at seat 0
+        self.calls = getattr(self, "calls", 0) + 1
+        return super().act_batch(observations, action_masks)
+
+
+def test_an_opponent_that_needs_state_gets_the_engine_and_its_slots():
+    opp = StateChecker()
+    env = EscobaGymVectorEnv(3, opponents=opp)
+    obs, _ = env.reset(seed=0)
+    for _ in range(5):
+        obs, *_ = env.step(lowest(obs["action_mask"]))
+    assert opp.calls >= 5
