@@ -25,8 +25,8 @@ def make_single_agent(opponents: Any = "random", seat: int | None = 0, **kwargs:
     from .opponents import make_opponents
     from .single_agent import SingleAgentEscobaEnv
 
-    rule_keys = {k: kwargs.pop(k) for k in list(kwargs) if k not in _ENV_OPTIONS}
-    rules = make_rules(kwargs.pop("rules", None), rule_keys)
+    rules = kwargs.pop("rules", None)
+    rules = make_rules(rules, {k: kwargs.pop(k) for k in list(kwargs) if k not in _ENV_OPTIONS})
     opps = make_opponents(opponents, rules, rules.num_players - 1)
     return SingleAgentEscobaEnv(opps, seat, rules, **kwargs)
 

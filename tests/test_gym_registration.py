@@ -34,6 +34,17 @@ def test_make_returns_the_single_agent_env_with_rules_and_options():
     assert "player_1 to act" in env.render()
 
 
+def test_make_takes_a_rules_object():
+    rules = escoba_env.Rules(num_players=4, partnerships=True)
+    env = gymnasium.make("escoba_env/Escoba-v0", rules=rules, opponents=["random", GreedyAgent(), "random"])
+    assert env.unwrapped.rules is rules and isinstance(env.unwrapped.opponents[1], GreedyAgent)
+    vec = gymnasium.make_vec("escoba_env/Escoba-v0", num_envs=2, vectorization_mode="vector_entry_point",
+                             rules=rules)
+    assert vec.rules is rules
+    with pytest.raises(ValueError, match="not both"):
+        gymnasium.make("escoba_env/Escoba-v0", rules=rules, jokers=1)
+
+
 def test_make_deals_what_the_class_deals():
     env = gymnasium.make("escoba_env/Escoba-v0", opponents=GreedyAgent())
     ref = SingleAgentEscobaEnv(GreedyAgent())
