@@ -42,9 +42,9 @@ class SB3Agent(Agent):
         super().__init__(rules, seed)
 
     def reset(self, seed: int | None = None) -> None:
-        """Re-seed the agent's generator and torch's (SB3 samples with torch)."""
+        """Re-seed the agent's generator, and torch's when a maskable model samples (SB3 uses torch's)."""
         super().reset(seed)
-        if seed is not None:
+        if seed is not None and not getattr(self, "deterministic", True) and getattr(self, "maskable", False):
             import torch
 
             torch.manual_seed(int(seed) % 2**63)
