@@ -8,6 +8,7 @@ from . import escoba_v0
 from .capture import capture_options
 from .cards import card_name, cards_of, mask_of, parse_card
 from .engine import EscobaEngine, StepInfo
+from .gym_vector import EscobaGymVectorEnv
 from .registration import register as _register
 from .rules import Rules
 from .scoring import score_round
@@ -20,6 +21,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "EscobaEngine",
+    "EscobaGymVectorEnv",
     "EscobaVectorEnv",
     "Rules",
     "SingleAgentEscobaEnv",
