@@ -215,6 +215,19 @@ def _ray() -> Any:
     return ray
 
 
+def _local_only(ray: Any) -> None:
+    """Make a local Ray instance bind its ports to 127.0.0.1 only; return None.
+
+    On Linux Ray turns a 127.0.0.1 node address into the machine's network address unless its
+    cluster mode is off (the default on macOS and Windows): the switch is read from the environment
+    by the processes Ray starts, and from ``ray_constants`` by this one.
+    """
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    from ray._private import ray_constants
+
+    ray_constants.ENABLE_RAY_CLUSTER = False
+
+
 class RayActors:
     """K Ray actors, each a ``RayRolloutActor`` over one shard of the games."""
 
@@ -231,6 +244,7 @@ class RayActors:
                 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
                 path = os.environ.get("PYTHONPATH", "")
                 os.environ["PYTHONPATH"] = root + (os.pathsep + path if path else "")
+                _local_only(ray)
                 ray.init(num_cpus=cfg.workers, include_dashboard=False, log_to_driver=False,
                          _node_ip_address="127.0.0.1")
             self.started = True
