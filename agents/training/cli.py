@@ -114,7 +114,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     (2, 1, 128 + the signal); a signal or a dying worker first saves the last completed update.
     """
     try:
-        cfg, given = config_from_args(argv)
+        try:
+            cfg, given = config_from_args(argv)
+        except SystemExit as e:  # argparse has printed its one line (or the help)
+            return e.code if isinstance(e.code, int) else 2
         summary = train(cfg, overrides=given if cfg.resume is not None else None)
     except TrainingInterrupted as e:
         print(f"train.py: {_one_line(e)}", file=sys.stderr)
