@@ -194,3 +194,20 @@ def test_a_file_with_pickled_objects_is_refused_without_advising_weights_only_fa
     assert main(["--resume", str(path)]) == 2
     line = one_error_line(capsys)
     assert "weights_only" not in line
+
+
+def test_workers_exit_when_the_trainer_is_killed(tmp_path):
+    proc = _start(tmp_path, "--workers", "2")
+    _wait_for_training(tmp_path, proc)
+    with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+        children = [int(c) for c in f.read().split()]
+    assert len(children) == 2
+    proc.kill()
+    proc.communicate(timeout=30)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{c}") for c in children):
+        time.sleep(0.2)
+    alive = [c for c in children if os.path.exists(f"/proc/{c}")]
+    for c in alive:
+        os.kill(c, signal.SIGKILL)
+    assert alive == []

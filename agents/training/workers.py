@@ -75,15 +75,22 @@ class InProcess:
         """Nothing to release; return None."""
 
 
-def _serve(conn: Any, cfg: Config, rules: Rules, index: int, lo: int, hi: int, state: dict[str, Any],
-           buffers: dict[str, torch.Tensor], weights: dict[str, dict[str, torch.Tensor] | None]) -> None:
-    """Worker-process loop: answer the trainer's commands until told to close (or the pipe ends)."""
+def _serve(conn: Any, inherited: list[Any], cfg: Config, rules: Rules, index: int, lo: int, hi: int,
+           state: dict[str, Any], buffers: dict[str, torch.Tensor],
+           weights: dict[str, dict[str, torch.Tensor] | None]) -> None:
+    """Worker-process loop: answer the trainer's commands until told to close, or the trainer is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for c in inherited:  # the trainer's pipe ends, copied by fork: closed, so a dead trainer means EOF
+        c.close()
+    trainer = os.getppid()
     torch.set_num_threads(1)
     try:
         worker = RolloutWorker(cfg, rules, index, lo, hi, state, {k: v[:, lo:hi] for k, v in buffers.items()})
         while True:
+            while not conn.poll(1.0):
+                if os.getppid() != trainer:  # orphaned: the trainer died without closing us
+                    return
             msg = conn.recv()
             if msg[0] == "rollout":
                 worker.set_weights(weights["net"], weights["critic"])
@@ -93,7 +100,7 @@ def _serve(conn: Any, cfg: Config, rules: Rules, index: int, lo: int, hi: int, s
                 worker.set_snapshot(msg[1], msg[2])
             else:
                 return
-    except (EOFError, KeyboardInterrupt):
+    except (EOFError, OSError, KeyboardInterrupt):
         return
     except Exception as e:  # reported to the trainer, which stops the run with one line
         try:
@@ -121,8 +128,8 @@ class LocalProcesses:
             for k, (lo, hi) in enumerate(shards(cfg.num_envs, cfg.workers)):
                 parent, child = ctx.Pipe()
                 p = ctx.Process(target=_serve, name=f"escoba-rollout-{k}", daemon=True,
-                                args=(child, cfg, rules, k, lo, hi, shard_state(state, keys, lo, hi), buffers,
-                                      self.weights))
+                                args=(child, [*self.conns, parent], cfg, rules, k, lo, hi,
+                                      shard_state(state, keys, lo, hi), buffers, self.weights))
                 p.start()
                 child.close()
                 self.procs.append(p)
