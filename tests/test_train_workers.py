@@ -126,16 +126,24 @@ def test_cli_workers_train_checkpoint_resume_and_evaluate(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_ray_backend_trains_checkpoints_resumes_and_evaluates_on_127_0_0_1(tmp_path, capsys):
+def test_ray_backend_trains_stops_on_a_dead_actor_resumes_and_evaluates(tmp_path, capsys):
     ray = pytest.importorskip("ray")
+    local = Trainer(tiny(tmp_path, "local", workers=2))
+    local.run(max_updates=2)
     nodes = []
-    cfg = tiny(tmp_path, "ray", workers=2, backend="ray", total_steps=2 * 24 * 8)
-    local = Trainer(tiny(tmp_path, "local", workers=2, total_steps=2 * 24 * 8))
-    local.run()
-    t = Trainer(cfg)
-    t.run(callback=lambda *_: nodes.append([n["NodeManagerAddress"] for n in ray.nodes()]))
-    assert nodes[0] == ["127.0.0.1"] and not ray.is_initialized()
-    assert same(weights(t), weights(local))  # Ray actors and local processes compute the same update
+
+    def check_then_kill(tr: Trainer, _stats) -> None:
+        nodes.append([n["NodeManagerAddress"] for n in ray.nodes()])
+        if tr.update == 2:
+            ray.kill(tr.workers.actors[1])
+
+    t = Trainer(tiny(tmp_path, "ray", workers=2, backend="ray"))
+    with pytest.raises(WorkerError, match="Ray rollout actor died.*step 384"):
+        t.run(callback=check_then_kill)
+    assert nodes[0] == ["127.0.0.1"] and not ray.is_initialized()  # a private instance, shut down
+    ckpt = load_checkpoint(t.ckpt_path)
+    assert ckpt["update"] == 2
+    assert same(ckpt["model"], weights(local))  # Ray actors and local processes compute the same updates
     args = ["--resume", t.ckpt_path, "--total-steps", str(3 * 24 * 8), "--eval-interval", "192",
             "--eval-deals", "4"]
     assert main(args) == 0
