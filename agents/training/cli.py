@@ -131,6 +131,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TypeError, OSError) as e:
         print(f"train.py: error: {_one_line(e)}", file=sys.stderr)
         return 2
+    except (RuntimeError, MemoryError) as e:  # e.g. out of memory on the device
+        print(f"train.py: error: {type(e).__name__}: {_one_line(e)}", file=sys.stderr)
+        return 1
     print(f"trained to step {summary['global_step']:,} ({summary['updates']} updates, "
           f"{summary['wall_s']:.0f} s); checkpoint: {summary['checkpoint']}")
     for name, (m, lo, hi) in summary["eval"].items():

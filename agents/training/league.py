@@ -5,6 +5,12 @@ Each game slot gets an opponent when its episode starts, drawn with the weights 
 ``snapshot``: a frozen past copy of the learner plays the other side; ``greedy`` / ``expert``: that
 heuristic does). The learner's side is drawn uniformly. ``controller[game, seat]`` holds the code of
 who plays a seat: ``LEARNER``, ``GREEDY``, ``EXPERT`` or ``SNAP0 + i`` for snapshot slot ``i``.
+Only the decisions of seats the learner controls become training transitions.
+
+**Shaping.** ``shaping > 0`` adds the change of a potential (each seat's side pile value and
+escobas minus the others', ``SHAPING_WEIGHTS``) to the rewards, so a capture is credited when it
+is made rather than at the end of the round; with ``gamma = 1`` it telescopes to zero over each
+episode, so the objective is unchanged.
 """
 
 from __future__ import annotations

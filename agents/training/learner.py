@@ -1,5 +1,24 @@
 """The learner: the networks, GAE over a turn-based rollout, and the PPO loss and update.
 
+**Network.** ``agents.neural.PolicyValueNet``: an MLP torso over the 546-float observation, a
+value head, and a masked 40-way policy head; with ``head="moves"`` (the default) each action's
+logit also gets an action-conditioned term computed from that action's own features
+(``agents.neural.move_features``: what a card captures, whether it sweeps, what it leaves on
+the table and how many unseen cards could sweep that), with weights shared by all actions. On the
+shipped configuration this head learnt to beat greedy within about 2M steps, where the plain MLP
+head was still 1.5 points per round behind it after 8M.
+
+**Endgame features** (``endgame_features``, 2 players): two more features per action, its exact
+minimax value once the stock is empty relative to the best one, and a best-action flag
+(``agents.neural.endgame_features``, solved by ``agents.endgame``). ``init_from`` a network
+without them gives their weights 0, so fine-tuning starts from the same policy. The shipped agent
+was fine-tuned this way (+0.18 points per round against ``expert``, where the same network without
+them ties it); the solver roughly halves the training throughput.
+
+**Variants.** Any ``Rules`` trains, jokers included: the observation, the masks and the policy grow
+to ``rules.num_cards`` actions, and ``move_features`` scores joker captures with the joker-aware
+capture summaries.
+
 **PPO.** Clipped surrogate, value loss, entropy bonus (entropy of the masked distribution),
 normalised advantages, gradient clipping, linear learning-rate annealing: as in CleanRL's
 ``ppo.py``. Masked logits are -1e9, so an illegal action has probability 0 in sampling, in the
