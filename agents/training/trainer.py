@@ -146,10 +146,11 @@ class Trainer(Learner):
         if self.cfg.max_snapshots < 1:
             return
         sd = {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()}
-        self.pool[self.pool_next] = sd
+        slot = self.pool_next
+        self.pool[slot] = sd
+        self.pool_next = (slot + 1) % self.cfg.max_snapshots
         if self.workers is not None:
-            self.workers.set_snapshot(self.pool_next, sd)
-        self.pool_next = (self.pool_next + 1) % self.cfg.max_snapshots
+            self.workers.set_snapshot(slot, sd)
 
     # ------------------------------------------------------------------------------ rollout
 
@@ -323,11 +324,7 @@ class Trainer(Learner):
                         g["lr"] = frac * c.learning_rate
                 if c.distill_anneal:
                     self.distill_weight = frac * c.distill_coef
-                try:
-                    self.rollout()
-                except WorkerError as e:
-                    raise WorkerError(f"{e}; training stopped at step {self.global_step:,}, checkpoint of "
-                                      f"the last completed update: {self.save()}") from e
+                self.rollout()
                 t1 = time.perf_counter()
                 stats = self.ppo_update(*self.advantages())
                 t2 = time.perf_counter()
@@ -336,8 +333,8 @@ class Trainer(Learner):
                 self.wall_s += t2 - t0
                 self._log_update(stats, t2 - t0, t1 - t0)
                 if self.global_step >= self.next_snapshot:
-                    self._add_snapshot()
                     self.next_snapshot += c.snapshot_interval
+                    self._add_snapshot()
                 if self.next_eval is not None and self.global_step >= self.next_eval and self._stop is None:
                     t3 = time.perf_counter()
                     last_eval = self._run_eval()
@@ -358,6 +355,11 @@ class Trainer(Learner):
                                                              or self.evals[-1]["step"] != self.global_step):
                 last_eval = self._run_eval()
             self.save()
+        except WorkerError as e:  # the trainer's state is that of the last completed update
+            self.close()
+            raise WorkerError(f"{e}; training stopped at step {self.global_step:,}, checkpoint of the last "
+                              f"completed update: {self.save()}") from e
+        else:
             if self._stop is not None:
                 name = signal.Signals(self._stop).name
                 raise TrainingInterrupted(f"{name} received: stopped at step {self.global_step:,} "
