@@ -247,13 +247,19 @@ class RayActors:
             if cfg.ray_address:
                 ray.init(address=cfg.ray_address, log_to_driver=False)
             else:
-                # the local workers import this package from where the trainer found it
+                # the processes Ray starts inherit this environment: they import this package from
+                # where the trainer found it, and bind to 127.0.0.1 (see _local_only)
+                saved = dict(os.environ)
                 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
                 path = os.environ.get("PYTHONPATH", "")
                 os.environ["PYTHONPATH"] = root + (os.pathsep + path if path else "")
-                _local_only(ray)
-                ray.init(num_cpus=cfg.workers, include_dashboard=False, log_to_driver=False,
-                         _node_ip_address="127.0.0.1")
+                try:
+                    _local_only(ray)
+                    ray.init(num_cpus=cfg.workers, include_dashboard=False, log_to_driver=False,
+                             _node_ip_address="127.0.0.1")
+                finally:
+                    os.environ.clear()
+                    os.environ.update(saved)
             self.started = True
         self.np = {k: v.numpy() for k, v in buffers.items()}
         self.bounds = shards(cfg.num_envs, cfg.workers)
