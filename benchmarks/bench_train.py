@@ -16,7 +16,6 @@ opponents' included, the unit of ``total_steps`` and of ``charts/sps``.
 
 from __future__ import annotations
 
-import argparse
 import cProfile
 import os
 import pstats
@@ -30,6 +29,7 @@ import torch  # noqa: E402
 
 from agents.neural import HEADS  # noqa: E402
 from agents.training import Config, Trainer  # noqa: E402
+from agents.training.cli import OneLineParser  # noqa: E402
 from agents.training.workers import LocalProcesses  # noqa: E402
 from escoba_env.cli import positive_int  # noqa: E402
 
@@ -83,7 +83,7 @@ def measure(cfg: Config, updates: int, profile: bool = False) -> dict[str, float
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run the configurations and print their throughput; return the exit status."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(prog="bench_train.py", description=__doc__.splitlines()[0])
     ap.add_argument("--num-envs", type=positive_int, default=Config.num_envs)
     ap.add_argument("--num-steps", type=positive_int, default=Config.num_steps)
     ap.add_argument("--hidden", type=positive_int, nargs="+", default=list(Config().hidden))

@@ -48,11 +48,11 @@ def _optional(conv: Callable[[str], Any]) -> Callable[[str], Any]:
 _CONVERTERS: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "str": str, "bool": _parse_bool}
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line on stderr (then exit status 2)."""
 
     def error(self, message: str) -> NoReturn:
-        """Print ``train.py: error: message`` and exit with status 2."""
+        """Print ``PROG: error: message`` and exit with status 2."""
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
@@ -62,7 +62,7 @@ _RULE_DEST = {"players": "num_players"}
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argparse parser of ``train.py``: one flag per Config field, and the shared rules flags."""
-    parser = _Parser(
+    parser = OneLineParser(
         prog="train.py", description="PPO self-play training for Escoba (see agents/training/).",
         argument_default=argparse.SUPPRESS)
     docs = field_docs(Config)
