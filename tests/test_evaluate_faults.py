@@ -1,0 +1,127 @@
+"""evaluate.py under faults: a killed worker, SIGTERM and resume, files it must not clobber."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _start(args: list[str], cwd: Path) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, str(ROOT / "evaluate.py"), *args], cwd=cwd, text=True, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    p = _start(args, cwd)
+    out, err = p.communicate(timeout=300)
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
+def _block_lines(journal: Path) -> int:
+    try:
+        return max(0, len(journal.read_text().splitlines()) - 1)  # minus the header
+    except FileNotFoundError:
+        return 0
+
+
+def _wait_for_blocks(proc: subprocess.Popen, journal: Path, n: int, timeout: float = 120) -> None:
+    end = time.monotonic() + timeout
+    while _block_lines(journal) < n:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < end, "no block was journaled"
+        time.sleep(0.02)
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        kids += [int(x) for x in (task / "children").read_text().split()]
+    return kids
+
+
+def _numbers(path: Path) -> dict:
+    res = json.loads(path.read_text())
+    return {k: res[k] for k in ("pairs", "agents", "ratings")}
+
+
+def test_a_killed_worker_ends_the_run_at_once_with_one_line_and_keeps_the_finished_blocks(tmp_path):
+    p = _start(["--agents", "greedy", "expert", "--rounds", "4000", "--block-deals", "10", "--workers", "2",
+                "--no-plot", "--no-progress", "--out", "res/t"], tmp_path)
+    journal = tmp_path / "res/t.journal.jsonl"
+    _wait_for_blocks(p, journal, 1)
+    own = Path(f"/proc/{p.pid}/cmdline").read_bytes()
+    workers = [c for c in _children(p.pid) if Path(f"/proc/{c}/cmdline").read_bytes() == own]
+    assert len(workers) == 2
+    os.kill(workers[0], signal.SIGKILL)
+    t0 = time.monotonic()
+    _, err = p.communicate(timeout=60)  # before the fix the pool waited forever for the lost task
+    elapsed = time.monotonic() - t0
+    assert p.returncode == 1
+    (line,) = err.strip().splitlines()
+    assert line.startswith("evaluate.py: error: a worker process died")
+    assert "kept in res/t.journal.jsonl" in line and "--resume" in line
+    assert elapsed < 30  # a bound on a hang, not a timing: the fix ends it in well under a second
+    assert _block_lines(journal) >= 1
+    assert not (tmp_path / "res/t.json").exists()
+    for w in workers[1:]:  # the other worker is stopped too, not left running
+        assert not Path(f"/proc/{w}").exists() or "Z" in Path(f"/proc/{w}/stat").read_text().split()[2]
+
+
+def test_sigterm_then_resume_gives_the_numbers_of_an_uninterrupted_run(tmp_path):
+    args = ["--agents", "greedy", "expert", "--rounds", "300", "--block-deals", "5", "--no-plot",
+            "--no-progress", "--workers", "1", "--seed", "3"]
+    p = _start([*args, "--out", "cut", "--save-replays", "rep_cut"], tmp_path)
+    _wait_for_blocks(p, tmp_path / "cut.journal.jsonl", 2)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 143
+    (line,) = err.strip().splitlines()
+    assert line.startswith("evaluate.py: terminated; ") and "with --resume to finish" in line
+    kept = _block_lines(tmp_path / "cut.journal.jsonl")
+    assert 2 <= kept < 60 and f"; {kept} of 60 blocks finished" in line
+
+    again = _run([*args, "--out", "cut", "--save-replays", "rep_cut"], tmp_path)  # no --resume: refused
+    assert again.returncode == 1 and "--resume" in again.stderr and len(again.stderr.splitlines()) == 1
+    other = _run([*args, "--rounds", "301", "--out", "cut", "--resume"], tmp_path)  # other settings
+    assert other.returncode == 1 and "other settings" in other.stderr
+
+    resumed = _run([*args, "--out", "cut", "--save-replays", "rep_cut", "--resume"], tmp_path)
+    assert resumed.returncode == 0, resumed.stderr
+    assert not (tmp_path / "cut.journal.jsonl").exists()  # the results hold everything now
+    full = _run([*args, "--out", "full", "--save-replays", "rep_full"], tmp_path)
+    assert full.returncode == 0, full.stderr
+    assert _numbers(tmp_path / "cut.json") == _numbers(tmp_path / "full.json")
+    assert resumed.stdout.split("\nwall")[0] == full.stdout.split("\nwall")[0]  # the printed table
+    (a,), (b,) = (sorted((tmp_path / d).glob("*.jsonl")) for d in ("rep_cut", "rep_full"))
+    assert a.read_text() == b.read_text() and len(a.read_text().splitlines()) == 600
+
+
+def test_a_bad_spec_leaves_earlier_replays_and_results_untouched(tmp_path):
+    first = _run(["--agents", "random", "greedy", "--rounds", "4", "--no-plot", "--no-progress", "--out", "r",
+                  "--save-replays", "rep"], tmp_path)
+    assert first.returncode == 0, first.stderr
+    names = [*tmp_path.glob("r.*"), *tmp_path.glob("r_*"), *(tmp_path / "rep").iterdir()]
+    files = {f: f.read_bytes() for f in names}
+    assert len(files) == 4 and all(files.values())
+    bad = _run(["--agents", "random", "greedy", "nonsense", "--rounds", "4", "--out", "r", "--save-replays",
+                "rep", "--overwrite"], tmp_path)
+    assert bad.returncode == 1 and "unknown agent 'nonsense'" in bad.stderr
+    same = _run(["--agents", "random", "greedy", "--rounds", "4", "--no-plot", "--out", "r2",
+                 "--save-replays", "rep"], tmp_path)  # new results, but the replays exist already
+    assert same.returncode == 1
+    assert same.stderr.strip() == (f"evaluate.py: error: {Path('rep/00_random_vs_greedy.jsonl')} already "
+                                   "exists: pass --overwrite to replace it, or choose another --out / "
+                                   "--save-replays")
+    assert not (tmp_path / "r2.json").exists()
+    assert {f: f.read_bytes() for f in files} == files
+    again = _run(["--agents", "random", "greedy", "--rounds", "4", "--no-plot", "--out", "r"], tmp_path)
+    assert again.returncode == 1 and "r.json already exists" in again.stderr
+    assert {f: f.read_bytes() for f in files} == files
