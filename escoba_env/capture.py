@@ -44,6 +44,7 @@ from .cards import (
     NUM_VALUES,
     _check_card,
     card_name,
+    check_mask,
     mask_values,
     value_nibble,
 )
@@ -296,9 +297,7 @@ def capture_options(card: int, table_mask: int, rules: Rules | None = None) -> l
     nc = rules.num_cards
     if card >= nc:
         raise ValueError(f"card {card} ({card_name(card)}) does not exist with {rules.jokers} joker(s)")
-    table_mask = int(table_mask)
-    if table_mask < 0 or table_mask >> nc:
-        raise ValueError(f"{table_mask:#x} is not a card mask of the {nc}-card deck (bits 0..{nc - 1})")
+    table_mask = check_mask(table_mask, nc, "table_mask")
     if table_mask >> card & 1:
         raise ValueError(f"card {card} cannot be played: it is already on the table")
     if card >= NUM_CARDS or table_mask & JOKER_MASK:

@@ -16,6 +16,33 @@ def _is_int(x: Any) -> bool:
 
 SEVENS_RULES = ("most_sevens", "most_sevens_tiebreak", "primera")
 
+SEED_LIMIT = 2**64
+"""Seeds are ints with ``0 <= seed < SEED_LIMIT`` (the engine hashes them as 64-bit words)."""
+
+
+class WrongTypeError(TypeError, ValueError):
+    """A value of the wrong type: a TypeError, and a ValueError as this library raised before."""
+
+
+def check_int(x: Any, what: str) -> int:
+    """Return ``x`` as an int; raise WrongTypeError unless it is a Python or NumPy int (not a bool)."""
+    if not _is_int(x):
+        raise WrongTypeError(f"{what} must be an int, got {type(x).__name__} {x!r}")
+    return int(x)
+
+
+def check_seed(seed: Any) -> int:
+    """Return ``seed`` as an int; the one seed check of every part of ``escoba_env``.
+
+    A seed is an int (Python or NumPy, not a bool: WrongTypeError otherwise) with
+    ``0 <= seed < 2**64`` (ValueError otherwise: larger seeds would wrap around to the same deals).
+    """
+    if not _is_int(seed):
+        raise WrongTypeError(f"seed must be an int in 0..2**64-1, got {type(seed).__name__} {seed!r}")
+    if not 0 <= int(seed) < SEED_LIMIT:
+        raise ValueError(f"seed must be an int in 0..2**64-1, got {seed!r}")
+    return int(seed)
+
 
 @dataclass(frozen=True)
 class Rules:
@@ -62,6 +89,9 @@ class Rules:
         if not _is_int(self.jokers) or self.jokers not in (0, 1, 2):
             raise ValueError(f"Rules.jokers must be 0, 1 or 2, got {self.jokers!r}")
         object.__setattr__(self, "jokers", int(self.jokers))
+        if not isinstance(self.sevens_rule, str):
+            raise WrongTypeError(f"Rules.sevens_rule must be a str (one of {', '.join(SEVENS_RULES)}), "
+                                 f"got {type(self.sevens_rule).__name__} {self.sevens_rule!r}")
         if self.sevens_rule not in SEVENS_RULES:
             raise ValueError(
                 f"Rules.sevens_rule must be one of {', '.join(SEVENS_RULES)}; got {self.sevens_rule!r}"

@@ -60,7 +60,20 @@ from gymnasium import spaces
 
 from . import faces
 from .observation import action_masks, encode, obs_size
-from .rules import Rules
+from .rules import Rules, check_seed
+
+
+def _deck_rows(options: Any) -> list | None:
+    """Return the rows of a one-deck-per-game ``deck`` option, or None for anything else."""
+    if not isinstance(options, dict) or "deck" not in options:
+        return None
+    deck = options["deck"]
+    if isinstance(deck, np.ndarray) and deck.ndim == 2:
+        return list(deck)
+    if isinstance(deck, (list, tuple)) and deck and all(
+            isinstance(r, (list, tuple, np.ndarray)) for r in deck):
+        return list(deck)
+    return None
 
 
 class EscobaVectorEnv:
@@ -97,6 +110,7 @@ class EscobaVectorEnv:
         self._seat_grid = np.arange(p, dtype=np.int64)
         self._no_final = self._final_infos(np.zeros(0, np.int64), None)
         self._np_random: np.random.Generator | None = None
+        self._started = False
 
     def _observe(self) -> dict[str, np.ndarray]:
         eng = self.engine
@@ -131,9 +145,27 @@ class EscobaVectorEnv:
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """Start a new game in every slot; return ``(obs, infos)``."""
-        self._np_random = faces.reset_engine(self.engine, seed, options, self._np_random)
+        """Start a new game in every slot; return ``(obs, infos)``.
+
+        Bad seeds (``escoba_env.rules.check_seed``), options or deals raise before anything changes.
+        """
+        if seed is not None:
+            seed = check_seed(seed)
+        rows = _deck_rows(options)
+        if rows is None:
+            self._np_random = faces.reset_engine(self.engine, seed, options, self._np_random)
+        else:  # one deck per game: each row read like a single deck, then dealt as one (N, W) array
+            decks = [faces.parse_reset_options({"deck": r})["deck"] for r in rows]
+            kw = faces.parse_reset_options({k: v for k, v in options.items() if k != "deck"})
+            if seed is None:
+                rng = self._np_random if self._np_random is not None else np.random.default_rng()
+                engine_seed = int(rng.integers(2**63))
+            else:
+                rng, engine_seed = np.random.default_rng(seed), seed
+            self.engine.reset(engine_seed, deck=decks, **kw)
+            self._np_random = rng
         self._length[:] = 0
+        self._started = True
         return self._observe(), {}
 
     def step(self, actions: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray,
@@ -142,6 +174,8 @@ class EscobaVectorEnv:
 
         Raises ValueError, changing nothing, if any action is illegal.
         """
+        if not self._started:
+            raise RuntimeError("EscobaVectorEnv.step called before reset(): call reset() first")
         eng = self.engine
         info = eng.step(actions)
         faces.step_rewards(eng, info, self.reward_kind, out=self._rewards)
