@@ -5,13 +5,40 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .rules import SEVENS_RULES, Rules
+from .rules import SEVENS_RULES, Rules, check_seed
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr (``PROG: error: ... (see --help)``, exit 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        """Print the error as one line and exit with status 2."""
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see --help)\n")
+
+
+def seconds(text: str) -> float:
+    """Return ``text`` as a finite number of seconds from 0 to 60 (an argparse type)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not 0.0 <= v <= 60.0:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"must be a number of seconds from 0 to 60, got {text!r}")
+    return v
+
+
+def seed_arg(text: str) -> int:
+    """Return ``text`` as a seed, an int from 0 to 2**64-1 (an argparse type; ``rules.check_seed``)."""
+    try:
+        return check_seed(int(text) if len(text) <= 30 else -1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 2**64-1, got {text!r}") from None
 
 
 def _int_at_least(text: str, low: int, what: str) -> int:
     """Return ``text`` as an int >= ``low``, else raise argparse's type error naming ``what``."""
     try:
-        v = int(text)
+        v = int(text) if len(text) <= 30 else None  # a 4,300-digit string is no count anyone means
     except ValueError:
         v = None
     if v is None or v < low:
