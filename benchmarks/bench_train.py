@@ -28,6 +28,7 @@ import torch  # noqa: E402
 
 from agents.neural import HEADS  # noqa: E402
 from agents.ppo import Config, Trainer  # noqa: E402
+from escoba_env.cli import OneLineParser, guarded_main, positive_int  # noqa: E402
 
 
 def measure(cfg: Config, updates: int, profile: bool = False) -> dict[str, float]:
@@ -58,20 +59,33 @@ def measure(cfg: Config, updates: int, profile: bool = False) -> dict[str, float
     return out
 
 
+def _device(text: str) -> str:
+    """Return ``text`` if torch knows the device and it is usable here (an argparse type)."""
+    try:
+        dev = torch.device(text)
+    except (RuntimeError, ValueError):
+        raise argparse.ArgumentTypeError(f"not a torch device: {text!r} (cpu or cuda)") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise argparse.ArgumentTypeError(f"{text!r}: CUDA is not available on this machine")
+    if dev.type not in ("cpu", "cuda"):
+        raise argparse.ArgumentTypeError(f"device {text!r}: only cpu and cuda are supported")
+    return text
+
+
 def main(argv: list[str] | None = None) -> None:
     """Parse arguments, run the configurations and print their throughput; return None."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--num-envs", type=int, default=Config.num_envs)
-    ap.add_argument("--num-steps", type=int, default=Config.num_steps)
-    ap.add_argument("--hidden", type=int, nargs="+", default=list(Config().hidden))
+    ap = OneLineParser(prog="bench_train.py", description=__doc__.splitlines()[0])
+    ap.add_argument("--num-envs", type=positive_int, default=Config.num_envs)
+    ap.add_argument("--num-steps", type=positive_int, default=Config.num_steps)
+    ap.add_argument("--hidden", type=positive_int, nargs="+", default=list(Config().hidden))
     ap.add_argument("--head", default=Config.head, choices=HEADS)
-    ap.add_argument("--num-minibatches", type=int, default=Config.num_minibatches)
-    ap.add_argument("--update-epochs", type=int, default=Config.update_epochs)
-    ap.add_argument("--threads", type=int, default=Config.threads)
-    ap.add_argument("--device", default=Config.device, help="torch device: cpu or cuda")
+    ap.add_argument("--num-minibatches", type=positive_int, default=Config.num_minibatches)
+    ap.add_argument("--update-epochs", type=positive_int, default=Config.update_epochs)
+    ap.add_argument("--threads", type=positive_int, default=Config.threads)
+    ap.add_argument("--device", type=_device, default=Config.device, help="torch device: cpu or cuda")
     ap.add_argument("--endgame-features", action="store_true",
                     help="the network also reads the exact 2-player endgame values (Config.endgame_features)")
-    ap.add_argument("--updates", type=int, default=3)
+    ap.add_argument("--updates", type=positive_int, default=3)
     ap.add_argument("--profile", action="store_true", help="print the top functions (cProfile)")
     args = ap.parse_args(argv)
     print(f"torch {torch.__version__}, {os.cpu_count()} CPUs visible, threads={args.threads}, "
@@ -100,4 +114,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(guarded_main("bench_train.py", main))

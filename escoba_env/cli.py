@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from collections.abc import Callable
 from typing import Any
 
 from .rules import SEVENS_RULES, Rules, check_seed
@@ -14,6 +17,42 @@ class OneLineParser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         """Print the error as one line and exit with status 2."""
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see --help)\n")
+
+
+def guarded_main(prog: str, main: Callable[[], int | None]) -> int:
+    """Run ``main()`` and return its exit status; bad input and faults end with one line, no traceback.
+
+    A ValueError, TypeError, OSError or RuntimeError (bad input, a missing file) prints
+    ``PROG: error: ...`` on stderr and returns 1; Ctrl-C returns 130; an output closed early
+    (``| head``) returns 1 quietly.
+    """
+    try:
+        return int(main() or 0)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except (ValueError, TypeError, OSError, RuntimeError) as exc:
+        print(f"{prog}: error: {' '.join(str(exc).split()) or type(exc).__name__}", file=sys.stderr)
+        return 1
+
+
+def positive_float(text: str) -> float:
+    """Return ``text`` as a finite positive number (an argparse type)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not 0.0 < v < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return v
+
+
+def int_list(text: str) -> list[int]:
+    """Return a comma-separated list of positive ints (an argparse type)."""
+    return [positive_int(x.strip()) for x in text.split(",")]
 
 
 def seconds(text: str) -> float:
@@ -78,7 +117,7 @@ def add_rules_arguments(group: Any, partnerships_help: str = "", target_help: st
                        default=d.initial_fifteen,
                        help="a first table of 15 goes to the dealer as escoba(s)")
     group.add_argument("--jokers", type=int, default=d.jokers, choices=(0, 1, 2),
-                       help="wild jokers in the deck (ids 40, 41; RULES.md §8)")
+                       help="wild jokers in the deck (ids 40, 41; docs/rules.md §11)")
     group.add_argument("--mesa-deal", action=argparse.BooleanOptionalAction, default=d.mesa_deal,
                        help="escoba de mesa: the dealer takes fifteens as the table is turned up")
 

@@ -1,4 +1,4 @@
-"""The rules configuration (RULES.md §2, §4, §6, §7): one frozen object that validates itself."""
+"""The rules configuration (docs/rules.md §2, §4, §6, §7, §9): one frozen object that validates itself."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def check_seed(seed: Any) -> int:
 
 @dataclass(frozen=True)
 class Rules:
-    """Every rule option of RULES.md; field names follow the rule book."""
+    """Every rule option of docs/rules.md (§9); field names follow the rule book."""
 
     num_players: int = 2
     """2, 3 or 4 seats."""
@@ -55,7 +55,7 @@ class Rules:
     target_score: int = 21
     """A game ends after the round in which a side reaches this total (and one side leads)."""
     sevens_rule: str = "most_sevens"
-    """``"most_sevens"``, ``"most_sevens_tiebreak"`` or ``"primera"`` (RULES.md §6)."""
+    """``"most_sevens"``, ``"most_sevens_tiebreak"`` or ``"primera"`` (docs/rules.md §6)."""
     bonus_sweeps: bool = False
     """All ten oros score 2 for oros; all four sevens score 2 for sevens."""
     prefer_single: bool = False
@@ -65,9 +65,9 @@ class Rules:
     initial_fifteen: bool = True
     """A first table of 15 (or two fifteens) goes to the dealer as escoba(s)."""
     jokers: int = 0
-    """0, 1 or 2 wild jokers (ids 40 and 41, RULES.md §8); actions and masks grow to 40 + jokers."""
+    """0, 1 or 2 wild jokers (ids 40 and 41, docs/rules.md §11); actions and masks grow to 40 + jokers."""
     mesa_deal: bool = False
-    """Escoba de mesa (RULES.md §8): table cards are turned one at a time and the dealer takes each
+    """Escoba de mesa (docs/rules.md §11): table cards are turned one at a time and the dealer takes each
     fifteen as it forms (this replaces the ``initial_fifteen`` check)."""
 
     def __post_init__(self) -> None:
