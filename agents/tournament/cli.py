@@ -21,8 +21,7 @@ import threading
 import time
 from pathlib import Path
 
-from escoba_env.cli import add_rules_arguments, rules_from_args
-from escoba_env.cli import non_negative_int as _non_negative
+from escoba_env.cli import add_rules_arguments, rules_from_args, seed_arg
 from escoba_env.cli import positive_int as _positive
 
 DEFAULT_AGENTS = ("random", "greedy", "expert", "search")
@@ -70,8 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     who = p.add_argument_group("agents")
     who.add_argument("--agents", nargs="+", metavar="SPEC",
-                     help="agent specs (random, greedy, expert, search:sims=N, oracle, checkpoint:PATH); "
-                          f"a round robin, or the opponents of --vs (default: {' '.join(DEFAULT_AGENTS)})")
+                     help="agent specs (random, greedy, expert, search:sims=N, oracle, endgame, "
+                          "checkpoint:PATH); a round robin, or the opponents of --vs "
+                          f"(default: {' '.join(DEFAULT_AGENTS)})")
     who.add_argument("--vs", metavar="SPEC",
                      help="play this agent against each of --agents instead of a round robin")
     add_rules_arguments(p.add_argument_group("rules (defaults: escoba_env.Rules)"),
@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="play each deal once (seats still alternate) instead of once per seat rotation")
     size.add_argument("--max-rounds", type=_positive, default=100, metavar="N",
                       help="with --games: a game undecided after N rounds is cut and counts as a draw")
-    size.add_argument("--seed", type=_non_negative, default=0, help="seed of the deals and the agents")
+    size.add_argument("--seed", type=seed_arg, default=0, help="seed of the deals and the agents")
     size.add_argument("--confidence", type=_confidence, default=0.95, help="level of the intervals")
     run = p.add_argument_group("running")
     run.add_argument("--workers", type=_positive, default=min(2, os.cpu_count() or 1), metavar="N",
