@@ -110,7 +110,6 @@ class EscobaVectorEnv:
         self._seat_grid = np.arange(p, dtype=np.int64)
         self._no_final = self._final_infos(np.zeros(0, np.int64), None)
         self._np_random: np.random.Generator | None = None
-        self._started = False
 
     def _observe(self) -> dict[str, np.ndarray]:
         eng = self.engine
@@ -165,7 +164,6 @@ class EscobaVectorEnv:
             self.engine.reset(engine_seed, deck=decks, **kw)
             self._np_random = rng
         self._length[:] = 0
-        self._started = True
         return self._observe(), {}
 
     def step(self, actions: np.ndarray) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray,
@@ -174,7 +172,8 @@ class EscobaVectorEnv:
 
         Raises ValueError, changing nothing, if any action is illegal.
         """
-        if not self._started:
+        if self.engine.done.item(0):  # a new engine's games are all over; reset starts them (and
+            # an env never leaves a finished game between steps: auto-reset replaces it)
             raise RuntimeError("EscobaVectorEnv.step called before reset(): call reset() first")
         eng = self.engine
         info = eng.step(actions)
