@@ -10,6 +10,11 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+import pytest
+
+from agents.tournament.runner import TournamentConfig
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -125,3 +130,59 @@ def test_a_bad_spec_leaves_earlier_replays_and_results_untouched(tmp_path):
     again = _run(["--agents", "random", "greedy", "--rounds", "4", "--no-plot", "--out", "r"], tmp_path)
     assert again.returncode == 1 and "r.json already exists" in again.stderr
     assert {f: f.read_bytes() for f in files} == files
+
+
+def _small_run():
+    from agents.tournament.runner import run_tournament
+
+    cfg = TournamentConfig(agents=("random", "greedy"), deals=6, block_deals=2, seed=5)
+    return cfg, run_tournament(cfg, record=True)
+
+
+def test_the_journal_round_trips_blocks_exactly_and_drops_a_torn_last_line(tmp_path):
+    from agents.tournament.journal import Journal, run_key
+
+    cfg, run = _small_run()
+    blocks = run.blocks[0]
+    j = Journal(tmp_path / "r.journal.jsonl", run_key(cfg, record=True))
+    j.start(resume=False)
+    for b in blocks:
+        j.add(b)
+    j.close()
+    with open(j.path, "a") as fh:
+        fh.write('{"lineup": 0, "blo')  # a kill in the middle of a write
+    back = sorted(Journal(j.path, j.key).load(), key=lambda b: b.block)
+    assert len(back) == len(blocks) == 3
+    for a, b in zip(back, blocks, strict=True):
+        for k in ("deal", "rotation", "points", "categories", "rounds", "truncated"):
+            x, y = getattr(a, k), getattr(b, k)
+            assert x.dtype == y.dtype and np.array_equal(x, y)
+        assert a.replays == b.replays and (a.lineup, a.block) == (b.lineup, b.block)
+    assert j.path.read_text().endswith("}\n")  # the torn tail is cut, the next append starts clean
+
+
+def test_a_journal_of_other_settings_a_damaged_one_or_none_is_refused(tmp_path):
+    from agents.tournament.journal import Journal, run_key
+
+    cfg, run = _small_run()
+    path = tmp_path / "r.journal.jsonl"
+    with pytest.raises(ValueError, match="nothing to resume"):
+        Journal(path, "k").load()
+    j = Journal(path, run_key(cfg, record=False))
+    j.start(resume=False)
+    j.add(run.blocks[0][0])
+    j.close()
+    assert run_key(cfg, record=True) != j.key
+    with pytest.raises(ValueError, match="other settings"):
+        Journal(path, run_key(cfg, record=True)).load()
+    other = TournamentConfig(agents=("random", "greedy"), deals=6, block_deals=2, seed=6)
+    with pytest.raises(ValueError, match="other settings"):
+        Journal(path, run_key(other, record=False)).load()
+    assert run_key(TournamentConfig(agents=("random", "greedy"), deals=6, block_deals=2, seed=5,
+                                    workers=2, backend="ray"), record=False) == j.key  # how, not what
+    path.write_text(path.read_text().replace('"lineup":0', '"lineup":"x"'))
+    with pytest.raises(ValueError, match="damaged block line"):
+        Journal(path, j.key).load()
+    path.write_text("not a journal\n")
+    with pytest.raises(ValueError, match="is not an evaluate.py journal"):
+        Journal(path, j.key).load()
