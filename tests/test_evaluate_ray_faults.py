@@ -18,16 +18,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _descendants(pid: int) -> list[int]:
+    """Return every process below ``pid`` (from /proc/*/stat: field 4 is the parent)."""
+    parent = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
     out, todo = [], [pid]
     while todo:
         p = todo.pop()
-        for task in Path(f"/proc/{p}/task").glob("*"):
-            try:
-                kids = [int(x) for x in (task / "children").read_text().split()]
-            except OSError:
-                continue
-            out += kids
-            todo += kids
+        kids = [c for c, pp in parent.items() if pp == p]
+        out += kids
+        todo += kids
     return out
 
 
@@ -55,6 +58,7 @@ def _listening(pids: list[int]) -> list[str]:
 _LOOPBACK = {"0100007F", "0000000000000000FFFF00000100007F", "00000000000000000000000001000000"}
 
 
+@pytest.mark.slow
 def test_a_local_ray_instance_listens_on_loopback_only():
     seen = {}
 
@@ -73,6 +77,7 @@ def test_a_local_ray_instance_listens_on_loopback_only():
     assert "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER" not in os.environ  # put back as it was
 
 
+@pytest.mark.slow
 def test_a_killed_ray_worker_ends_the_run_with_one_line(tmp_path):
     p = subprocess.Popen([sys.executable, str(ROOT / "evaluate.py"), "--backend", "ray", "--workers", "2",
                           "--agents", "greedy", "expert", "--rounds", "4000", "--block-deals", "10",

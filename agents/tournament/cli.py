@@ -19,6 +19,8 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from escoba_env.cli import add_rules_arguments, rules_from_args, seed_arg
@@ -122,14 +124,48 @@ class _Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread like Ctrl-C so that the same cleanup runs."""
 
 
-def _on_sigterm(signum, frame) -> None:
-    raise _Terminated
+class _Signals:
+    """SIGINT / SIGTERM handlers that can hold an interrupt back while a block is being journaled.
+
+    Python runs signal handlers in the main thread between bytecodes, so checking a flag here is
+    enough: an interrupt that arrives while a block is written (and counted) is raised right after.
+    """
+
+    def __init__(self) -> None:
+        self.holding = False
+        self.pending: type[KeyboardInterrupt] | None = None
+
+    def handler(self, signum: int, frame) -> None:
+        """Raise KeyboardInterrupt (SIGINT) or _Terminated (SIGTERM), or keep it for later."""
+        exc = _Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+        if self.holding:
+            self.pending = exc
+            return
+        raise exc
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold interrupts back inside the block; raise a held one when it ends."""
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
+            if self.pending is not None:
+                exc, self.pending = self.pending, None
+                raise exc
+
+
+_SIGNALS = _Signals()
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run evaluate.py with ``argv``; return the exit status."""
     main_thread = threading.current_thread() is threading.main_thread()
-    old = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
+    old = {}
+    if main_thread:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            old[sig] = signal.signal(sig, _SIGNALS.handler)
     try:
         return _main(argv)
     except KeyboardInterrupt as exc:
@@ -146,8 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: error: {one_line(exc)}{getattr(exc, 'escoba_note', '')}", file=sys.stderr)
         return 1
     finally:
-        if main_thread:
-            signal.signal(signal.SIGTERM, old)
+        for sig, h in old.items():
+            signal.signal(sig, h)
 
 
 def _main(argv: list[str] | None) -> int:
@@ -225,8 +261,9 @@ def run_and_report(config, *, out: str, plot: bool = True, progress: bool = Fals
 
     def on_block(block) -> None:
         nonlocal kept
-        journal.add(block)
-        kept += 1
+        with _SIGNALS.held():  # written and counted together: the final message counts right
+            journal.add(block)
+            kept += 1
         if writer is not None:
             writer.add(block)
 
