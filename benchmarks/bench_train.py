@@ -16,6 +16,7 @@ opponents' included, the unit of ``total_steps`` and of ``charts/sps``.
 
 from __future__ import annotations
 
+import argparse
 import cProfile
 import os
 import pstats
@@ -29,9 +30,8 @@ import torch  # noqa: E402
 
 from agents.neural import HEADS  # noqa: E402
 from agents.training import Config, Trainer  # noqa: E402
-from agents.training.cli import OneLineParser  # noqa: E402
 from agents.training.workers import LocalProcesses  # noqa: E402
-from escoba_env.cli import positive_int  # noqa: E402
+from escoba_env.cli import OneLineParser, guarded_main, positive_int  # noqa: E402
 
 
 def _proc_cpu(pid: int) -> float:
@@ -81,6 +81,19 @@ def measure(cfg: Config, updates: int, profile: bool = False) -> dict[str, float
     return out
 
 
+def _device(text: str) -> str:
+    """Return ``text`` if torch knows the device and it is usable here (an argparse type)."""
+    try:
+        dev = torch.device(text)
+    except (RuntimeError, ValueError):
+        raise argparse.ArgumentTypeError(f"not a torch device: {text!r} (cpu or cuda)") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise argparse.ArgumentTypeError(f"{text!r}: CUDA is not available on this machine")
+    if dev.type not in ("cpu", "cuda"):
+        raise argparse.ArgumentTypeError(f"device {text!r}: only cpu and cuda are supported")
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run the configurations and print their throughput; return the exit status."""
     ap = OneLineParser(prog="bench_train.py", description=__doc__.splitlines()[0])
@@ -94,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="torch threads of the learner")
     ap.add_argument("--workers", type=positive_int, nargs="+", default=[1],
                     help="rollout worker counts to measure (1: in the trainer's process)")
-    ap.add_argument("--device", default=Config.device, help="torch device of the learner: cpu or cuda")
+    ap.add_argument("--device", type=_device, default=Config.device,
+                    help="torch device of the learner: cpu or cuda")
     ap.add_argument("--endgame-features", action="store_true",
                     help="the network also reads the exact 2-player endgame values")
     ap.add_argument("--updates", type=positive_int, default=3)
@@ -134,4 +148,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(guarded_main("bench_train.py", main))

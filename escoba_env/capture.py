@@ -1,4 +1,4 @@
-"""Capture enumeration on card masks (RULES.md §4).
+"""Capture enumeration on card masks (docs/rules.md §4).
 
 A capture option for a played card of value ``v`` is a set of table cards whose values sum to
 ``15 - v``. Cards of equal value are interchangeable for sums, so everything is computed from the
@@ -13,9 +13,9 @@ precompute, for every sum ``s`` in 0..14:
 A batched query combines the two halves with a handful of table look-ups, so finding the number
 of options, their union and their intersection costs a fixed number of NumPy calls per batch.
 The union minus the intersection is exactly the set of "take card t" actions of the play/take
-decision scheme (DESIGN.md decision 4): a card in every remaining option needs no decision.
+decision scheme (docs/rules.md §10): a card in every remaining option needs no decision.
 
-Jokers (RULES.md §8; ids 40, 41) are wild for any value 1..10, played or on the table. For a
+Jokers (docs/rules.md §11; ids 40, 41) are wild for any value 1..10, played or on the table. For a
 played card of value ``c`` and a set ``S`` of table cards holding ``k`` jokers and other cards
 summing to ``s``, ``S`` (non-empty) is an option iff ``15 - c - s`` lies in ``[k, 10k]`` (``k = 0``:
 ``s = 15 - c``); a played joker is one more wild: ``15 - s`` in ``[k + 1, 10(k + 1)]``. Options are
@@ -44,6 +44,7 @@ from .cards import (
     NUM_VALUES,
     _check_card,
     card_name,
+    check_mask,
     mask_values,
     value_nibble,
 )
@@ -296,9 +297,7 @@ def capture_options(card: int, table_mask: int, rules: Rules | None = None) -> l
     nc = rules.num_cards
     if card >= nc:
         raise ValueError(f"card {card} ({card_name(card)}) does not exist with {rules.jokers} joker(s)")
-    table_mask = int(table_mask)
-    if table_mask < 0 or table_mask >> nc:
-        raise ValueError(f"{table_mask:#x} is not a card mask of the {nc}-card deck (bits 0..{nc - 1})")
+    table_mask = check_mask(table_mask, nc, "table_mask")
     if table_mask >> card & 1:
         raise ValueError(f"card {card} cannot be played: it is already on the table")
     if card >= NUM_CARDS or table_mask & JOKER_MASK:

@@ -48,7 +48,7 @@ import numpy as np
 
 from .capture import CARD_VALUES, FIFTEEN, _summary, joker_summary, makes_fifteen, single_summary
 from .cards import FULL_DECK, JOKER_MASK, NUM_CARDS, OROS, SEVENS, VELO, card_name, names_of
-from .rules import Rules
+from .rules import Rules, check_seed
 from .scoring import CATEGORIES, score_round_batch
 
 _ONE = np.uint64(1)
@@ -325,8 +325,7 @@ class EscobaEngine:
         from the seed. Bad input raises ``ValueError`` and changes nothing.
         """
         n = self.num_games
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-            raise ValueError(f"seed must be an int, got {seed!r}")
+        seed = check_seed(seed)
         ids = np.arange(n, dtype=np.int64) if game_ids is None else np.asarray(game_ids, np.int64)
         if ids.shape != (n,) or (ids < 0).any():
             raise ValueError(f"game_ids must be {n} non-negative ints")

@@ -11,7 +11,8 @@ name (``7o`` or ``7♦``, ``Rc`` or ``K♥``). When the card can capture in more
 options are listed by number and you pick one; the program then gives the engine the play and
 take actions of that move. ``?`` shows help, ``q`` or end-of-file (Ctrl-D) quits.
 
-Bad input never ends the game: it gets a one-line message and the prompt again.
+Bad input never ends the game: it gets a one-line message and the prompt again. A bad command
+line gets one line on stderr and exit status 2; output closed early (``| head``) ends quietly.
 
 ``escoba_env`` never imports ``agents`` at import time: the registry is imported inside ``main``.
 """
@@ -32,7 +33,7 @@ import numpy as np
 
 from .capture import capture_options
 from .cards import JOKER_MASK, NUM_CARDS, OROS, SEVENS, VELO, card_name, cards_of, mask_value, parse_card
-from .cli import add_rules_arguments, rules_from_args
+from .cli import OneLineParser, add_rules_arguments, rules_from_args, seconds, seed_arg
 from .cli import non_negative_int as _non_negative
 from .cli import positive_int as _positive
 from .engine import EscobaEngine, StepInfo
@@ -54,7 +55,9 @@ _CATEGORY_LABELS = (("cards", "most cards"), ("oros", "most oros"), ("velo", "ve
 HELP = """\
 How to play: on your turn type the number of a card in your hand (1, 2, 3) or its name.
   Names: rank 1-7, S (sota, 8), C (caballo, 9), R (rey, 10), then suit o (oros), c (copas),
-  e (espadas), b (bastos): 7o is the velo, Rc the rey de copas. French names work too: 7♦, K♥.
+  e (espadas), b (bastos): 7o is the velo, Rc the rey de copas.
+  French names (shown by default; --spanish for the others): A = 1, J = sota (8), Q = caballo (9),
+  K = rey (10); ♦ = oros, ♥ = copas, ♠ = espadas, ♣ = bastos. So 7♦ is the velo, K♥ = Rc.
   A card that sums to 15 with table cards must capture; if it can capture in several ways you
   choose the option by number (b goes back to the card choice). A card that cannot capture is
   laid on the table. Capturing every table card is an escoba (1 point).
@@ -339,16 +342,18 @@ class TerminalGame:
 
     def _parse_hand_choice(self, text: str, hand: list[int]) -> int | None:
         """Return the hand card that ``text`` names (a number or a card name), or None after a message."""
-        if text.isdigit():
-            k = int(text)
+        if text.isascii() and text.isdigit():
+            k = int(text) if len(text) <= 3 else 0  # never convert a 4,301-digit number
             if 1 <= k <= len(hand):
                 return hand[k - 1]
-            self.say(f"There is no card {k} in your hand: type 1-{len(hand)} or a card name.")
+            self.say(f"There is no card {text[:12]}{'...' if len(text) > 12 else ''} in your hand: "
+                     f"type 1-{len(hand)} or a card name.")
             return None
         try:
             card = parse_card(text)
         except ValueError:
-            self.say(f"Unknown card {text!r}: type 1-{len(hand)}, a name like 7o or Rc, or ? for help.")
+            shown = text if len(text) <= 20 else text[:20] + "..."
+            self.say(f"Unknown card {shown!r}: type 1-{len(hand)}, a name like 7o or Rc, or ? for help.")
             return None
         if card not in hand:
             self.say(f"{self.style.card(card)} is not in your hand.")
@@ -364,7 +369,7 @@ class TerminalGame:
             if text in ("?", "h", "help"):
                 self.say(HELP)
                 continue
-            if text.isdigit() and 1 <= int(text) <= n:
+            if text.isascii() and text.isdigit() and len(text) <= 3 and 1 <= int(text) <= n:
                 return int(text) - 1
             self.say(f"Choose a capture by its number, 1 to {n} (or b to choose another card).")
 
@@ -481,24 +486,24 @@ class TerminalGame:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``python -m escoba_env.play``."""
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog=PROG, description="Play Escoba in the terminal against bots from the agent registry.",
         epilog="Example: python -m escoba_env.play --players 4 --partnerships --opponent expert --seed 7")
     p.add_argument("--opponent", "-o", nargs="+", metavar="SPEC",
                    help="agent spec of the bots (random, greedy, expert, search:sims=N, oracle, "
-                        "checkpoint:PATH): one for every bot seat, or one per bot seat in seat order "
-                        "(partner included). Default: the shipped neural agent (checkpoint:<its path>) "
+                        "endgame, checkpoint:PATH): one for every bot seat, or one per bot seat in seat "
+                        "order (partner included). Default: the shipped neural agent (checkpoint:<its path>) "
                         f"when it exists and fits the rules, else {FALLBACK_OPPONENT}")
     p.add_argument("--seat", type=_non_negative, default=0, help="your seat, 0 to players-1 (default 0)")
-    p.add_argument("--seed", type=_non_negative, help="seed of the deals and the bots (default: random; "
+    p.add_argument("--seed", type=seed_arg, help="seed of the deals and the bots (default: random; "
                    "the game prints it so you can replay it)")
     p.add_argument("--spanish", action="store_true", help="Spanish short names (7o, Rc) instead of 7♦, K♥")
     colour = p.add_mutually_exclusive_group()
     colour.add_argument("--no-color", dest="color", action="store_false", default=None,
                         help="no ANSI colours (default: colours on a terminal, unless NO_COLOR is set)")
     colour.add_argument("--color", dest="color", action="store_true", help="ANSI colours even when piped")
-    p.add_argument("--delay", type=float, default=0.0, metavar="SECONDS",
-                   help="pause after each bot move (default 0)")
+    p.add_argument("--delay", type=seconds, default=0.0, metavar="SECONDS",
+                   help="pause after each bot move, 0 to 60 (default 0)")
     p.add_argument("--max-rounds", type=_positive, metavar="N",
                    help="stop a game still undecided after N rounds (default: play until a side wins)")
     add_rules_arguments(p.add_argument_group("rules (defaults: escoba_env.Rules, see docs/rules.md)"),
@@ -513,6 +518,18 @@ def _bot_label(spec: str) -> str:
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Run the game with ``argv`` on the given streams (default: the process's); return the exit status."""
+    try:
+        return _main(argv, stdin, stdout)
+    except BrokenPipeError:  # the output was closed (e.g. piped into head): stop quietly
+        if stdout is None:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:  # Ctrl-C before the game started (e.g. while a bot loads)
+        print("\nInterrupted. Bye.", file=sys.stderr if stdout is None else stdout)
+        return 130
+
+
+def _main(argv: Sequence[str] | None, stdin: TextIO | None, stdout: TextIO | None) -> int:
     args = build_parser().parse_args(argv)
     inp = sys.stdin if stdin is None else stdin
     out = sys.stdout if stdout is None else stdout
@@ -552,6 +569,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
         labels[s] = f"partner {label}" if partner else f"{label} #{s}"
     if note:
         print(f"Note: {note}.", file=out)
+    elif args.opponent is None:  # the default opponent is named, as the fallback's note does
+        print(f"Opponent: {specs[0]} (the default; --opponent to choose another)", file=out)
     for s, bot in bots.items():
         if getattr(bot, "needs_state", False):
             print(f"Note: {labels[s]} cheats: it sees every hand and the stock (a reference, not a fair "

@@ -1,6 +1,6 @@
-"""Round scoring (RULES.md §6), batched over games, with a plain per-round wrapper.
+"""Round scoring (docs/rules.md §6), batched over games, with a plain per-round wrapper.
 
-With jokers (RULES.md §8; bits 40, 41 of a pile) the jokers count for "most cards" and nothing
+With jokers (docs/rules.md §11; bits 40, 41 of a pile) the jokers count for "most cards" and nothing
 else: "most cards" is strictly the most of 41 or 42 cards (with two sides, 21 cards no longer
 settle it when the deck has 42; only strictly more than the other side does).
 """
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .cards import OROS, SEVENS, VELO, value_nibble
-from .rules import Rules
+from .cards import OROS, SEVENS, VELO, check_mask, value_nibble
+from .rules import Rules, check_int
 
 CATEGORIES = ("cards", "oros", "velo", "sevens")
 _PRIMERA_OF_VALUE = (16, 12, 13, 14, 15, 18, 21, 10, 10, 10)  # values 1..10
@@ -95,16 +95,13 @@ def score_round(piles: Sequence[int], escobas: Sequence[int], rules: Rules | Non
         )
     seen = 0
     nc = rules.num_cards
-    for p in piles:
-        p = int(p)
-        if p < 0 or p >> nc:
-            raise ValueError(f"{p:#x} is not a card mask of the {nc}-card deck (bits 0..{nc - 1})")
+    masks = [check_mask(p, nc, "a pile") for p in piles]
+    for p in masks:
         if seen & p:
             raise ValueError("two sides' piles share a card")
         seen |= p
-    if any(int(e) < 0 for e in escobas):
-        raise ValueError(f"escoba counts must be >= 0, got {list(escobas)}")
-    res = score_round_batch(
-        np.array([[int(p) for p in piles]], np.uint64), np.array([list(escobas)], np.int64), rules
-    )
+    counts = [check_int(e, "an escoba count") for e in escobas]
+    if any(e < 0 for e in counts):
+        raise ValueError(f"escoba counts must be >= 0, got {counts}")
+    res = score_round_batch(np.array([masks], np.uint64), np.array([counts], np.int64), rules)
     return [int(x) for x in res["points"][0]]

@@ -10,9 +10,9 @@ import inspect
 import signal
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import Any
 
-from escoba_env.cli import add_rules_arguments
+from escoba_env.cli import OneLineParser, add_rules_arguments
 
 from .config import Config
 from .trainer import TrainingInterrupted, train
@@ -46,14 +46,6 @@ def _optional(conv: Callable[[str], Any]) -> Callable[[str], Any]:
 
 
 _CONVERTERS: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "str": str, "bool": _parse_bool}
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line on stderr (then exit status 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        """Print ``PROG: error: message`` and exit with status 2."""
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 _RULE_DEST = {"players": "num_players"}
