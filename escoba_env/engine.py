@@ -46,8 +46,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .capture import CARD_VALUES, FIFTEEN, _summary, joker_summary, makes_fifteen, single_summary
-from .cards import FULL_DECK, JOKER_MASK, NUM_CARDS, OROS, SEVENS, VELO, card_name, names_of
+from .capture import CARD_VALUES, FIFTEEN, joker_summary, plain_summary, single_summary
+from .cards import FULL_DECK, JOKER_MASK, NUM_CARDS, card_name, names_of
+from .deal import (
+    explicit_decks,
+    hash_keys,  # noqa: F401  (re-exported: it lived here before deal.py)
+    initial_fifteen_batch,
+    mesa_turn_up_batch,
+    shuffled_decks,
+)
 from .rules import Rules
 from .scoring import CATEGORIES, score_round_batch
 
@@ -59,62 +66,6 @@ _I2 = np.int64(2)
 _M64 = (1 << 64) - 1
 _STD = np.uint64(FULL_DECK)
 _JM = np.uint64(JOKER_MASK)
-
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _splitmix64(x: np.ndarray) -> np.ndarray:
-    """Return the SplitMix64 finaliser of a uint64 array (a counter-based hash), computed in place:
-    ``x`` must be an array this code owns."""
-    x += _GOLDEN
-    x ^= x >> np.uint64(30)
-    x *= np.uint64(0xBF58476D1CE4E5B9)
-    x ^= x >> np.uint64(27)
-    x *= np.uint64(0x94D049BB133111EB)
-    x ^= x >> np.uint64(31)
-    return x
-
-
-# Position j of a row hashes h + (j + 1) * golden ratio (then one more golden step in _splitmix64).
-_POSITIONS = {nc: np.arange(1, nc + 2, dtype=np.uint64)[None, :] * _GOLDEN for nc in (40, 41, 42)}
-_CARD_IDS = {nc: np.arange(nc, dtype=np.uint64) for nc in (40, 41, 42)}
-
-
-def hash_keys(seed: int, game_ids, episodes, rounds, num_cards: int = NUM_CARDS) -> np.ndarray:
-    """Return uint64 hashes (len(game_ids), num_cards + 1) that depend only on the given counters."""
-    ids = np.asarray(game_ids).astype(np.uint64)
-    ids *= np.uint64(0xD1B54A32D192ED03)
-    ids ^= np.uint64(int(seed) & _M64)
-    h = _splitmix64(ids)
-    ctr = np.asarray(episodes).astype(np.uint64)
-    ctr *= np.uint64(0x8CB92BA72F3D8DD7)
-    r = np.asarray(rounds).astype(np.uint64)
-    r += _ONE
-    r *= np.uint64(0xAEF17502108EF2D9)
-    ctr += r
-    h ^= ctr
-    h = _splitmix64(h)
-    return _splitmix64(h[:, None] + _POSITIONS[num_cards])
-
-
-def shuffled_decks(seed: int, game_ids, episodes, rounds, num_players: int = 2,
-                   num_cards: int = NUM_CARDS):
-    """Return ``(decks, first_dealers)`` for the given counters (one row per game).
-
-    ``decks`` holds int8 card ids 0..num_cards-1, top first. Each card gets a 58-bit hash key
-    (``hash_keys``) with its id in the low 6 bits, so sorting the keys of a row (a plain sort, much
-    faster than argsort) orders the cards by hash and ties are impossible. One more hash of the same
-    counters (position ``num_cards``, the last) gives the dealer a new game starts with
-    (``first_dealers``, used for round 0 only).
-    """
-    x = hash_keys(seed, game_ids, episodes, rounds, num_cards)
-    dealers = (x[:, num_cards] % np.uint64(num_players)).astype(np.int64)
-    keys = x[:, :num_cards] & ~np.uint64(63)
-    keys |= _CARD_IDS[num_cards]
-    keys.sort(axis=1)
-    keys &= np.uint64(63)
-    return keys.astype(np.int8), dealers
 
 
 def _take_clip(a, indices, out=None):
@@ -152,34 +103,6 @@ def sample_actions(legal: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
 
 _REPORTED = ("points", *CATEGORIES, "escobas")
 _DEAL_OFFSETS_T = {p: np.arange(3 * p)[:, None] for p in (2, 3, 4)}
-
-
-def _joker_initial_fifteens(tcards: np.ndarray) -> np.ndarray:
-    """Return the dealer's escobas (0, 1 or 2) for first tables ``tcards`` (K, 4) with jokers wild.
-
-    Two if the four cards split into two groups that can each make 15, else one if all four can
-    make 15, else none.
-    """
-    ok = _groups_making_15(tcards)
-    # Group s (column s - 1) and its complement 15 - s (column 14 - s) split the four cards.
-    two = (ok[:, :14] & ok[:, 13::-1]).any(axis=1)
-    return np.where(two, 2, ok[:, 14].astype(np.int64))
-
-
-# Column s - 1 of _GROUPS is the 0/1 membership of the four table positions in group s (1..15).
-_GROUPS = np.array([[s >> j & 1 for s in range(1, 16)] for j in range(4)], np.int64)  # (4, 15)
-_GROUP_IDS = np.arange(1, 16)
-# The groups the dealer may take after turning position i: positions <= i, holding i.
-_TURN_COLUMNS = [np.array([s - 1 for s in range(1 << i, 1 << (i + 1))]) for i in range(4)]
-
-
-def _groups_making_15(tcards: np.ndarray) -> np.ndarray:
-    """Return bool (K, 15): which groups of the four cards ``tcards`` (K, 4) can make 15, jokers wild.
-
-    A group of ``k`` jokers and other cards summing to ``s`` can iff ``k <= 15 - s <= 10k``.
-    """
-    isj = (tcards >= NUM_CARDS).astype(np.int64)
-    return makes_fifteen((((tcards.astype(np.int64) >> 2) + 1) * (1 - isj)) @ _GROUPS, isj @ _GROUPS)
 
 
 class StepInfo:
@@ -342,7 +265,7 @@ class EscobaEngine:
             if not np.issubdtype(d.dtype, np.integer) or ((d < 0) | (d >= self.num_players)).any():
                 raise ValueError(f"dealer must be a seat in 0..{self.num_players - 1}, got {dealer!r}")
             dealers = d.astype(np.int64).copy()
-        explicit = self._explicit_deck(dealers, deck, hands, table, stock)
+        explicit = explicit_decks(n, self.num_players, self._nc, dealers, deck, hands, table, stock)
         self.seed = int(seed)
         self.game_ids = ids
         self.episode = episodes
@@ -371,57 +294,6 @@ class EscobaEngine:
         self.taken[games] = 0
         self.taken_value[games] = 0
 
-    def _explicit_deck(self, dealers, deck, hands, table, stock):
-        """Return the validated explicit first-round decks (N, num_cards), or None."""
-        n, p, nc = self.num_games, self.num_players, self._nc
-        parts = (hands, table, stock)
-        if deck is not None and any(x is not None for x in parts):
-            raise ValueError("give either deck or hands/table/stock, not both")
-        if deck is None and all(x is None for x in parts):
-            return None
-        if deck is None:
-            if any(x is None for x in parts):
-                raise ValueError("an explicit deal needs all of hands, table and stock")
-            n_stock = nc - 3 * p - 4
-            if len(hands) != p:
-                raise ValueError(f"hands must hold one list per seat ({p} seats), got {len(hands)}")
-            for i, h in enumerate(hands):
-                if len(h) != 3:
-                    raise ValueError(f"hand of seat {i} must have 3 cards, got {len(h)}")
-            if len(table) != 4:
-                raise ValueError(f"table must have 4 cards, got {len(table)}")
-            if len(stock) != n_stock:
-                raise ValueError(f"stock must have {n_stock} cards with {p} players, got {len(stock)}")
-            decks = np.zeros((n, nc), np.int64)
-            hands_arr = np.asarray(hands, np.int64)
-            for j in range(p):
-                seat = (dealers + 1 + j) % p
-                for r in range(3):
-                    decks[:, j + p * r] = hands_arr[seat, r]
-            decks[:, 3 * p: 3 * p + 4] = np.asarray(table, np.int64)
-            decks[:, 3 * p + 4:] = np.asarray(stock, np.int64)
-            what = "the explicit deal (hands + table + stock)"
-        else:
-            decks = np.array(deck, dtype=object)
-            if decks.ndim == 1:
-                decks = np.broadcast_to(decks, (n, decks.shape[0]))
-            if decks.shape != (n, nc):
-                raise ValueError(f"deck must have {nc} card ids (or one row of {nc} per game), got shape "
-                                 f"{decks.shape}")
-            what = "deck"
-        for row in np.asarray(decks, dtype=object).reshape(-1, nc):
-            bad = [c for c in row if isinstance(c, bool) or not isinstance(c, (int, np.integer))
-                   or not 0 <= c < nc]
-            if bad:
-                raise ValueError(f"{what} has invalid card id(s) {bad}; ids are ints 0..{nc - 1}")
-            counts = np.bincount(np.asarray(row, np.int64), minlength=nc)
-            if (counts != 1).any():
-                dup = [card_name(int(c)) for c in np.nonzero(counts > 1)[0]]
-                miss = [card_name(int(c)) for c in np.nonzero(counts == 0)[0]]
-                raise ValueError(f"{what} must hold each of the {nc} cards once: duplicated {dup}, "
-                                 f"missing {miss}")
-        return np.asarray(decks, np.int64).astype(np.int8)
-
     def _deal_round(self, games, decks=None, draw_dealer=False):
         """Deal a whole new round in ``games`` (RULES.md §3)."""
         self._start_round(games, decks, draw_dealer)
@@ -449,34 +321,24 @@ class EscobaEngine:
         self.stock_pos[games] = 0
         dealer = self.dealer[games]
         tcards = decks[:, 3 * p: 3 * p + 4]
-        tbits = _ONE << tcards.astype(np.uint64)
-        if self.rules.mesa_deal:
-            table = self._mesa_turns(games, tcards, tbits, dealer)
-            self.table[games] = table
-            self.to_act[games] = self._next_seat[dealer]
-            return
-        table = tbits[:, 0] | tbits[:, 1] | tbits[:, 2] | tbits[:, 3]
-        if self._jokers and self.rules.initial_fifteen:
-            n_esc = _joker_initial_fifteens(tcards)
-            hit = n_esc > 0
-            if hit.any():
-                g, d = games[hit], dealer[hit]
-                self.piles[g, d] |= table[hit]
-                self.escobas[g, d] += n_esc[hit]
-                self.last_capturer[g] = d
+        if self.rules.mesa_deal:  # replaces the initial-fifteen check
+            gained, n_esc, table = mesa_turn_up_batch(tcards)
+            hit = gained != _ZERO
+        else:
+            tbits = _ONE << tcards.astype(np.uint64)
+            table = tbits[:, 0] | tbits[:, 1] | tbits[:, 2] | tbits[:, 3]
+            if self.rules.initial_fifteen:
+                n_esc = initial_fifteen_batch(tcards)
+                hit = n_esc > 0
+                gained = table
                 table = np.where(hit, _ZERO, table)
-        elif self.rules.initial_fifteen:
-            v = (tcards >> 2) + 1  # int8 values
-            total = v.sum(axis=1)
-            # Two fifteens: the four cards sum to 30 and the first pairs with another to 15.
-            two = (total == 30) & (v[:, 1:] == 15 - v[:, :1]).any(axis=1)
-            hit = (total == 15) | two
-            if hit.any():
-                g, d = games[hit], dealer[hit]
-                self.piles[g, d] |= table[hit]
-                self.escobas[g, d] += np.where(two[hit], 2, 1)
-                self.last_capturer[g] = d
-                table = np.where(hit, _ZERO, table)
+            else:
+                hit = None
+        if hit is not None and hit.any():
+            g, d = games[hit], dealer[hit]
+            self.piles[g, d] |= gained[hit]
+            self.escobas[g, d] += n_esc[hit]
+            self.last_capturer[g] = d
         self.table[games] = table
         self.to_act[games] = self._next_seat[dealer]
 
@@ -527,43 +389,6 @@ class EscobaEngine:
             flat[g * p + (dealer[has] + 1 + j) % p] |= _ONE << card
         self.stock_pos[games] = nc
         self.hand_count[games] = left
-
-    def _mesa_turns(self, games, tcards, tbits, dealer):
-        """Turn the four table cards one at a time (escoba de mesa); return the table left.
-
-        After each turn the dealer captures the best group summing to 15 that holds the card just
-        turned (most cards, then the velo, most sevens, most oros, lowest mask), if any.
-        """
-        ok = _groups_making_15(tcards)
-        if not ok.any():
-            return tbits[:, 0] | tbits[:, 1] | tbits[:, 2] | tbits[:, 3]
-        # Preference key of every group (disjoint bits: the group's mask is the sum of its bits):
-        # cards, velo, sevens, oros, then the complement of the mask (lowest mask wins).
-        b = tbits.astype(np.int64)
-        sevens = np.bitwise_count(tbits & np.uint64(SEVENS)).astype(np.int64)
-        oros = np.bitwise_count(tbits & np.uint64(OROS)).astype(np.int64)
-        feats = (((b >> VELO) & 1) << 48) + (sevens << 45) + (oros << 42) - b
-        key = feats @ _GROUPS + (_GROUPS.sum(axis=0) << 49) + ((1 << 42) - 1)
-        key = np.where(ok, key, -1)
-        gone = np.zeros(len(games), np.int64)  # positions captured so far (bits)
-        for i in range(4):  # after turning position i: the groups of positions <= i holding i
-            cols = _TURN_COLUMNS[i]
-            cand = np.where((_GROUP_IDS[cols] & gone[:, None]) == 0, key[:, cols], -1)
-            best = cand.argmax(axis=1)
-            hit = np.flatnonzero(cand[np.arange(len(games)), best] >= 0)
-            if not hit.size:
-                continue
-            took = _GROUP_IDS[cols][best[hit]]
-            gone[hit] |= took
-            took_pos = (took[:, None] >> np.arange(4)) & 1 == 1
-            gained = np.bitwise_or.reduce(np.where(took_pos, tbits[hit], _ZERO), axis=1)
-            g, d = games[hit], dealer[hit]
-            self.piles[g, d] |= gained
-            # An escoba if no turned card (positions <= i) is left on the table.
-            self.escobas[g, d] += gone[hit] == (1 << (i + 1)) - 1
-            self.last_capturer[g] = d
-        left = (gone[:, None] >> np.arange(4)) & 1 == 0
-        return np.bitwise_or.reduce(np.where(left, tbits, _ZERO), axis=1)
 
     # ------------------------------------------------------------------ stepping
 
@@ -717,12 +542,12 @@ class EscobaEngine:
             taken_value = self.taken_value[sel] + (CARD_VALUES[a] & ~(pm | stop_m))
             target = (FIFTEEN - 1) - (card >> _I2) - taken_value
             np.maximum(target, 0, out=target)  # garbage (replaced below) where a joker is played
-            count, union, inter = _summary(table & ~taken & _STD, target)
+            count, union, inter = plain_summary(table & ~taken & _STD, target)
         else:
             taken = self.taken[sel] | (bit ^ play_bit)
             taken_value = self.taken_value[sel] + (((a >> _I2) + 1) & ~pm)
             target = (FIFTEEN - 1) - (card >> _I2) - taken_value
-            count, union, inter = _summary(table & ~taken, target)
+            count, union, inter = plain_summary(table & ~taken, target)
         if self.rules.prefer_single:
             s_count, s_union, s_inter = single_summary(table, target)
             use_single = (pm != 0) & (s_count > 0)

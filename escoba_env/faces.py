@@ -206,6 +206,20 @@ def step_rewards(engine: EscobaEngine, info: StepInfo, reward: str,
     return out
 
 
+def game_step_rewards(rules: Rules, step, reward: str) -> list[float]:
+    """Return the rewards per seat of one ``Game.step`` (``step_rewards`` for the one-game executor)."""
+    p = rules.num_players
+    if not step.round_over:
+        return [0.0] * p
+    if reward == "game":
+        if step.game_over and not step.truncated and step.winner >= 0:
+            return [1.0 if rules.side_of(i) == step.winner else -1.0 for i in range(p)]
+        return [0.0] * p
+    pts = step.round_points
+    diff = [x - max(y for t, y in enumerate(pts) if t != s) for s, x in enumerate(pts)]
+    return [float(diff[rules.side_of(i)]) for i in range(p)]
+
+
 def observation_bounds(rules: Rules | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Return the (low, high) float32 bounds of the observation vector of ``rules`` (observation.py).
 

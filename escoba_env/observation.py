@@ -277,20 +277,28 @@ _BYTE_I8 = [np.unpackbits(np.array([b], np.uint8), bitorder="little").tobytes() 
 
 
 def encode_one(engine, seat: int, game: int = 0, out: np.ndarray | None = None) -> np.ndarray:
-    """Return the float32 observation (obs_size(rules),) of ``seat`` in one ``game``.
+    """Return the float32 observation (obs_size(rules),) of ``seat`` in one ``game`` of a batched engine.
 
-    The same vector as ``encode`` (the tests compare them), computed from Python ints with three
-    NumPy calls: the one-game faces call it once per step, where NumPy's per-call overhead would
+    The same vector as ``encode`` (the tests compare them), read into Python ints and built by
+    ``encode_state``. Writes into ``out`` when given.
+    """
+    return encode_state(engine.rules, seat, engine.hands[game].tolist(), engine.piles[game].tolist(),
+                        engine.played[game].tolist(), engine.table.item(game), engine.pending.item(game),
+                        engine.taken.item(game), engine.escobas[game].tolist(),
+                        engine.scores[game].tolist(), engine.stock_pos.item(game),
+                        engine.dealer.item(game), engine.last_capturer.item(game), out)
+
+
+def encode_state(rules, seat: int, hands: list[int], piles: list[int], played: list[int], table: int,
+                 pending: int, taken: int, escobas: list[int], scores: list[int], stock_pos: int,
+                 dealer: int, last_capturer: int, out: np.ndarray | None = None) -> np.ndarray:
+    """Return the float32 observation of ``seat`` from one game's state given as Python ints.
+
+    Per-seat lists are indexed by absolute seat (``scores`` by side). Three NumPy calls in all:
+    the one-game executor and faces call it once per step, where NumPy's per-call overhead would
     dominate. Writes into ``out`` when given.
     """
-    rules = engine.rules
-    w, p = rules.num_cards, engine.num_players
-    hands = engine.hands[game].tolist()
-    piles = engine.piles[game].tolist()
-    played = engine.played[game].tolist()
-    table = engine.table.item(game)
-    pending = engine.pending.item(game)
-    taken = engine.taken.item(game)
+    w, p = rules.num_cards, rules.num_players
     rel = [seat + j - p if seat + j >= p else seat + j for j in range(p)]
     pend = 1 << pending if pending >= 0 else 0
     pile_masks = [piles[r] for r in rel]
@@ -304,25 +312,22 @@ def encode_one(engine, seat: int, game: int = 0, out: np.ndarray | None = None) 
     masks = [hands[seat], *pile_masks, *empty, table, *played_masks, *empty,
              ((1 << w) - 1) & ~public, pend, taken]
     sc = [0.0] * NUM_SCALARS
-    esc = engine.escobas[game].tolist()
-    scores = engine.scores[game].tolist()
     target = rules.target_score
     if rules.partnerships:
         for j in range(2):
             side = (seat + j) % 2
-            sc[j] = esc[side] + esc[side + 2]
+            sc[j] = escobas[side] + escobas[side + 2]
             sc[4 + j] = scores[side] / target
     else:
         for j, r in enumerate(rel):
-            sc[j] = esc[r]
+            sc[j] = escobas[r]
             sc[4 + j] = scores[r] / target
-    sc[8] = (w - engine.stock_pos.item(game)) / w
+    sc[8] = (w - stock_pos) / w
     for j, r in enumerate(rel):
         sc[9 + j] = hands[r].bit_count() / 3.0
-    sc[13 + (engine.dealer.item(game) - seat) % p] = 1.0
-    lc = engine.last_capturer.item(game)
-    if lc >= 0:
-        sc[17 + (lc - seat) % p] = 1.0
+    sc[13 + (dealer - seat) % p] = 1.0
+    if last_capturer >= 0:
+        sc[17 + (last_capturer - seat) % p] = 1.0
     sc[21] = 1.0 if pending >= 0 else 0.0
     sc[22 + p - 2] = 1.0
     sc[25] = 1.0 if rules.partnerships else 0.0
@@ -354,8 +359,12 @@ def action_masks(engine, seats, games=None, out: np.ndarray | None = None) -> np
 
 def action_mask_one(engine, seat: int, game: int = 0) -> np.ndarray:
     """Return the int8 action mask (W,) of ``seat`` in one ``game`` (zeros if it is not to act)."""
-    w = engine.rules.num_cards
     legal = engine.legal.item(game) if engine.to_act.item(game) == seat else 0
+    return mask_array(legal, engine.rules.num_cards)
+
+
+def mask_array(legal: int, w: int) -> np.ndarray:
+    """Return the int8 array (W,) of the bits of the int mask ``legal`` (one NumPy call)."""
     nb = (w + 7) // 8
     raw = b"".join(map(_BYTE_I8.__getitem__, legal.to_bytes(nb, "little")))
     return np.frombuffer(bytearray(raw[:w]), np.int8)
