@@ -365,6 +365,11 @@ class Game:
         from .engine import EscobaEngine
 
         e = EscobaEngine(1, self.rules, single_round=self.single_round, max_rounds=self.max_rounds)
+        self.write_engine(e)
+        return e
+
+    def write_engine(self, e) -> None:
+        """Copy this game's state into slot 0 of the one-game ``EscobaEngine`` ``e``; return None."""
         e.seed = self.seed
         e.game_ids[0], e.episode[0] = self.game_id, self.episode
         e.hands[0], e.piles[0], e.played[0] = self.hands, self.piles, self.played
@@ -376,5 +381,3 @@ class Game:
         e.pending[0], e.taken[0], e.taken_value[0] = self.pending, self.taken, self.taken_value
         e.legal[0], e.round_index[0] = self.legal, self.round_index
         e.done[0], e.truncated[0], e.winner[0] = self.done, self.truncated, self.winner
-        return e
-

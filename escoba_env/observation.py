@@ -46,6 +46,7 @@ An observation never contains another player's hand or the stock order.
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import numpy as np
@@ -271,6 +272,11 @@ def encode(engine, seats, games=None, out: np.ndarray | None = None, *, clean: b
     return out
 
 
+# The float32 bytes (0.0 or 1.0) of the 8 bits of each byte value, bit 0 first, and the packer of
+# the scalars: a one-game observation is assembled as bytes and read by one NumPy call.
+_BYTE_F32 = [np.unpackbits(np.array([b], np.uint8), bitorder="little").astype("<f4").tobytes()
+             for b in range(256)]
+_pack_scalars = struct.Struct(f"<{NUM_SCALARS}f").pack
 # The int8 bytes of the 8 bits of each byte value, bit 0 first: a one-game mask is assembled from
 # these with bytes.join (one NumPy call in all).
 _BYTE_I8 = [np.unpackbits(np.array([b], np.uint8), bitorder="little").tobytes() for b in range(256)]
@@ -294,23 +300,27 @@ def encode_state(rules, seat: int, hands: list[int], piles: list[int], played: l
                  dealer: int, last_capturer: int, out: np.ndarray | None = None) -> np.ndarray:
     """Return the float32 observation of ``seat`` from one game's state given as Python ints.
 
-    Per-seat lists are indexed by absolute seat (``scores`` by side). Three NumPy calls in all:
-    the one-game executor and faces call it once per step, where NumPy's per-call overhead would
-    dominate. Writes into ``out`` when given.
+    Per-seat lists are indexed by absolute seat (``scores`` by side). The vector is assembled as
+    bytes (one float32 per plane bit from a 256-entry table, the scalars packed by ``struct``) and
+    read by one NumPy call: the one-game executor and faces call it once per step, where NumPy's
+    per-call overhead would dominate. Writes into ``out`` when given.
     """
     w, p = rules.num_cards, rules.num_players
     rel = [seat + j - p if seat + j >= p else seat + j for j in range(p)]
     pend = 1 << pending if pending >= 0 else 0
-    pile_masks = [piles[r] for r in rel]
-    played_masks = [played[r] for r in rel]
-    public = hands[seat] | table | taken | pend
-    for m in pile_masks:
+    own = hands[seat]
+    public = own | table | taken | pend
+    # The 13 planes as one bit string (plane k in bits k * W ..), then one float32 per bit.
+    bits = own
+    for j, r in enumerate(rel):
+        m = piles[r]
         public |= m
-    for m in played_masks:
+        bits |= m << (w * (1 + j))
+        m = played[r]
         public |= m
-    empty = [0] * (MAX_SEATS - p)
-    masks = [hands[seat], *pile_masks, *empty, table, *played_masks, *empty,
-             ((1 << w) - 1) & ~public, pend, taken]
+        bits |= m << (w * (6 + j))
+    bits |= (table << (5 * w)) | ((((1 << w) - 1) & ~public) << (10 * w)) | (pend << (11 * w)) \
+        | (taken << (12 * w))
     sc = [0.0] * NUM_SCALARS
     target = rules.target_score
     if rules.partnerships:
@@ -331,11 +341,12 @@ def encode_state(rules, seat: int, hands: list[int], piles: list[int], played: l
     sc[21] = 1.0 if pending >= 0 else 0.0
     sc[22 + p - 2] = 1.0
     sc[25] = 1.0 if rules.partnerships else 0.0
+    n = NUM_PLANES * w
+    raw = b"".join(map(_BYTE_F32.__getitem__, bits.to_bytes((n + 7) // 8, "little")))
+    raw = raw[:4 * n] + _pack_scalars(*sc)
     if out is None:
-        out = np.empty(NUM_PLANES * w + NUM_SCALARS, np.float32)
-    bits = np.unpackbits(np.array(masks, np.uint64).view(np.uint8), bitorder="little")
-    out[:NUM_PLANES * w].reshape(NUM_PLANES, w)[:] = bits.reshape(NUM_PLANES, 64)[:, :w]
-    out[NUM_PLANES * w:] = sc
+        return np.frombuffer(bytearray(raw), np.float32)
+    out[:] = np.frombuffer(raw, np.float32)
     return out
 
 
