@@ -293,6 +293,7 @@ class raw_env(AECEnv):
         self.agent_selection = self.possible_agents[self.game.to_act]
         if self.legal_moves_info:
             self.infos[self.agent_selection]["legal_moves"] = faces.legal_moves(self.game)
+            self._rewards_dirty = True
         if self.render_mode == "human":
             self.render()
 
@@ -340,10 +341,10 @@ class raw_env(AECEnv):
             self._cumulative_rewards = {k: v + self.rewards[k] for k, v in self._cumulative_rewards.items()}
             self.infos = {k: faces.game_round_info(st) for k in agents}
         else:
-            if self._rewards_dirty:
+            if self._rewards_dirty:  # rewards or infos hold something from the previous step
                 self.rewards = dict.fromkeys(agents, 0.0)
+                self.infos = {k: {} for k in agents}
                 self._rewards_dirty = False
-            self.infos = {k: {} for k in agents}
         if st.game_over:
             flag = st.truncated
             self.terminations = dict.fromkeys(agents, not flag)
@@ -355,6 +356,7 @@ class raw_env(AECEnv):
             self.agent_selection = agents[game.to_act]
             if self.legal_moves_info:
                 self.infos[self.agent_selection]["legal_moves"] = faces.legal_moves(game)
+                self._rewards_dirty = True
         if self.render_mode == "human":
             self.render()
 

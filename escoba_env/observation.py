@@ -301,26 +301,23 @@ def encode_state(rules, seat: int, hands: list[int], piles: list[int], played: l
     """Return the float32 observation of ``seat`` from one game's state given as Python ints.
 
     Per-seat lists are indexed by absolute seat (``scores`` by side). The vector is assembled as
-    bytes (one float32 per plane bit from a 256-entry table, the scalars packed by ``struct``) and
-    read by one NumPy call: the one-game executor and faces call it once per step, where NumPy's
-    per-call overhead would dominate. Writes into ``out`` when given.
+    bytes (each plane's float32 bytes from a cache keyed by its mask, the scalars packed by
+    ``struct``) and read by one NumPy call: the one-game executor and faces call it once per step,
+    where NumPy's per-call overhead would dominate. Writes into ``out`` when given.
     """
     w, p = rules.num_cards, rules.num_players
-    rel = [seat + j - p if seat + j >= p else seat + j for j in range(p)]
+    rel = _REL[p][seat]
     pend = 1 << pending if pending >= 0 else 0
     own = hands[seat]
+    pile_masks = [piles[r] for r in rel]
+    played_masks = [played[r] for r in rel]
     public = own | table | taken | pend
-    # The 13 planes as one bit string (plane k in bits k * W ..), then one float32 per bit.
-    bits = own
-    for j, r in enumerate(rel):
-        m = piles[r]
+    for m in pile_masks:
         public |= m
-        bits |= m << (w * (1 + j))
-        m = played[r]
+    for m in played_masks:
         public |= m
-        bits |= m << (w * (6 + j))
-    bits |= (table << (5 * w)) | ((((1 << w) - 1) & ~public) << (10 * w)) | (pend << (11 * w)) \
-        | (taken << (12 * w))
+    empty = _EMPTY_SLOTS[p]
+    masks = [own, *pile_masks, *empty, table, *played_masks, *empty, ((1 << w) - 1) & ~public, pend, taken]
     sc = [0.0] * NUM_SCALARS
     target = rules.target_score
     if rules.partnerships:
@@ -341,13 +338,34 @@ def encode_state(rules, seat: int, hands: list[int], piles: list[int], played: l
     sc[21] = 1.0 if pending >= 0 else 0.0
     sc[22 + p - 2] = 1.0
     sc[25] = 1.0 if rules.partnerships else 0.0
-    n = NUM_PLANES * w
-    raw = b"".join(map(_BYTE_F32.__getitem__, bits.to_bytes((n + 7) // 8, "little")))
-    raw = raw[:4 * n] + _pack_scalars(*sc)
+    raw = b"".join(map(_PLANE_BYTES[w].__getitem__, masks)) + _pack_scalars(*sc)
     if out is None:
         return np.frombuffer(bytearray(raw), np.float32)
     out[:] = np.frombuffer(raw, np.float32)
     return out
+
+
+# Relative seats (observer first) of every seat, and the empty seat slots, per number of players.
+_REL = {p: [[(seat + j) % p for j in range(p)] for seat in range(p)] for p in (2, 3, 4)}
+_EMPTY_SLOTS = {p: [0] * (MAX_SEATS - p) for p in (2, 3, 4)}
+
+
+class _PlaneCache(dict):
+    """mask -> the float32 bytes (0.0 / 1.0 per card) of one W-wide plane, filled on first use."""
+
+    def __init__(self, w: int):
+        super().__init__()
+        self.w = w
+
+    def __missing__(self, mask: int) -> bytes:
+        if len(self) >= 1 << 16:  # bounded: about 13 MB at most
+            self.clear()
+        raw = b"".join(map(_BYTE_F32.__getitem__, mask.to_bytes(6, "little")))[:4 * self.w]
+        self[mask] = raw
+        return raw
+
+
+_PLANE_BYTES = {w: _PlaneCache(w) for w in (40, 41, 42)}
 
 
 def action_masks(engine, seats, games=None, out: np.ndarray | None = None) -> np.ndarray:
@@ -376,6 +394,13 @@ def action_mask_one(engine, seat: int, game: int = 0) -> np.ndarray:
 
 def mask_array(legal: int, w: int) -> np.ndarray:
     """Return the int8 array (W,) of the bits of the int mask ``legal`` (one NumPy call)."""
-    nb = (w + 7) // 8
-    raw = b"".join(map(_BYTE_I8.__getitem__, legal.to_bytes(nb, "little")))
+    raw = _MASK_BYTES.get(legal)
+    if raw is None:
+        if len(_MASK_BYTES) >= 1 << 16:
+            _MASK_BYTES.clear()
+        raw = _MASK_BYTES[legal] = b"".join(map(_BYTE_I8.__getitem__, legal.to_bytes(6, "little")))
     return np.frombuffer(bytearray(raw[:w]), np.int8)
+
+
+_MASK_BYTES: dict[int, bytes] = {}
+

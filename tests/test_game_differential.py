@@ -38,7 +38,8 @@ CONFIGS = {
     "no initial fifteen, 2v2": (Rules(initial_fifteen=False, num_players=4, partnerships=True), {}),
     "1 joker": (Rules(jokers=1), {}),
     "2 jokers, 3 players": (Rules(jokers=2, num_players=3), {}),
-    "2 jokers, prefer single, 2v2": (Rules(jokers=2, prefer_single=True, num_players=4, partnerships=True), {}),
+    "2 jokers, prefer single, 2v2": (
+        Rules(jokers=2, prefer_single=True, num_players=4, partnerships=True), {}),
     "mesa": (Rules(mesa_deal=True), {}),
     "mesa, 2 jokers, 4 players": (Rules(mesa_deal=True, jokers=2, num_players=4), {}),
     "single rounds": (Rules(num_players=3), {"single_round": True}),
