@@ -25,25 +25,21 @@ from escoba_env.faces import game_step_rewards, step_rewards
 from escoba_env.game import Game
 from escoba_env.observation import encode, obs_size
 
+# Every Rules field away from its default at least once, jokers 1 and 2, mesa, 2/3/4 players and
+# 2v2, whole games (to the target or cut by max_rounds) and single rounds.
 CONFIGS = {
     "standard": (Rules(), {}),
-    "3 players": (Rules(num_players=3), {}),
-    "4 players": (Rules(num_players=4), {}),
-    "2v2": (Rules(num_players=4, partnerships=True), {}),
-    "sevens tiebreak": (Rules(sevens_rule="most_sevens_tiebreak"), {}),
-    "primera, 3 players": (Rules(sevens_rule="primera", num_players=3), {}),
-    "bonus sweeps, target 11": (Rules(bonus_sweeps=True, target_score=11), {}),
+    "3 players, primera, max_rounds 2": (Rules(num_players=3, sevens_rule="primera"), {"max_rounds": 2}),
+    "4 players, sevens tiebreak, bonus sweeps, target 11": (
+        Rules(num_players=4, sevens_rule="most_sevens_tiebreak", bonus_sweeps=True, target_score=11), {}),
+    "2v2, no initial fifteen, no last-play escoba": (
+        Rules(num_players=4, partnerships=True, initial_fifteen=False, last_play_escoba=False), {}),
     "prefer single": (Rules(prefer_single=True), {}),
-    "no last-play escoba": (Rules(last_play_escoba=False), {}),
-    "no initial fifteen, 2v2": (Rules(initial_fifteen=False, num_players=4, partnerships=True), {}),
     "1 joker": (Rules(jokers=1), {}),
-    "2 jokers, 3 players": (Rules(jokers=2, num_players=3), {}),
-    "2 jokers, prefer single, 2v2": (
-        Rules(jokers=2, prefer_single=True, num_players=4, partnerships=True), {}),
+    "2 jokers, 3 players, prefer single": (Rules(jokers=2, num_players=3, prefer_single=True), {}),
     "mesa": (Rules(mesa_deal=True), {}),
-    "mesa, 2 jokers, 4 players": (Rules(mesa_deal=True, jokers=2, num_players=4), {}),
-    "single rounds": (Rules(num_players=3), {"single_round": True}),
-    "max_rounds 2, primera": (Rules(sevens_rule="primera"), {"max_rounds": 2}),
+    "mesa, 2 jokers, 2v2": (Rules(mesa_deal=True, jokers=2, num_players=4, partnerships=True), {}),
+    "single rounds, 4 players, 1 joker": (Rules(num_players=4, jokers=1), {"single_round": True}),
 }
 
 
@@ -88,7 +84,7 @@ def _compare_step(eng: EscobaEngine, info, steps: list, where: str) -> None:
             assert r[i] == game_step_rewards(rules, st, kind), f"{w}, {kind} rewards"
 
 
-def _play(rules: Rules, options: dict, min_steps: int, seed: int, batch: int = 48) -> int:
+def _play(rules: Rules, options: dict, min_steps: int, seed: int, batch: int = 64) -> int:
     """Play until ``min_steps`` Game steps have been compared; return the number of steps."""
     eng = EscobaEngine(batch, rules, **options)
     eng.reset(seed)
