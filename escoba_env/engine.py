@@ -496,116 +496,152 @@ class EscobaEngine:
         Masks are int64/uint64 0 / all-ones words made by arithmetic shifts, so most choices are
         one bitwise operation (no ``np.where``). Per-seat state (N, P) is updated column by column
         through one-hot seat masks (the card played is in exactly one hand), with no gathers. With
-        every game active, results are written straight into the state arrays (``out=``).
+        every game active, results are written straight into the state arrays (``out=``). The
+        steps: take the played card from the hand, name the table card (or stop), summarise the
+        capture options left, resolve (choice pending, card to the table, or capture), pass the
+        turn; a seat that played its last card triggers the next deal or the round end.
         """
-        p = self.num_players
         full = len(g) == self.num_games
-
-        def put(name, ufunc, *args):
-            """Return ``ufunc(*args)``, stored into state array ``name`` (rows ``g``)."""
-            if full:
-                return ufunc(*args, out=getattr(self, name))
-            r = ufunc(*args)
-            getattr(self, name)[g] = r
-            return r
-
-        # With every game active, state is used whole (views, no gathers or scatters).
         sel = slice(None) if full else g
-        if full:
+        if full:  # state used whole (views, no gathers or scatters)
             hands, played, piles, escobas = self.hands, self.played, self.piles, self.escobas
         else:
             hands, played, piles, escobas = self.hands[g], self.played[g], self.piles[g], self.escobas[g]
         seat = self.to_act[sel]
         pending = self.pending[sel]
-        au = a.view(np.uint64)
-        bit = _ONE << au
-        pm = pending >> _I63  # -1 where this action plays a card, 0 where it names a table card
-        play_bit = bit & pm.view(np.uint64)
-        # One-hot seat masks, one 1-D array per seat (small trailing axes broadcast slowly).
-        if p == 2:
-            m1 = np.negative(seat).view(np.uint64)
-            seat_masks = (~m1, m1)
-        else:
-            seat_masks = [np.negative((seat == k).astype(np.uint64)) for k in range(p)]
-        not_played = ~play_bit
-        for k, m in enumerate(seat_masks):
-            hands[:, k] &= not_played
-            played[:, k] |= play_bit & m
-        hand_count = put("hand_count", np.add, self.hand_count[sel], pm)
-        card = np.maximum(pending, a & pm)
+        action_bit = _ONE << a.view(np.uint64)
+        playing = pending >> _I63  # -1 where the action plays a card from hand, 0 where it names one
+        seat_masks = self._seat_masks(seat)
+        hands_empty = self._play_from_hand(g, full, hands, played, seat_masks, action_bit, playing)
+        card = np.maximum(pending, a & playing)  # the card played this turn
         table = self.table[sel]
-        if self._jokers:  # a named joker adds no value; jokers leave the plain summary
-            # The pending card's own id: "stop", take the named cards and the forced ones.
-            stop = a == pending
-            stop_m = np.negative(stop.astype(np.int64))
-            taken = self.taken[sel] | ((bit ^ play_bit) & ~stop_m.view(np.uint64))
-            taken_value = self.taken_value[sel] + (CARD_VALUES[a] & ~(pm | stop_m))
-            target = (FIFTEEN - 1) - (card >> _I2) - taken_value
-            np.maximum(target, 0, out=target)  # garbage (replaced below) where a joker is played
-            count, union, inter = plain_summary(table & ~taken & _STD, target)
-        else:
-            taken = self.taken[sel] | (bit ^ play_bit)
-            taken_value = self.taken_value[sel] + (((a >> _I2) + 1) & ~pm)
-            target = (FIFTEEN - 1) - (card >> _I2) - taken_value
-            count, union, inter = plain_summary(table & ~taken, target)
-        if self.rules.prefer_single:
-            s_count, s_union, s_inter = single_summary(table, target)
-            use_single = (pm != 0) & (s_count > 0)
-            count = np.where(use_single, s_count, count)
-            union = np.where(use_single, s_union, union)
-            inter = np.where(use_single, s_inter, inter)
-        jg = None
-        if self._jokers:  # the games where a joker is played or lies on the table
-            jg = np.flatnonzero((card >= NUM_CARDS) | ((table & _JM) != _ZERO))
-            if jg.size:
-                jc, ju, ji, can_stop = joker_summary(table[jg], taken[jg], taken_value[jg], card[jg],
-                                                     pm[jg] != 0, self.rules.prefer_single, self._jokers)
-                jc[stop[jg]] = 1  # a legal stop: the option taken | inter executes
-                count[jg], union[jg], inter[jg] = jc, ju, ji
-            else:
-                jg = None
-        pend_m = (1 - count) >> _I63  # -1 where several options remain
-        drop_m = (count - 1) >> _I63  # -1 where the card cannot capture
-        cap_m = ~(pend_m | drop_m)  # -1 where exactly one option: it executes
-        cap_u = cap_m.view(np.uint64)
-        card_bit = _ONE << card.view(np.uint64)
-        take_mask = (taken | inter) & cap_u
-        new_table = put("table", np.bitwise_and, table | (card_bit & drop_m.view(np.uint64)), ~take_mask)
-        gained = (take_mask | card_bit) & cap_u
-        for k, m in enumerate(seat_masks):
-            piles[:, k] |= gained & m
-        esc = ((new_table - _ONE) >> _U63).view(np.int64) & cap_m  # 1: the capture swept the table
-        hands_empty = hand_count == 0
-        if not self.rules.last_play_escoba:
-            esc &= ~(hands_empty & (self.stock_pos[sel] >= self._nc))
-        for k, m in enumerate(seat_masks):
-            escobas[:, k] += esc & m.view(np.int64)
+        taken, taken_value, stop = self._name_table_card(sel, a, action_bit, playing, pending)
+        count, union, inter, joker_games, can_stop = self._options_left(table, taken, taken_value, card,
+                                                                        playing, stop)
+        choosing = (1 - count) >> _I63  # -1 where several options remain: the seat chooses on
+        gained, escoba = self._resolve(g, full, table, card, taken, inter, count, choosing, piles,
+                                       escobas, seat_masks, hands_empty)
         if not full:
             self.hands[g], self.played[g], self.piles[g], self.escobas[g] = hands, played, piles, escobas
         lc = self.last_capturer[sel]
-        put("last_capturer", np.bitwise_xor, lc, (lc ^ seat) & cap_m)
-        put("pending", np.subtract, (card + 1) & pend_m, 1)
-        put("taken", np.bitwise_and, taken, pend_m.view(np.uint64))
-        put("taken_value", np.bitwise_and, taken_value, pend_m)
-        if p == 2:
-            nxt = put("to_act", np.bitwise_xor, seat, ~pend_m & 1)  # seat: a view of to_act
+        captures = ~(choosing | ((count - 1) >> _I63))  # -1 where exactly one option executed
+        self._store(g, full, "last_capturer", np.bitwise_xor, lc, (lc ^ seat) & captures)
+        self._store(g, full, "pending", np.subtract, (card + 1) & choosing, 1)
+        self._store(g, full, "taken", np.bitwise_and, taken, choosing.view(np.uint64))
+        self._store(g, full, "taken_value", np.bitwise_and, taken_value, choosing)
+        self._pass_turn(g, full, seat, card, union, inter, choosing, joker_games, can_stop)
+        turn_over = np.flatnonzero(hands_empty & (choosing == 0))
+        if turn_over.size:
+            self._after_last_card(g[turn_over])
+        return gained, escoba
+
+    def _store(self, g, full, name, ufunc, *args):
+        """Return ``ufunc(*args)``, stored into state array ``name`` (rows ``g``; in place when ``full``)."""
+        if full:
+            return ufunc(*args, out=getattr(self, name))
+        r = ufunc(*args)
+        getattr(self, name)[g] = r
+        return r
+
+    def _seat_masks(self, seat):
+        """Return one uint64 all-ones/zero mask per seat: where ``seat`` is that seat (1-D arrays)."""
+        if self.num_players == 2:
+            second = np.negative(seat).view(np.uint64)
+            return (~second, second)
+        return [np.negative((seat == k).astype(np.uint64)) for k in range(self.num_players)]
+
+    def _play_from_hand(self, g, full, hands, played, seat_masks, action_bit, playing):
+        """Move the played card (where the action plays one) from the hand to ``played``; return
+        where every hand is now empty."""
+        play_bit = action_bit & playing.view(np.uint64)
+        keep = ~play_bit
+        for k, m in enumerate(seat_masks):
+            hands[:, k] &= keep
+            played[:, k] |= play_bit & m
+        sel = slice(None) if full else g
+        return self._store(g, full, "hand_count", np.add, self.hand_count[sel], playing) == 0
+
+    def _name_table_card(self, sel, a, action_bit, playing, pending):
+        """Return (taken, taken_value, stop): the table cards named so far with this action's, their
+        values, and (jokers) where the action is the pending card's own id, "stop"."""
+        naming = ~playing
+        if self._jokers:  # a named joker adds no value
+            stop = a == pending
+            not_stop = ~np.negative(stop.astype(np.int64))
+            taken = self.taken[sel] | (action_bit & (naming & not_stop).view(np.uint64))
+            taken_value = self.taken_value[sel] + (CARD_VALUES[a] & naming & not_stop)
+            return taken, taken_value, stop
+        taken = self.taken[sel] | (action_bit & naming.view(np.uint64))
+        taken_value = self.taken_value[sel] + (((a >> _I2) + 1) & naming)
+        return taken, taken_value, None
+
+    def _options_left(self, table, taken, taken_value, card, playing, stop):
+        """Return (count, union, intersection) of the capture options that hold ``taken``, and, with
+        jokers, the games where a joker is involved and where "stop" is legal there (else None)."""
+        target = (FIFTEEN - 1) - (card >> _I2) - taken_value
+        if self._jokers:  # jokers leave the plain summary; garbage target where a joker is played
+            np.maximum(target, 0, out=target)
+            count, union, inter = plain_summary(table & ~taken & _STD, target)
         else:
-            nxt = np.where(pend_m != 0, seat, self._next_seat[seat])
-            self.to_act[sel] = nxt
-        # Legal actions: the next seat's hand, or the cards still to name where a choice is pending.
-        pend = pend_m != 0
-        legal = put("legal", _take_clip, self.hands.reshape(-1), g * p + nxt)
-        np.copyto(legal, union & ~inter, where=pend)
-        if jg is not None:  # a pending choice that may stop at the option taken | inter
-            stop_ok = np.negative((can_stop & pend[jg]).astype(np.uint64))
+            count, union, inter = plain_summary(table & ~taken, target)
+        if self.rules.prefer_single:
+            s_count, s_union, s_inter = single_summary(table, target)
+            use_single = (playing != 0) & (s_count > 0)
+            count = np.where(use_single, s_count, count)
+            union = np.where(use_single, s_union, union)
+            inter = np.where(use_single, s_inter, inter)
+        if not self._jokers:
+            return count, union, inter, None, None
+        joker_games = np.flatnonzero((card >= NUM_CARDS) | ((table & _JM) != _ZERO))
+        if not joker_games.size:
+            return count, union, inter, None, None
+        jg = joker_games
+        j_count, j_union, j_inter, can_stop = joker_summary(
+            table[jg], taken[jg], taken_value[jg], card[jg], playing[jg] != 0, self.rules.prefer_single,
+            self._jokers)
+        j_count[stop[jg]] = 1  # a legal stop: the option taken | inter executes
+        count[jg], union[jg], inter[jg] = j_count, j_union, j_inter
+        return count, union, inter, joker_games, can_stop
+
+    def _resolve(self, g, full, table, card, taken, inter, count, choosing, piles, escobas, seat_masks,
+                 hands_empty):
+        """Put the card on the table (no option), or execute the one option left; return the cards
+        captured (played card included) and the escobas (0/1) per game."""
+        to_table = (count - 1) >> _I63  # -1 where the card cannot capture
+        captures = ~(choosing | to_table)  # -1 where exactly one option: it executes
+        captures_u = captures.view(np.uint64)
+        card_bit = _ONE << card.view(np.uint64)
+        take = (taken | inter) & captures_u
+        on_table = table | (card_bit & to_table.view(np.uint64))
+        new_table = self._store(g, full, "table", np.bitwise_and, on_table, ~take)
+        gained = (take | card_bit) & captures_u
+        for k, m in enumerate(seat_masks):
+            piles[:, k] |= gained & m
+        escoba = ((new_table - _ONE) >> _U63).view(np.int64) & captures  # 1: the capture swept the table
+        if not self.rules.last_play_escoba:
+            sel = slice(None) if full else g
+            escoba &= ~(hands_empty & (self.stock_pos[sel] >= self._nc))
+        for k, m in enumerate(seat_masks):
+            escobas[:, k] += escoba & m.view(np.int64)
+        return gained, escoba
+
+    def _pass_turn(self, g, full, seat, card, union, inter, choosing, joker_games, can_stop):
+        """Set the seat to act and its legal actions: the same seat naming cards while a choice is
+        open (with jokers, maybe "stop"), else the next seat playing from its hand."""
+        if self.num_players == 2:
+            nxt = self._store(g, full, "to_act", np.bitwise_xor, seat, ~choosing & 1)  # seat: a view
+        else:
+            nxt = np.where(choosing != 0, seat, self._next_seat[seat])
+            self.to_act[slice(None) if full else g] = nxt
+        still_choosing = choosing != 0
+        legal = self._store(g, full, "legal", _take_clip, self.hands.reshape(-1), g * self.num_players + nxt)
+        np.copyto(legal, union & ~inter, where=still_choosing)
+        if joker_games is not None:  # a pending choice that may stop at the option taken | inter
+            jg = joker_games
+            stop_ok = np.negative((can_stop & still_choosing[jg]).astype(np.uint64))
             legal[jg] |= (_ONE << card[jg].view(np.uint64)) & stop_ok
         if not full:
             self.legal[g] = legal
-        # Turn over: new deal or end of round.
-        moved = np.flatnonzero(hands_empty & ~pend)
-        if moved.size:
-            self._after_last_card(g[moved])
-        return gained, esc
 
     def _after_last_card(self, g):
         """Deal three more cards (with jokers, the last short deal), or end the round, in games ``g``."""
