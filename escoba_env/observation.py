@@ -47,6 +47,7 @@ An observation never contains another player's hand or the stock order.
 from __future__ import annotations
 
 import struct
+import sys
 from typing import Any
 
 import numpy as np
@@ -301,23 +302,28 @@ def encode_state(rules, seat: int, hands: list[int], piles: list[int], played: l
     """Return the float32 observation of ``seat`` from one game's state given as Python ints.
 
     Per-seat lists are indexed by absolute seat (``scores`` by side). The vector is assembled as
-    bytes (each plane's float32 bytes from a cache keyed by its mask, the scalars packed by
-    ``struct``) and read by one NumPy call: the one-game executor and faces call it once per step,
-    where NumPy's per-call overhead would dominate. Writes into ``out`` when given.
+    bytes (the planes as one bit string, 16 bits at a time through a table of their float32
+    bytes; the scalars packed by ``struct``) and read by one NumPy call: the one-game executor
+    and faces call it once per step, where NumPy's per-call overhead would dominate. Writes into
+    ``out`` when given.
     """
     w, p = rules.num_cards, rules.num_players
     rel = _REL[p][seat]
     pend = 1 << pending if pending >= 0 else 0
     own = hands[seat]
-    pile_masks = [piles[r] for r in rel]
-    played_masks = [played[r] for r in rel]
     public = own | table | taken | pend
-    for m in pile_masks:
+    # The 13 planes as one bit string (plane k in bits k * W ..), then 4 float32 bytes per bit.
+    bits = own | (table << (5 * w)) | (pend << (11 * w)) | (taken << (12 * w))
+    shift = w
+    for r in rel:
+        m = piles[r]
         public |= m
-    for m in played_masks:
+        bits |= m << shift
+        m = played[r]
         public |= m
-    empty = _EMPTY_SLOTS[p]
-    masks = [own, *pile_masks, *empty, table, *played_masks, *empty, ((1 << w) - 1) & ~public, pend, taken]
+        bits |= m << (shift + 5 * w)
+        shift += w
+    bits |= (((1 << w) - 1) & ~public) << (10 * w)
     sc = [0.0] * NUM_SCALARS
     target = rules.target_score
     if rules.partnerships:
@@ -338,34 +344,32 @@ def encode_state(rules, seat: int, hands: list[int], piles: list[int], played: l
     sc[21] = 1.0 if pending >= 0 else 0.0
     sc[22 + p - 2] = 1.0
     sc[25] = 1.0 if rules.partnerships else 0.0
-    raw = b"".join(map(_PLANE_BYTES[w].__getitem__, masks)) + _pack_scalars(*sc)
+    n = NUM_PLANES * w
+    chunks = memoryview(bits.to_bytes(-(-n // 16) * 2, "little")).cast("H")
+    raw = b"".join(map(_chunk_bytes(), chunks))[:4 * n] + _pack_scalars(*sc)
     if out is None:
         return np.frombuffer(bytearray(raw), np.float32)
     out[:] = np.frombuffer(raw, np.float32)
     return out
 
 
-# Relative seats (observer first) of every seat, and the empty seat slots, per number of players.
+# Relative seats (observer first) of every seat, per number of players.
 _REL = {p: [[(seat + j) % p for j in range(p)] for seat in range(p)] for p in (2, 3, 4)}
-_EMPTY_SLOTS = {p: [0] * (MAX_SEATS - p) for p in (2, 3, 4)}
 
 
-class _PlaneCache(dict):
-    """mask -> the float32 bytes (0.0 / 1.0 per card) of one W-wide plane, filled on first use."""
-
-    def __init__(self, w: int):
-        super().__init__()
-        self.w = w
-
-    def __missing__(self, mask: int) -> bytes:
-        if len(self) >= 1 << 16:  # bounded: about 13 MB at most
-            self.clear()
-        raw = b"".join(map(_BYTE_F32.__getitem__, mask.to_bytes(6, "little")))[:4 * self.w]
-        self[mask] = raw
-        return raw
+def _chunk_bytes():
+    """Return the look-up 16-bit chunk -> its 16 float32 (0.0 / 1.0) bytes, built on first use (6 MB)."""
+    global _CHUNK_GET
+    if _CHUNK_GET is None:
+        if sys.byteorder == "little":  # chunks are read as native unsigned shorts
+            table = [lo + hi for hi in _BYTE_F32 for lo in _BYTE_F32]
+        else:
+            table = [hi + lo for hi in _BYTE_F32 for lo in _BYTE_F32]
+        _CHUNK_GET = table.__getitem__
+    return _CHUNK_GET
 
 
-_PLANE_BYTES = {w: _PlaneCache(w) for w in (40, 41, 42)}
+_CHUNK_GET = None
 
 
 def action_masks(engine, seats, games=None, out: np.ndarray | None = None) -> np.ndarray:
