@@ -1,4 +1,4 @@
-"""Capture enumeration on card masks (RULES.md §4).
+"""Capture enumeration on card masks (docs/rules.md §4).
 
 A capture option for a played card of value ``v`` is a set of table cards whose values sum to
 ``15 - v``. Cards of equal value are interchangeable for sums, so everything is computed from the
@@ -13,9 +13,9 @@ precompute, for every sum ``s`` in 0..14:
 A batched query combines the two halves with a handful of table look-ups, so finding the number
 of options, their union and their intersection costs a fixed number of NumPy calls per batch.
 The union minus the intersection is exactly the set of "take card t" actions of the play/take
-decision scheme (DESIGN.md decision 4): a card in every remaining option needs no decision.
+decision scheme: a card in every remaining option needs no decision.
 
-Jokers (RULES.md §8; ids 40, 41) are wild for any value 1..10, played or on the table. For a
+Jokers (docs/rules.md §8; ids 40, 41) are wild for any value 1..10, played or on the table. For a
 played card of value ``c`` and a set ``S`` of table cards holding ``k`` jokers and other cards
 summing to ``s``, ``S`` (non-empty) is an option iff ``15 - c - s`` lies in ``[k, 10k]`` (``k = 0``:
 ``s = 15 - c``); a played joker is one more wild: ``15 - s`` in ``[k + 1, 10(k + 1)]``. Options are

@@ -1,8 +1,8 @@
-"""Card ids, names and card masks (RULES.md §1, §8).
+"""Card ids, names and card masks (docs/rules.md §1, §8).
 
 A card id is ``4 * (value - 1) + suit`` with suit 0 oros, 1 copas, 2 espadas, 3 bastos, so the four
 cards of one capture value form one 4-bit nibble of a 40-bit mask. The jokers of the jokers variant
-(RULES.md §8) are ids 40 and 41 (bits 40 and 41 of a mask), named ``"*1"`` and ``"*2"``; they have
+(docs/rules.md §8) are ids 40 and 41 (bits 40 and 41 of a mask), named ``"*1"`` and ``"*2"``; they have
 no suit and no fixed value. A set of cards is a Python ``int`` (public API) or a ``numpy.uint64``
 (engine).
 """

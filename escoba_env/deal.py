@@ -1,4 +1,4 @@
-"""Deal-time rules (RULES.md §3, §8): the deal hash and shuffle, the initial fifteen, the mesa turn-up.
+"""Deal-time rules (docs/rules.md §3, §8): the deal hash and shuffle, the initial fifteen, the mesa turn-up.
 
 Everything that happens when a round is dealt, before anyone plays, lives here once, in two forms
 where both executors need it: plain Python ints for the one-game executor (``game.Game``) and
@@ -205,7 +205,7 @@ def groups_making_15(cards) -> list[bool]:
 
 
 def initial_fifteen_escobas(cards) -> int:
-    """Return the dealer's escobas (0, 1 or 2) for a first table of four ``cards`` (RULES.md §3, §8).
+    """Return the dealer's escobas (0, 1 or 2) for a first table of four ``cards`` (docs/rules.md §3, §8).
 
     Two if the four cards split into two groups that can each make 15, else one if all four can
     make 15, else none (jokers wild).

@@ -2,8 +2,7 @@
 
 State is a structure of arrays; a set of cards is a 40-bit (42 with jokers) mask in a ``uint64``. One ``step``
 takes one action per game and costs a fixed number of NumPy calls whatever N is: no Python loop
-runs over games. Actions are card ids (``Discrete(rules.num_cards)``), with the play/take scheme of DESIGN.md
-decision 4:
+runs over games. Actions are card ids (``Discrete(rules.num_cards)``), with the play/take scheme:
 
 - while no capture is pending, action ``c`` plays card ``c`` from the hand of the seat to act;
 - if ``c`` has several capture options, the same seat then names table cards one at a time
@@ -17,7 +16,7 @@ Deals are reproducible: the shuffle of round ``r`` of episode ``e`` in game slot
 counter-based hash of ``(seed, game_id, e, r)``, so a game's deals never depend on the rest of
 its batch.
 
-Variants (RULES.md §8, ``Rules.jokers`` and ``Rules.mesa_deal``):
+Variants (docs/rules.md §8, ``Rules.jokers`` and ``Rules.mesa_deal``):
 
 - Jokers are card ids 40 and 41 (mask bits 40, 41); the deck, the actions and the masks have
   ``rules.num_cards`` = 40 + jokers entries. A joker is wild for any value 1..10, played or on
@@ -37,7 +36,7 @@ Variants (RULES.md §8, ``Rules.jokers`` and ``Rules.mesa_deal``):
   if the table holds a group of cards summing to 15 (jokers wild; it holds the card just
   turned), the dealer captures it at once: an escoba if it takes every card on the table, and the
   dealer becomes last capturer. When several groups are possible the dealer takes (the project's
-  reading; RULES.md is silent) the group with the most cards, then the one holding the velo,
+  reading; docs/rules.md is silent) the group with the most cards, then the one holding the velo,
   then the most sevens, then the most oros, then the lowest card mask. This replaces the
   initial-fifteen check whatever ``initial_fifteen`` says.
 """
@@ -164,7 +163,7 @@ class StepInfo:
 
 
 class EscobaEngine:
-    """N independent Escoba games stepped at once (RULES.md §1-7).
+    """N independent Escoba games stepped at once (docs/rules.md §1-7).
 
     ``single_round=True`` ends a game after one round; ``max_rounds`` cuts (truncates) a game that
     has not ended after that many rounds; ``autoreset=True`` starts the next episode of a slot in
@@ -295,7 +294,7 @@ class EscobaEngine:
         self.taken_value[games] = 0
 
     def _deal_round(self, games, decks=None, draw_dealer=False):
-        """Deal a whole new round in ``games`` (RULES.md §3)."""
+        """Deal a whole new round in ``games`` (docs/rules.md §3)."""
         self._start_round(games, decks, draw_dealer)
         self._deal_hands(games)
         self.legal[games] = self.hands[games, self.to_act[games]]

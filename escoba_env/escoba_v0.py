@@ -4,7 +4,7 @@
 
 The Spanish fishing card game Escoba ("broom"), for 2, 3 or 4 players or two teams of two, as a
 PettingZoo AEC environment in the conventions of PettingZoo's classic environments. Every rule is
-in ``RULES.md``; this page documents the environment.
+in ``docs/rules.md``; this page documents the environment.
 
 | Import             | `from escoba_env import escoba_v0`                                  |
 |--------------------|---------------------------------------------------------------------|
@@ -34,7 +34,7 @@ escoba_v0.env(
 ```
 
 - every field of `escoba_env.Rules` is a keyword argument (or pass `rules=Rules(...)` instead),
-  including the variants of RULES.md §8: `jokers` (0, 1 or 2 wild cards, ids 40 and 41; the
+  including the variants of docs/rules.md §8: `jokers` (0, 1 or 2 wild cards, ids 40 and 41; the
   action space and every card plane grow to `W = 40 + jokers`) and `mesa_deal` (escoba de mesa);
 - `episode`: `"game"` (play rounds until a side wins) or `"round"` (one round is one episode);
 - `reward`: `"game"` (+1 / -1 at the end of the game) or `"round_points"` (see Rewards);
@@ -163,7 +163,7 @@ at the end of the game it also holds `winner` (the winning side, -1 for none).
 every face of this package). Options, for tests, replays and analysis:
 
 - `{"dealer": 0}`: the first dealer (default: drawn from the seed);
-- `{"deck": [rules.num_cards card ids, top first]}`: the first round's deck, dealt as in RULES.md §3;
+- `{"deck": [rules.num_cards card ids, top first]}`: the first round's deck, dealt as in docs/rules.md §3;
 - `{"hands": [[3 ids] per seat], "table": [4 ids], "stock": [the rest, top first]}`.
 
 An explicit deal applies to the first round; later rounds are dealt from the seed. Card names

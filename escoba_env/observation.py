@@ -1,4 +1,4 @@
-"""Seat-relative observation vectors, encoded for a whole batch at once (DESIGN.md decision 5).
+"""Seat-relative observation vectors, encoded for a whole batch at once.
 
 The card planes are ``W = rules.num_cards`` wide: 40 for the standard deck, 41 or 42 with jokers
 (``Rules.jokers``; the jokers are ids 40 and 41). For a given deck width the vector has a fixed

@@ -1,6 +1,6 @@
-"""Round scoring (RULES.md §6): batched over games, and one round on Python ints (``round_awards``).
+"""Round scoring (docs/rules.md §6): batched over games, and one round on Python ints (``round_awards``).
 
-With jokers (RULES.md §8; bits 40, 41 of a pile) the jokers count for "most cards" and nothing
+With jokers (docs/rules.md §8; bits 40, 41 of a pile) the jokers count for "most cards" and nothing
 else: "most cards" is strictly the most of 41 or 42 cards (with two sides, 21 cards no longer
 settle it when the deck has 42; only strictly more than the other side does).
 """
