@@ -9,7 +9,8 @@ Escoba game has two of them in a few hundred steps). Printed in the same run, fo
 - an empty AEC game (two agents, a 40-action mask, games of 200 steps) under the same standard
   wrappers as ``escoba_v0.env()``: the ceiling that wrapper overhead alone sets;
 - ``escoba_v0.env()`` and ``escoba_v0.raw_env()``;
-- the single-agent Gymnasium env against a random opponent (learner steps only);
+- the single-agent Gymnasium env against a random opponent (learner steps only; the opponent and
+  the learner pick random legal actions the way the AEC loop does, ``np.flatnonzero`` of the mask);
 - ``EscobaVectorEnv`` with observations, at each of ``--batches`` (default 256, 1024, 4096 and
   16384 games; random legal actions drawn with the engine's sampler; steps = actions applied =
   batch x batched steps).
@@ -129,11 +130,23 @@ def run_aec(make: Callable[[], AECEnv], seconds: float) -> tuple[int, float, flo
             return steps, time.perf_counter() - t0, time.process_time() - c0
 
 
+class MaskRandom:
+    """A uniform random opponent that picks its action exactly as ``run_aec`` does for every seat."""
+
+    def __init__(self, seed: int = 0):
+        self.rng = random.Random(seed)
+
+    def reset(self, seed: int) -> None:
+        self.rng.seed(seed)
+
+    def act(self, observation, action_mask, state=None) -> int:
+        legal = np.flatnonzero(action_mask)
+        return int(legal[self.rng.randrange(len(legal))])
+
+
 def run_single(seconds: float, rules: Rules) -> tuple[int, float, float]:
     """Return (learner steps, wall, CPU) of the single-agent env against a random opponent."""
-    from agents.base import RandomAgent
-
-    env = SingleAgentEscobaEnv(RandomAgent(seed=0), rules=rules)
+    env = SingleAgentEscobaEnv(MaskRandom(0), rules=rules)
     env.reset(seed=0)
     rng = random.Random(0)
     steps = 0

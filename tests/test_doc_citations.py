@@ -18,20 +18,6 @@ SKIP_DIRS = {".git", "__pycache__", ".pytest_cache", ".ruff_cache", ".hypothesis
              "results", "replays", ".ipynb_checkpoints", ".venv", "venv"}
 SUFFIXES = {".py", ".md", ".ipynb", ".toml", ".txt", ".cfg", ".ini", ".yml", ".yaml"}
 
-# Files that still cite the pre-repository rule book and design notes ("RULES.md §8", "DESIGN.md
-# decision 4"), owned by other branches while this one was written. Each is an expected failure
-# that must pass once its citations point into docs/ (strict: then take it off this list).
-# Mapping: RULES.md §1-7 -> docs/rules.md §1-7, §8 -> docs/rules.md §11, §9 -> docs/rules.md §8;
-# DESIGN.md decision 2 -> docs/architecture.md, decision 4 -> docs/rules.md §10, decision 5 ->
-# docs/observation.md.
-PENDING = {
-    "agents/base.py", "agents/expert.py", "agents/greedy.py", "agents/moves.py", "agents/search.py",
-    "escoba_env/engine.py", "escoba_env/escoba_v0.py", "escoba_env/observation.py", "escoba_env/worlds.py",
-    "tests/reference.py", "tests/test_capture.py", "tests/test_cards.py", "tests/test_endgame.py",
-    "tests/test_engine_properties.py", "tests/test_engine_reference.py", "tests/test_engine_rules.py",
-    "tests/test_escoba_v0_variants.py", "tests/test_pettingzoo.py", "tests/test_rules_config.py",
-    "tests/test_scoring.py", "tests/test_variants_agents.py", "tests/test_variants_engine.py",
-}
 HERE = "tests/test_doc_citations.py"  # this file names the old documents on purpose
 
 _UPPER_DOC = re.compile(r"(?<![\w/.-])([A-Z][A-Z0-9_-]*\.(?:md|rst|txt))\b")
@@ -98,13 +84,9 @@ def test_the_scan_finds_the_project_files_and_what_a_bad_citation_looks_like(tmp
     assert {"README.md", "docs/rules.md", "evaluate.py", "escoba_env/engine.py"} <= set(FILES)
     assert SECTIONS == set(range(1, 12))
     assert "RULES.md" not in NAMES and "DESIGN.md" not in NAMES
-    assert set(PENDING) <= set(FILES)
 
 
 @pytest.mark.parametrize("rel", [
-    pytest.param(f, marks=pytest.mark.xfail(strict=True, reason="cites documents outside the repository; "
-                                                                 "owned by another branch"))
-    if f in PENDING else f
-    for f in FILES if f != HERE])
+    f for f in FILES if f != HERE])
 def test_every_cited_document_is_in_the_repository(rel):
     assert bad_citations(rel) == []
