@@ -32,8 +32,12 @@ class AgentFailure(RuntimeError):
     """A bot raised, returned an illegal action or ran past its time limit."""
 
 
-def call_with_timeout(fn: Callable[[], Any], timeout: float, what: str) -> Any:
-    """Return ``fn()`` run in a daemon thread; raise AgentFailure if it raises or exceeds ``timeout`` s."""
+def call_with_timeout(fn: Callable[[], Any], timeout: float, what: str, limit: float | None = None) -> Any:
+    """Return ``fn()`` run in a daemon thread; raise AgentFailure if it raises or exceeds ``timeout`` s.
+
+    ``limit`` is the time limit the message names (default ``timeout``: a move's limit may be
+    spread over several calls).
+    """
     box: dict[str, Any] = {}
 
     def run() -> None:
@@ -46,7 +50,7 @@ def call_with_timeout(fn: Callable[[], Any], timeout: float, what: str) -> Any:
     t.start()
     t.join(timeout)
     if t.is_alive():
-        raise AgentFailure(f"{what} took longer than {timeout:g} s")
+        raise AgentFailure(f"{what} took longer than {timeout if limit is None else limit:g} s")
     if "error" in box:
         exc = box["error"]
         raise AgentFailure(f"{what} failed: {type(exc).__name__}: {' '.join(str(exc).split())}")
@@ -54,7 +58,7 @@ def call_with_timeout(fn: Callable[[], Any], timeout: float, what: str) -> Any:
 
 
 def _side_summary(mask: int, escobas: int) -> dict:
-    return {"cards": mask.bit_count(), "oros": (mask & OROS).bit_count(),
+    return {"count": mask.bit_count(), "oros": (mask & OROS).bit_count(),
             "sevens": (mask & SEVENS).bit_count(), "velo": bool(mask >> VELO & 1),
             "jokers": (mask & JOKER_MASK).bit_count(), "escobas": escobas}
 
@@ -205,7 +209,7 @@ class WebGame:
             state = (sim.clone(), games) if getattr(bot, "needs_state", False) else None
             left = max(0.01, deadline - time.monotonic())
             a = call_with_timeout(lambda o=obs, m=mask, s=state: bot.act_batch(o, m, s)[0], left,
-                                  f"bot {spec!r} at seat {seat}")
+                                  f"bot {spec!r} at seat {seat}", self.bot_timeout)
             try:
                 a = int(a)
             except (TypeError, ValueError):

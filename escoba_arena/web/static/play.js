@@ -118,7 +118,7 @@ function render(data) {
   v.side_names.forEach((n, s) => {
     const d = v.sides[s];
     sc.append(el("tr", {"data-side": s}, el("td", {text: n}), el("td", {class: "score", text: String(v.scores[s])}),
-                 el("td", {text: String(d.cards)}), el("td", {text: String(d.oros)}),
+                 el("td", {text: String(d.count)}), el("td", {text: String(d.oros)}),
                  el("td", {text: String(d.sevens)}), el("td", {text: d.velo ? "yes" : ""}),
                  el("td", {text: String(d.escobas)})));
   });
