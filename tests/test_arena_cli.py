@@ -1,0 +1,57 @@
+"""The arena's command line: bad input is one line on stderr and a non-zero exit, never a traceback."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from escoba_arena.web.cli import main
+from tests.arena_support import ROOT
+
+pytest.importorskip("uvicorn")
+
+
+@pytest.mark.parametrize("argv, text", [
+    (["--port", "x"], "--port: must be a port number 0-65535, got 'x'"),
+    (["--port", "70000"], "--port: must be a port number 0-65535, got '70000'"),
+    (["--bot-timeout", "0"], "--bot-timeout: must be in (0, 3600] seconds"),
+    (["--frobnicate"], "unrecognized arguments: --frobnicate"),
+])
+def test_bad_arguments_are_one_line_and_status_2(argv, text, capsys):
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.count("\n") == 1 and text in err and err.startswith("escoba-arena: error:")
+
+
+def test_a_missing_data_directory_is_refused(tmp_path, capsys):
+    assert main(["--data", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not a directory" in err
+
+
+def test_a_busy_port_is_one_line_and_status_1(capsys):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert main(["--port", str(port)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"cannot listen on 127.0.0.1:{port}" in err
+
+
+def test_module_entry_point_has_help():
+    out = subprocess.run([sys.executable, "-m", "escoba_arena.web", "--help"], capture_output=True, text=True,
+                         cwd=ROOT, timeout=60, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0 and "--port" in out.stdout and "127.0.0.1" in out.stdout
+
+
+def test_the_web_package_never_reaches_into_escoba_env():
+    # escoba_env must not import escoba_arena (nor agents).
+    code = ("import sys, escoba_env, escoba_env.play, escoba_env.escoba_v0; "
+            "print(any(m.split('.')[0] in ('escoba_arena', 'agents') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert out.stdout.strip() == "False", out.stderr
