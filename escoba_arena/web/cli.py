@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", action="append", default=[], metavar="DIR",
                    help="a directory whose replays (*.jsonl) and evaluate.py results (*.json) the pages "
                         "may open; repeat for several (default: ./results and ./replays if they exist)")
+    p.add_argument("--open", action="store_true", help="open the page in the default web browser")
     p.add_argument("--bot-timeout", type=_seconds, default=30.0, metavar="SECONDS",
                    help="a bot that takes longer for one move stops its game (default 30)")
     return p
@@ -85,6 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"Escoba arena: http://{host}:{port}/  (Ctrl-C stops it)", flush=True)
     if roots:
         print("Data: " + ", ".join(str(Path(d).resolve()) for d in roots), flush=True)
+    if args.open:
+        import threading
+        import webbrowser
+
+        threading.Timer(1.0, webbrowser.open, [f"http://{host}:{port}/"]).start()
     config = uvicorn.Config(create_app(roots, args.bot_timeout), log_level="warning")
     server = uvicorn.Server(config)
     try:
