@@ -22,9 +22,9 @@ from tests.arena_support import card_fields, client, hidden_cards, run_evaluate 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
 
-def _play_out(c, rules: dict, opponents, seed: int, pick=0, check=None) -> tuple[str, dict]:
+def _play_out(c, rules: dict, opponents, seed: int, pick=0, check=None, seat=0) -> tuple[str, dict]:
     """Play a game through the API choosing option ``pick`` of the first legal card; return (id, view)."""
-    r = c.post("/api/games", json={"rules": rules, "opponents": opponents, "seed": seed})
+    r = c.post("/api/games", json={"rules": rules, "opponents": opponents, "seed": seed, "seat": seat})
     assert r.status_code == 201, r.text
     gid, view = r.json()["id"], r.json()["view"]
     while True:
@@ -62,10 +62,12 @@ def test_a_whole_game_through_the_api_is_what_the_engine_plays(rules, opponents)
     assert all(sum(s["count"] for s in e["sides"]) == n for e in shown)
 
 
-@pytest.mark.parametrize("rules", [{"target_score": 3},
-                                   {"num_players": 4, "partnerships": True, "target_score": 2},
-                                   {"num_players": 3, "jokers": 1, "mesa_deal": True, "target_score": 2}])
-def test_no_response_holds_another_hand_or_the_stock(rules):
+@pytest.mark.parametrize("rules, seat", [
+    ({"target_score": 3}, 1),
+    ({"num_players": 4, "partnerships": True, "target_score": 2}, 2),
+    ({"num_players": 3, "jokers": 1, "mesa_deal": True, "target_score": 2}, 0),
+])
+def test_no_response_holds_another_hand_or_the_stock(rules, seat):
     c = client()
     arena = c.app.state.arena
     seen = []
@@ -74,7 +76,10 @@ def test_no_response_holds_another_hand_or_the_stock(rules):
         game = arena.games[gid]
         text = json.dumps(body)
         assert "deck" not in text and "hands" not in text
+        assert game.seat == seat and body["view"]["hand_counts"][seat] == len(body["view"]["hand"])
         if not body["view"]["done"]:
+            # The seed fixes every deal: it is not shown before the end.
+            assert "seed" not in body["settings"]
             # Cards of earlier rounds were public then (and are dealt again now): look at this round.
             view = dict(body["view"])
             deals = [i for i, e in enumerate(view["log"]) if e["type"] == "deal"]
@@ -86,8 +91,8 @@ def test_no_response_holds_another_hand_or_the_stock(rules):
         assert c.get(f"/api/games/{gid}").json()["view"] == body["view"]
 
     for seed in (1, 2):
-        gid, _ = _play_out(c, rules, ["random"], seed=seed, pick=seed, check=check)
-        # The replay (every hand and deck) is for finished games only.
+        gid, view = _play_out(c, rules, ["random"], seed=seed, pick=seed, check=check, seat=seat)
+        assert c.get(f"/api/games/{gid}").json()["settings"]["seed"] == seed
     assert len(seen) > 10 and max(seen) > 0
 
 
@@ -109,6 +114,21 @@ def test_the_view_is_the_same_whatever_the_hidden_cards():
         assert cards_of(int(g.engine.hands[0, 1])) != bot_hand or d is deck
         views.append(g.view())
     assert views[0]["your_turn"] and views[0] == views[1]
+
+
+def test_the_server_answers_only_its_own_host_names():
+    from starlette.testclient import TestClient
+
+    from escoba_arena.web.app import create_app
+
+    app = create_app([], allowed_hosts=["127.0.0.1", "localhost"])
+    assert TestClient(app, base_url="http://127.0.0.1:8765").get("/api/info").status_code == 200
+    assert TestClient(app, base_url="http://evil.example:8765").get("/api/info").status_code == 400
+
+
+def test_a_cheating_opponent_is_labelled():
+    v = client().post("/api/games", json={"opponents": ["oracle:sims=8"], "seed": 1}).json()["view"]
+    assert "oracle:sims=8 sees every hand and the stock" in v["note"]
 
 
 def test_rematch_deals_the_same_game():

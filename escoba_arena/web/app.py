@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -115,6 +117,9 @@ class Arena:
                 given, spec = FALLBACK, FALLBACK
                 bot = make_agent(spec, rules=rules, seed=seed + s)
             bots[s], specs[s] = bot, spec
+            if getattr(bot, "needs_state", False):
+                cheat = f"{given} sees every hand and the stock (a cheating reference, not a fair opponent)"
+                note = cheat if note is None else f"{note}; {cheat}"
             label = given.split(":", 1)[0].split(",", 1)[0]
             partner = rules.partnerships and rules.side_of(s) == rules.side_of(seat)
             labels[s] = f"partner {label}" if partner else f"{label} #{s}"
@@ -163,6 +168,17 @@ class Arena:
                 old, _ = self.games.popitem(last=False)
                 self.settings.pop(old, None)
         return gid, game
+
+    def answer(self, gid: str, game: WebGame, view: dict | None = None) -> dict:
+        """Return the JSON answer about game ``gid``: its settings and the human's view.
+
+        The seed fixes every deal, so it is shown only once the game is over.
+        """
+        view = game.view() if view is None else view
+        settings = dict(self.settings[gid])
+        if not view["done"]:
+            settings.pop("seed")
+        return {"id": gid, "settings": settings, "view": view}
 
     def game(self, gid: str) -> WebGame:
         """Return the game ``gid``; ApiError 404 if there is none."""
@@ -220,8 +236,14 @@ def _query(request: Request, key: str) -> str:
     return v
 
 
-def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 30.0) -> Starlette:
-    """Return the arena app serving replays and results under ``roots`` (default: none)."""
+def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 30.0,
+               allowed_hosts: list[str] | None = None) -> Starlette:
+    """Return the arena app serving replays and results under ``roots`` (default: none).
+
+    ``allowed_hosts`` (default: any) are the Host header names it answers; the command line gives
+    the loopback names when it binds 127.0.0.1, so that a web page that rebinds its own domain name
+    to this machine cannot call the API.
+    """
     from starlette.concurrency import run_in_threadpool
 
     arena = Arena(list(roots or []), bot_timeout)
@@ -237,14 +259,23 @@ def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 30.0)
     async def create(request: Request) -> Response:
         body = await _json_body(request)
         gid, game = await run_in_threadpool(arena.new_game, body)
-        return JSONResponse({"id": gid, "settings": arena.settings[gid], "view": game.view()},
-                            status_code=201)
+        return JSONResponse(arena.answer(gid, game), status_code=201)
 
     @_handler
     async def show(request: Request) -> Response:
         gid = request.path_params["gid"]
         game = arena.game(gid)
-        return JSONResponse({"id": gid, "settings": arena.settings[gid], "view": game.view()})
+
+        def run() -> dict:
+            # Wait for a move in progress (bots included) so that the view is whole.
+            if not game.lock.acquire(timeout=arena.bot_timeout + 5):
+                raise ApiError(409, "the game is busy with a move")
+            try:
+                return arena.answer(gid, game)
+            finally:
+                game.lock.release()
+
+        return JSONResponse(await run_in_threadpool(run))
 
     @_handler
     async def move(request: Request) -> Response:
@@ -269,20 +300,18 @@ def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 30.0)
                 if not game.moves():
                     raise ApiError(409, "it is not your turn")
                 game.play(card, capture)
-                return game.view()
+                return arena.answer(gid, game)
             finally:
                 game.lock.release()
 
-        view = await run_in_threadpool(run)
-        return JSONResponse({"id": gid, "settings": arena.settings[gid], "view": view})
+        return JSONResponse(await run_in_threadpool(run))
 
     @_handler
     async def rematch(request: Request) -> Response:
         gid = request.path_params["gid"]
         arena.game(gid)
         gid2, game = await run_in_threadpool(arena.new_game, dict(arena.settings[gid]))
-        return JSONResponse({"id": gid2, "settings": arena.settings[gid2], "view": game.view()},
-                            status_code=201)
+        return JSONResponse(arena.answer(gid2, game), status_code=201)
 
     @_handler
     async def game_replay(request: Request) -> Response:
@@ -371,6 +400,7 @@ def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 30.0)
         Route("/api/{rest:path}", not_found, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),
         Mount("/", StaticFiles(directory=STATIC), name="static"),
     ]
-    app = Starlette(routes=routes)
+    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)] if allowed_hosts else []
+    app = Starlette(routes=routes, middleware=middleware)
     app.state.arena = arena
     return app

@@ -91,7 +91,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         import webbrowser
 
         threading.Timer(1.0, webbrowser.open, [f"http://{host}:{port}/"]).start()
-    config = uvicorn.Config(create_app(roots, args.bot_timeout), log_level="warning")
+    loopback = args.host in ("127.0.0.1", "localhost", "::1")
+    allowed = ["127.0.0.1", "localhost", "[::1]", "::1"] if loopback else None
+    config = uvicorn.Config(create_app(roots, args.bot_timeout, allowed), log_level="warning")
     server = uvicorn.Server(config)
     try:
         server.run(sockets=[sock])
