@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import subprocess
 import sys
+import time
+import urllib.request
 
 import pytest
 
@@ -56,3 +60,25 @@ def test_the_web_package_never_reaches_into_escoba_env():
             "print(any(m.split('.')[0] in ('escoba_arena', 'agents') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
+
+
+@pytest.mark.parametrize("sig, status, text", [(signal.SIGTERM, 143, "stopped (SIGTERM)"),
+                                                (signal.SIGINT, 130, "stopped (Ctrl-C)")])
+def test_a_signal_stops_the_server_with_one_line(sig, status, text):
+    proc = subprocess.Popen([sys.executable, "-m", "escoba_arena.web", "--port", "0"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        url = proc.stdout.readline().split()[2]
+        for _ in range(100):  # wait until it answers, then stop it
+            try:
+                urllib.request.urlopen(url + "api/info", timeout=5).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == status and err == f"escoba-arena: {text}\n"

@@ -7,6 +7,7 @@ one line on stderr and exit status 2; a port already in use with status 1. Never
 from __future__ import annotations
 
 import argparse
+import signal
 import socket
 import sys
 from collections.abc import Sequence
@@ -83,20 +84,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     port = sock.getsockname()[1]
     host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"Escoba arena: http://{host}:{port}/  (Ctrl-C stops it)", flush=True)
-    if roots:
-        print("Data: " + ", ".join(str(Path(d).resolve()) for d in roots), flush=True)
-    if args.open:
-        import threading
-        import webbrowser
-
-        threading.Timer(1.0, webbrowser.open, [f"http://{host}:{port}/"]).start()
     loopback = args.host in ("127.0.0.1", "localhost", "::1")
     allowed = ["127.0.0.1", "localhost", "[::1]", "::1"] if loopback else None
-    config = uvicorn.Config(create_app(roots, args.bot_timeout, allowed), log_level="warning")
-    server = uvicorn.Server(config)
+    server = uvicorn.Server(uvicorn.Config(create_app(roots, args.bot_timeout, allowed), log_level="warning"))
+    # uvicorn shuts down cleanly on SIGINT/SIGTERM, then raises the signal again: end with one line.
+    previous = (signal.signal(signal.SIGINT, signal.default_int_handler),
+                signal.signal(signal.SIGTERM, _terminated))
     try:
+        print(f"Escoba arena: http://{host}:{port}/  (Ctrl-C stops it)", flush=True)
+        if roots:
+            print("Data: " + ", ".join(str(Path(d).resolve()) for d in roots), flush=True)
+        if args.open:
+            import threading
+            import webbrowser
+
+            threading.Timer(1.0, webbrowser.open, [f"http://{host}:{port}/"]).start()
         server.run(sockets=[sock])
     except KeyboardInterrupt:
-        pass
+        print(f"{PROG}: stopped (Ctrl-C)", file=sys.stderr)
+        return 130
+    except _Terminated:
+        print(f"{PROG}: stopped (SIGTERM)", file=sys.stderr)
+        return 143
+    finally:
+        signal.signal(signal.SIGINT, previous[0])
+        signal.signal(signal.SIGTERM, previous[1])
+        sock.close()
     return 0
+
+
+class _Terminated(Exception):
+    """The process got SIGTERM."""
+
+
+def _terminated(signum, frame) -> None:
+    raise _Terminated
