@@ -36,15 +36,16 @@ def run_evaluate(out: Path, *args: str) -> None:
                    check=True, capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
-def hidden_cards(engine, seat: int) -> set[int]:
-    """Return the cards ``seat`` cannot see now: the other hands and the stock."""
+def hidden_cards(state, seat: int) -> set[int]:
+    """Return the cards ``seat`` cannot see now in a ``OneGame``: the other hands and the stock."""
     from escoba_env.cards import cards_of
 
     out = set()
-    for q in range(engine.num_players):
+    for q in range(state.rules.num_players):
         if q != seat:
-            out |= set(cards_of(int(engine.hands[0, q])))
-    out |= {int(c) for c in engine.deck[0, int(engine.stock_pos[0]):]}
+            out |= set(cards_of(state.hand(q)))
+    deck = state.deck()
+    out |= set(deck[len(deck) - state.stock_left:])
     return out
 
 

@@ -84,9 +84,9 @@ def test_no_response_holds_another_hand_or_the_stock(rules, seat):
             view = dict(body["view"])
             deals = [i for i, e in enumerate(view["log"]) if e["type"] == "deal"]
             view["log"] = view["log"][deals[-1]:]
-            leaked = card_fields(view) & hidden_cards(game.engine, game.seat)
+            leaked = card_fields(view) & hidden_cards(game.state, game.seat)
             assert not leaked, f"response shows hidden cards {leaked}"
-            seen.append(len(hidden_cards(game.engine, game.seat)))
+            seen.append(len(hidden_cards(game.state, game.seat)))
         # Another route to the same game says the same.
         assert c.get(f"/api/games/{gid}").json()["view"] == body["view"]
 
@@ -111,7 +111,7 @@ def test_the_view_is_the_same_whatever_the_hidden_cards():
     for d in (deck, other):
         bot = registry.make_agent("random", rules=rules, seed=0)
         g = WebGame(rules, {1: bot}, {1: "random"}, 0, seed=3, dealer=1, deck=d)
-        assert cards_of(int(g.engine.hands[0, 1])) != bot_hand or d is deck
+        assert cards_of(g.state.hand(1)) != bot_hand or d is deck
         views.append(g.view())
     assert views[0]["your_turn"] and views[0] == views[1]
 
