@@ -132,11 +132,19 @@ def test_play_a_whole_game_by_clicking(page, server):
     assert [int(x) for x in row[1:]] == last["categories"]["sevens"]
     total = page.locator("#round-table tr[data-cat='total'] th").all_inner_texts()
     assert [int(x) for x in total[1:]] == last["scores"]
+    watch = page.get_attribute("#watch", "href")
+    assert page.get_attribute("#save", "href") == f"/api/games/{gid}/replay"
     # A rematch deals the same cards again.
     page.click("#rematch")
     page.wait_for_selector("#game-over.hidden", state="attached")
     _settle(page)
     assert (_cards(page, "#hand .card"), _cards(page, "#table .card")) == shown[0]
+    # The finished game opens in the replay viewer.
+    page.goto(server.rstrip("/") + watch)
+    page.wait_for_selector("body[data-frame='0']")
+    assert "seats: human, greedy" in page.inner_text("#meta")
+    n = len(rec["rounds"][0]["actions"])
+    assert page.inner_text("#pos") == f"round 1/{len(rec['rounds'])} · move 0/{n}"
 
 
 def _multi_option_seed() -> tuple[int, dict]:
@@ -203,6 +211,10 @@ def test_open_a_replay_and_step_through_it(page, server, data):
     page.wait_for_selector("body[data-round='1'][data-frame='0']")
     assert _cards(page, "#table .card") == cards_of(int(eng.table[0]))
     assert page.inner_text("#pos").startswith(f"round 2/{len(rec['rounds'])}")
+    # A local file opens too (its first game).
+    page.set_input_files("#upload", str(data / "replays" / "00_random_vs_greedy.jsonl"))
+    page.wait_for_function("document.getElementById('meta').textContent.includes('rotation 0')")
+    assert "seats: random, greedy" in page.inner_text("#meta")
 
 
 def test_open_a_results_page(page, server, data):

@@ -39,10 +39,10 @@ def call_with_timeout(fn: Callable[[], Any], timeout: float, what: str, limit: f
     def run() -> None:
         try:
             box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - any bot failure is reported, never raised here
+        except BaseException as exc:  # any bot failure is reported, never raised in the server
             box["error"] = exc
 
-    t = threading.Thread(target=run, name=f"bot {what}", daemon=True)
+    t = threading.Thread(target=run, name=what, daemon=True)
     t.start()
     t.join(timeout)
     if t.is_alive():
