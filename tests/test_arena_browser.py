@@ -147,6 +147,28 @@ def test_play_a_whole_game_by_clicking(page, server):
     assert page.inner_text("#pos") == f"round 1/{len(rec['rounds'])} · move 0/{n}"
 
 
+def test_a_2v2_game_shows_three_bot_seats_and_the_teams(page, server):
+    page.goto(server)
+    page.wait_for_selector("body[data-ready='1']")
+    page.locator("select[name=num_players]").select_option(index=2)
+    page.check("input[name=partnerships]")
+    page.fill("input[name=opponents]", "greedy")
+    page.fill("input[name=seat]", "1")
+    page.fill("input[name=seed]", "9")
+    page.click("#new-game")
+    page.wait_for_selector("#game:not(.hidden)")
+    _settle(page)
+    gid = page.evaluate("document.body.dataset.game")
+    v = page.request.get(f"{server}api/games/{gid}").json()["view"]
+    seats = page.locator("#opponents .seat").evaluate_all("els => els.map(e => Number(e.dataset.seat))")
+    assert seats == [0, 2, 3] and v["seat"] == 1
+    for s in seats:
+        assert page.locator(f"#opponents .seat[data-seat='{s}'] .card.back").count() == v["hand_counts"][s]
+    assert _cards(page, "#hand .card") == v["hand"] and _cards(page, "#table .card") == v["table"]
+    sides = page.locator("#scores tr[data-side] td:first-child").all_inner_texts()
+    assert sides == ["Their team (greedy #0 + greedy #2)", "Your team (You + partner greedy)"]
+
+
 def _multi_option_seed() -> tuple[int, dict]:
     """Return a seed whose first human turn (against greedy, default rules) has a card with 2+ captures."""
     c = client()

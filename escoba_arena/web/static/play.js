@@ -94,8 +94,7 @@ function render(data) {
     opp.append(el("div", {class: "seat" + (s === v.to_act ? " toact" : ""), "data-seat": s},
                   el("div", {class: "label", text: `${n} · ${v.hand_counts[s]} in hand`}), row));
   });
-  // The table, with the last move's capture highlighted on the table it was taken from.
-  const last = [...v.log].reverse().find(e => e.type === "move");
+  // The table now.
   const table = document.getElementById("table");
   table.replaceChildren(...v.table.map(c => cardEl(c)));
   const sum = v.table.filter(c => c < 40).reduce((a, c) => a + (c >> 2) + 1, 0);
@@ -133,14 +132,20 @@ function render(data) {
     const [text, cls] = describe(e, v);
     return el("div", {class: cls, text});
   }));
+  // The moves since your last one (every bot's, in order), each capture highlighted.
   const lm = document.getElementById("last-move");
   lm.replaceChildren();
-  if (last) {
-    lm.append(el("span", {class: "label", text: `Last move: ${v.names[last.seat]} `}), cardEl(last.card, "small played"));
-    if (last.captured.length) {
-      lm.append(el("span", {class: "label", text: last.escoba ? " takes (ESCOBA!)" : " takes"}),
-                ...last.captured.map(c => cardEl(c, "small hl")));
+  let from = v.log.length;
+  while (from > 0 && !(v.log[from - 1].type === "move" && v.log[from - 1].seat === v.seat)) from--;
+  const recent = v.log.slice(Math.max(0, from - 1)).filter(e => e.type === "move");
+  for (const m of recent.slice(-4)) {
+    const line = el("div", {class: "row move"}, el("span", {class: "label", text: `${v.names[m.seat]} `}),
+                    cardEl(m.card, "small played"));
+    if (m.captured.length) {
+      line.append(el("span", {class: "label", text: m.escoba ? " takes (ESCOBA!)" : " takes"}),
+                  ...m.captured.map(c => cardEl(c, "small hl")));
     }
+    lm.append(line);
   }
   // Game over.
   const over = document.getElementById("game-over");
