@@ -295,6 +295,13 @@ def test_replay_frames_follow_the_engine(data):
     assert r.status_code == 422 and "captured" in r.json()["error"]
 
 
+def test_a_corrupt_checkpoint_under_the_data_directories_is_a_clear_400(tmp_path):
+    (tmp_path / "bad.pt").write_bytes(b"not a checkpoint")
+    r = client([tmp_path]).post("/api/games", json={"opponents": [f"checkpoint:{tmp_path / 'bad.pt'}"]})
+    assert r.status_code == 400 and "cannot build opponent" in r.json()["error"]
+    assert "corrupt" in r.json()["error"]
+
+
 def test_no_file_outside_the_data_directories(data, tmp_path):
     (tmp_path / "secret.jsonl").write_text("{}\n", encoding="utf-8")
     (data / "link.jsonl").symlink_to(tmp_path / "secret.jsonl")

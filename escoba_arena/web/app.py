@@ -8,6 +8,7 @@ directories the server was started with (``files.DataRoots``).
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import threading
 from collections import OrderedDict
@@ -30,6 +31,7 @@ from .files import DataRoots, load_results, matching_replays, read_replay_lines
 from .game import AgentFailure, WebGame
 from .replay import replay_frames
 
+LOG = logging.getLogger("escoba_arena.web")
 STATIC = Path(__file__).with_name("static")
 MAX_GAMES = 100
 MAX_BODY = 8 * 1024 * 1024
@@ -109,7 +111,7 @@ class Arena:
             spec = self.resolve_spec(given)
             try:
                 bot = make_agent(spec, rules=rules, seed=seed + s)
-            except (ValueError, OSError) as exc:
+            except Exception as exc:  # any agent's constructor: a clear 400, never a server error
                 reason = " ".join(str(exc).split())
                 if given.strip() != NEURAL:
                     raise ApiError(400, f"cannot build opponent {given!r}: {reason}") from None
@@ -224,6 +226,9 @@ def _handler(fn):
             return _error(422, " ".join(str(exc).split()))
         except ValueError as exc:
             return _error(400, " ".join(str(exc).split()))
+        except Exception as exc:  # a bug: logged, answered as JSON, the server goes on
+            LOG.exception("error in %s", request.url.path)
+            return _error(500, f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}")
 
     endpoint.__name__ = fn.__name__
     return endpoint
