@@ -322,3 +322,17 @@ def test_no_file_outside_the_data_directories(data, tmp_path):
         assert c.get("/../pyproject.toml").status_code == 404
     finally:
         (data / "link.jsonl").unlink()
+
+
+def test_an_unexpected_error_is_a_json_500_and_the_server_goes_on(monkeypatch):
+    c = client()
+    gid = c.post("/api/games", json={"opponents": ["greedy"], "seed": 1}).json()["id"]
+
+    def broken(self):
+        raise RuntimeError("view exploded")
+
+    monkeypatch.setattr(WebGame, "view", broken)
+    r = c.get(f"/api/games/{gid}")
+    assert r.status_code == 500 and r.json() == {"error": "internal error: RuntimeError: view exploded"}
+    monkeypatch.undo()
+    assert c.get(f"/api/games/{gid}").status_code == 200
