@@ -134,7 +134,7 @@ def test_a_cheating_opponent_is_labelled():
 def test_rematch_deals_the_same_game():
     c = client()
     r = c.post("/api/games", json={"opponents": ["greedy"], "seed": 5, "rules": {"target_score": 3}}).json()
-    again = c.post(f"/api/games/{r['id']}/rematch").json()
+    again = c.post(f"/api/games/{r['id']}/rematch", json={}).json()
     assert again["id"] != r["id"] and again["settings"] == r["settings"]
     assert again["view"] == r["view"]
 
@@ -188,7 +188,12 @@ def test_bad_moves_get_a_clear_4xx_and_change_nothing():
     for body, status, text in cases:
         res = c.post(f"/api/games/{gid}/move", json=body)
         assert res.status_code == status and text in res.json()["error"], (body, res.text)
-    assert c.post(f"/api/games/{gid}/move", content=b"{").status_code == 400
+    bad = c.post(f"/api/games/{gid}/move", content=b"{", headers={"Content-Type": "application/json"})
+    assert bad.status_code == 400 and "not JSON" in bad.json()["error"]
+    # A form post (what another web site could send without a CORS preflight) is refused.
+    form = c.post(f"/api/games/{gid}/move", content=b'{"card": 1}', headers={"Content-Type": "text/plain"})
+    assert form.status_code == 415 and "application/json" in form.json()["error"]
+    assert c.post("/api/games", data={"seed": "1"}).status_code == 415
     assert c.get(f"/api/games/{gid}").json()["view"] == view
     assert c.post("/api/games/nope/move", json={"card": 1}).status_code == 404
     assert c.get(f"/api/games/{gid}/replay").status_code == 409

@@ -203,6 +203,11 @@ def _error(status: int, message: str) -> JSONResponse:
 
 
 async def _json_body(request: Request) -> Any:
+    # Requiring a JSON content type makes a cross-site form or script POST need a CORS preflight,
+    # which this server never grants: other web pages cannot drive it.
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise ApiError(415, f"send the request body as application/json, not {kind or 'no content type'}")
     body = await request.body()
     if len(body) > MAX_BODY:
         raise ApiError(413, f"request body larger than {MAX_BODY // 2**20} MB")
@@ -315,6 +320,7 @@ def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 30.0,
     async def rematch(request: Request) -> Response:
         gid = request.path_params["gid"]
         arena.game(gid)
+        await _json_body(request)
         gid2, game = await run_in_threadpool(arena.new_game, dict(arena.settings[gid]))
         return JSONResponse(arena.answer(gid2, game), status_code=201)
 
