@@ -283,16 +283,21 @@ def test_replay_frames_follow_the_engine(data):
     assert f["meta"]["seats"] == line["seats"] and len(f["rounds"]) == len(line["rounds"]) > 1
     eng = EscobaEngine(1, Rules.from_dict(line["rules"]))
     eng.reset(line["seed"], game_ids=[line["game_id"]])
+    choices = 0
     for rnd, frames in zip(line["rounds"], f["rounds"], strict=True):
         assert len(frames["frames"]) == len(rnd["actions"]) + 1
         for act, before, after in zip(rnd["actions"], frames["frames"], frames["frames"][1:], strict=False):
             assert before["hands"] == [cards_of(int(h)) for h in eng.hands[0]]
             assert before["table"] == cards_of(int(eng.table[0])) == after["action"]["table_before"]
             assert after["action"]["captured"] == act["captured"] and after["action"]["actor"] == act["actor"]
+            assert after["action"]["take"] == (int(eng.pending[0]) >= 0)
             info = eng.step([act["action"]])
+            assert after["action"]["choosing"] == (int(eng.pending[0]) >= 0)
+            choices += after["action"]["choosing"]
         last = frames["frames"][-1]
         assert last["scores"] == rnd["scores"] == [int(x) for x in info.scores[0]]
         assert sum(last["piles"]) == 40 and not any(last["hands"])
+    assert choices > 0  # the game has capture choices (play, then take actions)
     # The same record uploaded gives the same frames; a tampered one is refused.
     assert c.post("/api/replays/frames", json=line).json() == f
     line["rounds"][0]["actions"][0]["captured"] = [0, 1]

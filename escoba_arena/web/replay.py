@@ -34,8 +34,10 @@ def replay_frames(record: str | dict, where: str = "replay") -> dict:
     """Return {"meta", "rounds"} for one replay record; ReplayError if the engine does not reproduce it.
 
     ``rounds[i]`` holds the dealer, the dealer's initial take, ``frames`` (frame 0 is the deal;
-    frame k is the position after action k, with that action's ``actor``, ``action``, ``captured``,
-    ``escoba`` and ``table_before``) and the round's ``points``, ``categories`` and ``scores``.
+    frame k is the position after action k, with that action's ``actor``, ``card``, ``take`` (a
+    table card named during a capture choice), ``choosing`` (a capture choice is under way after
+    it), ``captured``, ``escoba`` and ``table_before``) and the round's ``points``, ``categories``
+    and ``scores``.
     """
     rec = json.loads(record) if isinstance(record, str) else record
     n = check_replay(rec, where)
@@ -72,8 +74,9 @@ def replay_frames(record: str | dict, where: str = "replay") -> dict:
                     snap["piles"][last] += left
                 snap["left"] = left
             frames.append(dict(snap, action={"actor": act["actor"], "card": act["action"],
-                                             "take": pending >= 0, "captured": act["captured"],
-                                             "escoba": act["escoba"], "table_before": before}))
+                                             "take": pending >= 0, "choosing": int(eng.pending[0]) >= 0,
+                                             "captured": act["captured"], "escoba": act["escoba"],
+                                             "table_before": before}))
         rounds.append({"dealer": dealer, "frames": frames, "points": rnd["points"],
                        "categories": rnd["categories"], "scores": rnd["scores"]})
     meta = {k: rec[k] for k in ("seed", "game_id", "rotation", "rules", "mode", "lineup", "seats",

@@ -50,6 +50,8 @@ function draw() {
     const who = `Seat ${a.actor} (${m.seats[a.actor]})`;
     if (a.take) act.textContent = `${who} names ${cardName(a.card)} for the capture` +
         (a.captured.length ? ` and takes ${names(a.captured)}` : "") + (a.escoba ? " · ESCOBA!" : "");
+    else if (a.choosing) act.textContent = `${who} plays ${cardName(a.card)}, which can capture in several ways: ` +
+        "the next moves name the table cards it takes";
     else act.textContent = `${who} plays ${cardName(a.card)}` +
         (a.captured.length ? ` and takes ${names(a.captured.filter(c => c !== a.card))}` : " to the table") +
         (a.escoba ? " · ESCOBA!" : "");
