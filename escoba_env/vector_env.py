@@ -69,7 +69,20 @@ from gymnasium.vector import AutoresetMode
 
 from . import faces
 from .observation import action_masks, encode, obs_size
-from .rules import Rules
+from .rules import Rules, check_seed
+
+
+def _deck_rows(options: Any) -> list | None:
+    """Return the rows of a one-deck-per-game ``deck`` option, or None for anything else."""
+    if not isinstance(options, dict) or "deck" not in options:
+        return None
+    deck = options["deck"]
+    if isinstance(deck, np.ndarray) and deck.ndim == 2:
+        return list(deck)
+    if isinstance(deck, (list, tuple)) and deck and all(
+            isinstance(r, (list, tuple, np.ndarray)) for r in deck):
+        return list(deck)
+    return None
 
 
 class EscobaVectorEnv:
@@ -140,8 +153,25 @@ class EscobaVectorEnv:
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """Start a new game in every slot; return ``(obs, infos)``."""
-        self._np_random = faces.reset_engine(self.engine, seed, options, self._np_random)
+        """Start a new game in every slot; return ``(obs, infos)``.
+
+        Bad seeds (``escoba_env.rules.check_seed``), options or deals raise before anything changes.
+        """
+        if seed is not None:
+            seed = check_seed(seed)
+        rows = _deck_rows(options)
+        if rows is None:
+            self._np_random = faces.reset_engine(self.engine, seed, options, self._np_random)
+        else:  # one deck per game: each row read like a single deck, then dealt as one (N, W) array
+            decks = [faces.parse_reset_options({"deck": r})["deck"] for r in rows]
+            kw = faces.parse_reset_options({k: v for k, v in options.items() if k != "deck"})
+            if seed is None:
+                rng = self._np_random if self._np_random is not None else np.random.default_rng()
+                engine_seed = int(rng.integers(2**63))
+            else:
+                rng, engine_seed = np.random.default_rng(seed), seed
+            self.engine.reset(engine_seed, deck=decks, **kw)
+            self._np_random = rng
         self._length[:] = 0
         return self._observe(), {}
 
@@ -151,6 +181,9 @@ class EscobaVectorEnv:
 
         Raises ValueError, changing nothing, if any action is illegal.
         """
+        if self.engine.done.item(0):  # a new engine's games are all over; reset starts them (and
+            # an env never leaves a finished game between steps: auto-reset replaces it)
+            raise RuntimeError("EscobaVectorEnv.step called before reset(): call reset() first")
         eng = self.engine
         info = eng.step(actions)
         faces.step_rewards(eng, info, self.reward_kind, out=self._rewards)

@@ -31,7 +31,7 @@ VARIANTS = {
     "jokers=2 mesa": {"jokers": 2, "mesa_deal": True},
     "2v2 jokers=2": {"num_players": 4, "partnerships": True, "jokers": 2},
 }
-"""The RULES.md §8 variants; the conformance tests below run for every one of CONFIGS and VARIANTS."""
+"""The docs/rules.md §11 variants; the conformance tests below run for every one of CONFIGS and VARIANTS."""
 # api_test warns about every dict observation space; that is PettingZoo's classic convention.
 HARMLESS = (
     "Observation is not a NumPy array",
