@@ -209,7 +209,7 @@ class raw_env(AECEnv):
     """
 
     metadata = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "escoba_v0",
         "is_parallelizable": False,
         "render_fps": 1,

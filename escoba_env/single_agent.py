@@ -60,7 +60,7 @@ ILLEGAL_ACTIONS = ("terminate", "raise")
 class SingleAgentEscobaEnv(gymnasium.Env):
     """One learner seat of Escoba against fixed opponents (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 1}
 
     def __init__(self, opponents: Any | Sequence[Any], seat: int | None = 0, rules: Rules | None = None,
                  *, episode: str = "game", reward: str = "game", max_rounds: int | None = None,

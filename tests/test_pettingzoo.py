@@ -391,7 +391,7 @@ def test_bad_seed_raises(seed):
     ({"num_players": 5}, "num_players must be 2, 3 or 4"),
     ({"num_player": 3}, r"unknown rules option\(s\) \['num_player'\]"),
     ({"rules": Rules(), "num_players": 3}, "not both"),
-    ({"render_mode": "rgb_array"}, "render_mode must be None or one of"),
+    ({"render_mode": "rgb"}, "render_mode must be None or one of"),
 ])
 def test_bad_constructor_arguments_raise_clear_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
