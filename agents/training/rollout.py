@@ -129,13 +129,17 @@ class RolloutWorker:
                                    max_rounds=cfg.max_rounds)
         self.env.reset(seed=cfg.seed)  # then overwritten by the shard's state
         self.keys = per_game_keys(cfg, rules)
-        self.b = buffers
-        self.np = {k: v.numpy() for k, v in buffers.items()}
+        self.use_buffers(buffers)
         self.load_state(state)
         self.rng = np.random.default_rng(0)
         self.gen = torch.Generator()
 
     # ------------------------------------------------------------------------------ state
+
+    def use_buffers(self, buffers: dict[str, torch.Tensor]) -> None:
+        """Write the next rollouts into ``buffers`` (overlapped, two sets alternate); return None."""
+        self.b = buffers
+        self.np = {k: v.numpy() for k, v in buffers.items()}
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Set the engine and league state of the shard's games; return None."""
