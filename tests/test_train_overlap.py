@@ -11,7 +11,6 @@ import pytest
 from agents.neural import load_checkpoint
 from agents.training import Config, Trainer, WorkerError, train
 from agents.training.workers import LocalProcesses, _state_dicts
-
 from tests.test_train_workers import same, tiny, weights
 
 
