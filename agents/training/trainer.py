@@ -43,6 +43,7 @@ from .config import Config, check_config, config_from_dict, make_rules, resume_c
 from .league import HEURISTICS, OPPONENTS
 from .learner import Learner, new_critic, new_net
 from .metrics import MetricsLogger
+from .overlap import OverlapMixin
 from .rollout import initial_state, merge_states, per_game_keys
 from .workers import InProcess, WorkerError, buffers_for, start_workers
 
@@ -51,7 +52,7 @@ class TrainingInterrupted(RuntimeError):
     """SIGINT or SIGTERM stopped training; the last completed update was saved first."""
 
 
-class Trainer(Learner):
+class Trainer(Learner, OverlapMixin):
     """PPO self-play with a league over rollout workers. ``run()`` trains; ``evaluate()`` measures."""
 
     def __init__(self, cfg: Config, overrides: Sequence[str] | None = None):
@@ -206,40 +207,6 @@ class Trainer(Learner):
         self._apply(res)
         self.global_step += self.n * self.cfg.num_steps
 
-    def _overlapped_update(self, last: bool) -> dict[str, float]:
-        """Collect batch ``update`` (started during the previous update, or now), start the next rollout
-        unless ``last``, then update on the batch; return the update's statistics.
-
-        The next rollout plays with the weights the learner has before this update, so every batch is
-        exactly one update behind the learner (the first two both use the initial weights).
-        """
-        if self.workers is None:
-            self._start_workers()
-        t0 = time.perf_counter()
-        try:
-            if not self._inflight:  # start of a run or a resume: replay the rollout in flight when saved
-                self.workers.start(self.update, self.update % 2, self._behaviour)
-            self._inflight = False
-            res = self.workers.finish()
-            self._apply(res)
-            self.last_rollout_s = time.perf_counter() - t0
-            self._behaviour = ({k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()},
-                               None if self.critic is None else
-                               {k: v.detach().cpu().clone() for k, v in self.critic.state_dict().items()})
-            if not last:
-                for slot in range(len(self.pool)):
-                    if self.worker_pool[slot] is not self.pool[slot]:
-                        self._send_snapshot(slot)
-                self.workers.start(self.update + 1, (self.update + 1) % 2, self._behaviour)
-                self._inflight = True
-        except WorkerError:
-            self.close()
-            raise
-        self._use_set(self.update % 2)
-        stats = self.ppo_update(*self.advantages())
-        self.global_step += self.n * self.cfg.num_steps
-        return stats
-
     def _apply(self, res: list[dict[str, Any]]) -> None:
         """Take the workers' results of a rollout: truncations, bootstrap values, episodes, game state."""
         trunc: dict[int, tuple[list, list]] = {}
@@ -290,34 +257,6 @@ class Trainer(Learner):
             schedule={"next_eval": -1 if self.next_eval is None else self.next_eval,
                       "next_save": self.next_save, "next_snapshot": self.next_snapshot},
             evals=self.evals, **critic, **self._overlap_checkpoint())
-
-    def _overlap_checkpoint(self) -> dict[str, Any]:
-        """Return the checkpoint entry an overlapped run needs to replay its in-flight rollout exactly."""
-        if not self.cfg.overlap:
-            return {}
-        beh = self._behaviour
-        if beh is None:  # no update yet: the next rollout plays the current weights
-            beh = (self.net.state_dict(), None if self.critic is None else self.critic.state_dict())
-        net, critic = (None if d is None else {k: v.detach().cpu().clone() for k, v in d.items()}
-                       for d in beh)
-        return {"overlap": {"behaviour": net, "behaviour_critic": critic,
-                            "worker_pool": list(self.worker_pool)}}
-
-    def _restore_overlap(self, ckpt: dict[str, Any]) -> None:
-        """Take the in-flight rollout's weights and league from an overlapped run's checkpoint; return None.
-
-        A checkpoint without them (a synchronous run, or an overlapped run resumed synchronously) starts
-        the next rollout with the learner's weights and league.
-        """
-        self.worker_pool = list(self.pool)
-        ov = ckpt.get("overlap")
-        if not self.cfg.overlap or ov is None:
-            return
-        critic = ov["behaviour_critic"] if self.critic is not None else None
-        if self.critic is not None and critic is None:
-            critic = {k: v.detach().clone() for k, v in self.critic.state_dict().items()}
-        self._behaviour = (dict(ov["behaviour"]), critic)
-        self.worker_pool = [None if sd is None else dict(sd) for sd in ov["worker_pool"]]
 
     def save(self, path: str | None = None) -> str:
         """Write the training checkpoint to ``path`` (default ``checkpoints/latest.pt``); return the path."""
