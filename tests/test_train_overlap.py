@@ -83,3 +83,14 @@ def test_a_dying_worker_stops_an_overlapped_run_with_the_last_update(tmp_path):
 def test_overlap_is_a_checked_flag(tmp_path):
     with pytest.raises(TypeError, match="overlap must be a bool"):
         Trainer(tiny(tmp_path, overlap=1))
+
+
+@pytest.mark.slow
+def test_ray_actors_overlap_like_local_processes(tmp_path):
+    pytest.importorskip("ray")
+    runs = []
+    for backend in ("local", "ray"):
+        t = Trainer(tiny(tmp_path, backend, overlap=True, workers=2, backend=backend))
+        assert t.run(max_updates=3)["updates"] == 3
+        runs.append(weights(t))
+    assert same(*runs)
