@@ -1,14 +1,16 @@
 """Training throughput: env steps per second, including inference and PPO updates, per worker count.
 
-Runs the real ``agents.training.Trainer`` (no evaluation, no TensorBoard) for a few updates after one
-warm-up update and prints, per configuration and per worker count, env steps/s in wall time and per
+Runs the real ``agents.training.Trainer`` loop (``Trainer.run``: no evaluation, no TensorBoard) for a
+few updates after one warm-up update and prints, per configuration, per worker count and per scheme
+(synchronous, or rollouts overlapped with the update), env steps/s in wall time and per
 CPU-second (of the trainer and its worker processes together: the CPU figure is what the machine
 would give if nothing else ran on it; on a shared machine the wall figure mostly measures the
-neighbours), with the split between rollout (env + inference + opponents, in the workers), GAE and
-the PPO update (in the trainer). "Env steps" are decisions of every seat in every game, the
+neighbours), and the share of the wall time the learner spent in (or waiting for) the rollout rather
+than in GAE and the PPO update. "Env steps" are decisions of every seat in every game, the
 opponents' included, the unit of ``total_steps`` and of ``charts/sps``.
 
     python benchmarks/bench_train.py --workers 1 2         # pure self-play and the default league
+    python benchmarks/bench_train.py --workers 1 2 --overlap off on --repeat 3
     python benchmarks/bench_train.py --workers 1 4 8 16 --threads 4 --device cuda
     python benchmarks/bench_train.py --hidden 256 256 --updates 5 --profile
     python benchmarks/bench_train.py --endgame-features
@@ -51,34 +53,30 @@ def cpu_now(t: Trainer) -> float:
 
 
 def measure(cfg: Config, updates: int, profile: bool = False) -> dict[str, float]:
-    """Return wall and CPU seconds of rollout, GAE and update over ``updates`` updates, and steps."""
+    """Return the wall and CPU seconds of ``updates`` updates of the training loop, the seconds the learner
+    spent in (or waiting for) rollouts, and the env steps.
+
+    The loop runs ``updates + 2`` updates and the figures cover updates 2 to ``updates + 1``: the first
+    one warms up (worker start, allocations, first calls, an overlapped run's unoverlapped first
+    rollout) and the last one of an overlapped run starts no next rollout.
+    """
     t = Trainer(cfg)
-    try:
-        t.rollout()
-        t.ppo_update(*t.advantages())  # warm-up (worker start, allocations, first-call costs)
-        parts = {"rollout": [0.0, 0.0], "gae": [0.0, 0.0], "update": [0.0, 0.0]}
-        prof = cProfile.Profile() if profile else None
-        if prof:
+    marks: list[tuple[float, float, float]] = []
+    prof = cProfile.Profile() if profile else None
+
+    def mark(tr: Trainer, _stats: dict) -> None:
+        if prof and len(marks) == 1:
             prof.enable()
-        for _ in range(updates):
-            for name in parts:
-                w0, c0 = time.perf_counter(), cpu_now(t)
-                if name == "rollout":
-                    t.rollout()
-                elif name == "gae":
-                    adv, ret = t.advantages()
-                else:
-                    t.ppo_update(adv, ret)
-                parts[name][0] += time.perf_counter() - w0
-                parts[name][1] += cpu_now(t) - c0
-        if prof:
+        if prof and len(marks) == updates + 1:
             prof.disable()
-            pstats.Stats(prof).sort_stats("tottime").print_stats(18)
-    finally:
-        t.close()
-    out = {f"{k}_{w}": v[i] for k, v in parts.items() for i, w in enumerate(("wall", "cpu"))}
-    out["steps"] = updates * cfg.num_envs * cfg.num_steps
-    return out
+        marks.append((time.perf_counter(), cpu_now(tr), tr.last_rollout_s))
+
+    t.run(max_updates=updates + 2, callback=mark)
+    if prof:
+        pstats.Stats(prof).sort_stats("tottime").print_stats(18)
+    return {"wall": marks[updates][0] - marks[0][0], "cpu": marks[updates][1] - marks[0][1],
+            "rollout_wall": sum(m[2] for m in marks[1:updates + 1]),
+            "steps": updates * cfg.num_steps * cfg.num_envs}
 
 
 def _device(text: str) -> str:
@@ -111,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="torch device of the learner: cpu or cuda")
     ap.add_argument("--endgame-features", action="store_true",
                     help="the network also reads the exact 2-player endgame values")
+    ap.add_argument("--overlap", choices=("off", "on"), nargs="+", default=["off"],
+                    help="schemes to measure: off (synchronous), on (rollouts overlap the update)")
+    ap.add_argument("--repeat", type=positive_int, default=1,
+                    help="measure every row this many times, interleaved (a shared machine drifts)")
     ap.add_argument("--updates", type=positive_int, default=3)
     ap.add_argument("--profile", action="store_true", help="print the trainer's top functions (cProfile)")
     args = ap.parse_args(argv)
@@ -118,29 +120,28 @@ def main(argv: list[str] | None = None) -> int:
           f"{os.getloadavg()[0]:.1f}, threads={args.threads}, num_envs={args.num_envs}, "
           f"num_steps={args.num_steps}, hidden={args.hidden}, head={args.head}, "
           f"minibatches={args.num_minibatches}, epochs={args.update_epochs}, device={args.device}, "
-          f"endgame_features={args.endgame_features}")
+          f"endgame_features={args.endgame_features}", flush=True)
     leagues = {
         "self-play only": dict(opp_self=1.0, opp_snapshot=0.0, opp_greedy=0.0, opp_expert=0.0),
         "default league": {},
     }
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            for label, league in leagues.items():
-                for k in args.workers:
-                    cfg = Config(run_name="bench", runs_dir=tmp, num_envs=args.num_envs,
-                                 num_steps=args.num_steps, hidden=tuple(args.hidden), head=args.head,
-                                 num_minibatches=args.num_minibatches, update_epochs=args.update_epochs,
-                                 threads=args.threads, eval_interval=0, device=args.device,
-                                 endgame_features=args.endgame_features, tensorboard=False, progress=False,
-                                 snapshot_interval=1, workers=k, **league)
-                    r = measure(cfg, args.updates, args.profile)
-                    wall = r["rollout_wall"] + r["gae_wall"] + r["update_wall"]
-                    cpu = r["rollout_cpu"] + r["gae_cpu"] + r["update_cpu"]
-                    print(f"{label:>15}, {k:2d} worker(s): {r['steps'] / wall:9,.0f} env steps/s wall, "
-                          f"{r['steps'] / cpu:9,.0f} per CPU-second | wall split: rollout "
-                          f"{r['rollout_wall'] / wall:.0%}, GAE {r['gae_wall'] / wall:.0%}, "
-                          f"update {r['update_wall'] / wall:.0%} | rollout "
-                          f"{r['steps'] / r['rollout_wall']:,.0f} steps/s wall", flush=True)
+            rows = [(r, label, league, k, ov) for r in range(args.repeat) for label, league in leagues.items()
+                    for k in args.workers for ov in args.overlap]
+            for i, (rep, label, league, k, ov) in enumerate(rows):
+                cfg = Config(run_name=f"bench{i}", runs_dir=tmp, num_envs=args.num_envs, overlap=ov == "on",
+                             num_steps=args.num_steps, hidden=tuple(args.hidden), head=args.head,
+                             num_minibatches=args.num_minibatches, update_epochs=args.update_epochs,
+                             threads=args.threads, eval_interval=0, device=args.device,
+                             endgame_features=args.endgame_features, tensorboard=False, progress=False,
+                             snapshot_interval=1, workers=k, total_steps=10**12, **league)
+                r = measure(cfg, args.updates, args.profile)
+                scheme = "overlapped" if ov == "on" else "synchronous"
+                print(f"run {rep + 1}, {label}, {k} worker(s), {scheme}: {r['steps'] / r['wall']:,.0f} env "
+                      f"steps/s wall, {r['steps'] / r['cpu']:,.0f} per CPU-second | learner in or waiting "
+                      f"for the rollout {r['rollout_wall'] / r['wall']:.0%} of the wall time | load average "
+                      f"{os.getloadavg()[0]:.1f}", flush=True)
     except (ValueError, OSError) as e:
         print(f"bench_train.py: error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2

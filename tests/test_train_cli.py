@@ -143,7 +143,8 @@ def _wait_for_training(tmp_path, proc: subprocess.Popen) -> None:
     raise AssertionError(f"training did not start: {proc.communicate()}")
 
 
-@pytest.mark.parametrize(("sig", "extra"), [(signal.SIGTERM, ()), (signal.SIGINT, ("--workers", "2"))])
+@pytest.mark.parametrize(("sig", "extra"), [(signal.SIGTERM, ()), (signal.SIGINT, ("--workers", "2")),
+                                           (signal.SIGTERM, ("--overlap",))])
 def test_a_signal_saves_the_last_update_and_exits_with_one_line(tmp_path, sig, extra):
     proc = _start(tmp_path, *extra)
     _wait_for_training(tmp_path, proc)

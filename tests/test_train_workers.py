@@ -148,3 +148,28 @@ def test_ray_backend_trains_stops_on_a_dead_actor_resumes_and_evaluates(tmp_path
             "--eval-deals", "4"]
     assert main(args) == 0
     assert "trained to step 576" in capsys.readouterr().out
+
+
+def test_league_rollout_computes_the_move_features_once_per_step_with_the_same_values(tmp_path, monkeypatch):
+    """The learner's and the snapshots' games share one feature call a step, equal to separate calls."""
+    from agents.neural import PolicyValueNet
+    from agents.training.league import LEARNER
+
+    t = Trainer(tiny(tmp_path, opp_self=0.0, opp_snapshot=1.0, opp_greedy=0.0, opp_expert=0.0))
+    t._add_snapshot()
+    for _ in range(12):  # until some games started against the snapshot
+        t.rollout()
+        w = t.workers.worker
+        code = w.controller[np.arange(w.n), w.env.engine.to_act]
+        if (code >= SNAP0).any():
+            break
+    assert (code == LEARNER).any() and (code >= SNAP0).any()
+    calls: list[int] = []
+    real = PolicyValueNet.features
+    monkeypatch.setattr(PolicyValueNet, "features", lambda net, obs: calls.append(len(obs)) or real(net, obs))
+    feat = w._shared_features(code)
+    for rows in (np.flatnonzero(code == LEARNER), np.flatnonzero(code >= SNAP0)):
+        np.testing.assert_array_equal(feat(rows), real(w.net, w._obs[rows]))
+    assert calls == [int(((code == LEARNER) | (code >= SNAP0)).sum())]
+    t.rollout()
+    assert len(calls) == 1 + t.cfg.num_steps  # one call a step, whatever the opponents

@@ -43,6 +43,11 @@ class Config:
     shards, each played by a worker process (``backend="local"``) or Ray actor (``backend="ray"``)
     while the trainer only learns. Same seed and worker count give the same weights; the count may
     change on resume."""
+    overlap: bool = False
+    """Overlap rollouts with the update: the workers collect batch k+1 with the weights of update k-1
+    while the learner updates on batch k (a fixed one-update lag: still exactly reproducible for a
+    given seed and worker count; PPO's clipped ratio against the stored behaviour log-probs corrects
+    it). Runs the rollout in worker processes even with ``workers=1``."""
     backend: str = "local"
     """Where the rollout workers run when ``workers > 1``: ``local`` processes or ``ray`` actors."""
     ray_address: str | None = None
@@ -271,6 +276,8 @@ def check_config(cfg: Config) -> None:
     if cfg.workers > cfg.num_envs:
         raise ValueError(f"workers ({cfg.workers}) must be <= num_envs ({cfg.num_envs}): each plays a shard "
                          f"of the games")
+    if not isinstance(cfg.overlap, bool):
+        raise TypeError(f"overlap must be a bool, got {cfg.overlap!r}")
     if cfg.ray_address is not None and cfg.backend != "ray":
         raise ValueError("ray_address needs backend='ray'")
     _check_run_name(cfg.run_name)

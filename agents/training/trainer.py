@@ -4,7 +4,10 @@
 games with the current weights), GAE and PPO update on the whole batch, then snapshot, evaluation and
 checkpoint when due. The scheme is synchronous: every rollout uses the weights of the last update,
 so the data is exactly on-policy and a run is exactly reproducible (same seed, same worker count,
-same weights); ``docs/training.md`` says why it was chosen over an asynchronous one.
+same weights). With ``overlap`` the workers collect batch k+1 with the weights of update k-1 while
+the learner updates on batch k: a fixed one-update lag, so a run stays exactly reproducible, and a
+checkpoint stores the behaviour weights and league of the in-flight rollout, which a resumed run
+replays (``docs/training.md``).
 
 A run stops cleanly, saving ``checkpoints/latest.pt`` of the last completed update, on SIGINT or
 SIGTERM (``TrainingInterrupted``) and when a worker dies (``WorkerError``).
@@ -40,6 +43,7 @@ from .config import Config, check_config, config_from_dict, make_rules, resume_c
 from .league import HEURISTICS, OPPONENTS
 from .learner import Learner, new_critic, new_net
 from .metrics import MetricsLogger
+from .overlap import OverlapMixin
 from .rollout import initial_state, merge_states, per_game_keys
 from .workers import InProcess, WorkerError, buffers_for, start_workers
 
@@ -48,7 +52,7 @@ class TrainingInterrupted(RuntimeError):
     """SIGINT or SIGTERM stopped training; the last completed update was saved first."""
 
 
-class Trainer(Learner):
+class Trainer(Learner, OverlapMixin):
     """PPO self-play with a league over rollout workers. ``run()`` trains; ``evaluate()`` measures."""
 
     def __init__(self, cfg: Config, overrides: Sequence[str] | None = None):
@@ -107,18 +111,30 @@ class Trainer(Learner):
         self._keys = per_game_keys(cfg, self.rules)
 
         nf = len(self.net.feature_names) if self.net.uses_features else 0
-        self.buf = buffers_for(cfg, self.rules, nf)
-        b = self.buf
-        self.buf_obs, self.buf_mask, self.buf_priv, self.buf_feat = b["obs"], b["mask"], b["priv"], b["feat"]
-        self.buf_act, self.buf_logp = b["act"], b["logp"]
-        self.values, self.actor, self.learner = b["values"].numpy(), b["actor"].numpy(), b["learner"].numpy()
-        self.rewards, self.dones = b["rewards"].numpy(), b["dones"].numpy()
+        # overlap: two sets of buffers, the workers fill one while the learner reads the other
+        self._bufsets = [buffers_for(cfg, self.rules, nf) for _ in range(2 if cfg.overlap else 1)]
+        self._use_set(0)
+        # overlap: the weights and league of the next rollout to start (one update behind the learner)
+        self._behaviour: tuple[dict, dict | None] | None = None
+        self.worker_pool: list[dict[str, torch.Tensor] | None] = list(self.pool)
+        if ckpt is not None:
+            self._restore_overlap(ckpt)
+        self._inflight = False
+        self.last_rollout_s = 0.0  # seconds the last update spent in (or waiting for) its rollout
         self._boot = np.zeros((self.n, self.p), np.float32)
         self._trunc: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.workers = None
         self.logger: MetricsLogger | None = None
         self._finished: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._stop: int | None = None
+
+    def _use_set(self, i: int) -> None:
+        """Point the learner at rollout buffer set ``i``; return None."""
+        self.buf = b = self._bufsets[i]
+        self.buf_obs, self.buf_mask, self.buf_priv, self.buf_feat = b["obs"], b["mask"], b["priv"], b["feat"]
+        self.buf_act, self.buf_logp = b["act"], b["logp"]
+        self.values, self.actor, self.learner = b["values"].numpy(), b["actor"].numpy(), b["learner"].numpy()
+        self.rewards, self.dones = b["rewards"].numpy(), b["dones"].numpy()
 
     # ------------------------------------------------------------------------- league state
 
@@ -149,15 +165,22 @@ class Trainer(Learner):
         slot = self.pool_next
         self.pool[slot] = sd
         self.pool_next = (slot + 1) % self.cfg.max_snapshots
+        if not self.cfg.overlap:  # overlapped: the workers get it before the rollout after the next
+            self._send_snapshot(slot)
+
+    def _send_snapshot(self, slot: int) -> None:
+        """Give league slot ``slot`` of the learner to the workers; return None."""
+        self.worker_pool[slot] = self.pool[slot]
         if self.workers is not None:
-            self.workers.set_snapshot(slot, sd)
+            self.workers.set_snapshot(slot, self.pool[slot])
 
     # ------------------------------------------------------------------------------ rollout
 
     def _start_workers(self) -> None:
         """Start the rollout workers on the current games and league; return None."""
-        self.workers = start_workers(self.cfg, self.rules, self._state, self.buf, self.net, self.critic)
-        for slot, sd in enumerate(self.pool):
+        self.workers = start_workers(self.cfg, self.rules, self._state, self._bufsets, self.net, self.critic)
+        self._inflight = False
+        for slot, sd in enumerate(self.worker_pool):
             if sd is not None:
                 self.workers.set_snapshot(slot, sd)
 
@@ -166,6 +189,7 @@ class Trainer(Learner):
         if self.workers is not None:
             self.workers.close()
             self.workers = None
+        self._inflight = False  # an overlapped rollout still running is dropped; a new one replays it
 
     def rollout(self) -> None:
         """Let every worker play ``num_steps`` steps in its games, filling the buffers; return None.
@@ -179,6 +203,12 @@ class Trainer(Learner):
         except WorkerError:
             self.close()
             raise
+        self._use_set(0)
+        self._apply(res)
+        self.global_step += self.n * self.cfg.num_steps
+
+    def _apply(self, res: list[dict[str, Any]]) -> None:
+        """Take the workers' results of a rollout: truncations, bootstrap values, episodes, game state."""
         trunc: dict[int, tuple[list, list]] = {}
         for r in res:
             for t, (g, v) in r["trunc"].items():
@@ -189,7 +219,6 @@ class Trainer(Learner):
         self._finished.extend(f for r in res for f in r["finished"])
         states = [r["state"] for r in res]
         self._state = states[0] if len(res) == 1 else merge_states(states, self._keys)
-        self.global_step += self.n * self.cfg.num_steps
 
     # --------------------------------------------------------------------------- evaluation
 
@@ -227,7 +256,7 @@ class Trainer(Learner):
             league=league, engine=engine,
             schedule={"next_eval": -1 if self.next_eval is None else self.next_eval,
                       "next_save": self.next_save, "next_snapshot": self.next_snapshot},
-            evals=self.evals, **critic)
+            evals=self.evals, **critic, **self._overlap_checkpoint())
 
     def save(self, path: str | None = None) -> str:
         """Write the training checkpoint to ``path`` (default ``checkpoints/latest.pt``); return the path."""
@@ -324,9 +353,16 @@ class Trainer(Learner):
                         g["lr"] = frac * c.learning_rate
                 if c.distill_anneal:
                     self.distill_weight = frac * c.distill_coef
-                self.rollout()
-                t1 = time.perf_counter()
-                stats = self.ppo_update(*self.advantages())
+                if c.overlap:
+                    last = (self.global_step + self.n * c.num_steps >= c.total_steps
+                            or (max_updates is not None and done_updates + 1 >= max_updates))
+                    stats = self._overlapped_update(last)
+                    t1 = t0 + self.last_rollout_s
+                else:
+                    self.rollout()
+                    t1 = time.perf_counter()
+                    self.last_rollout_s = t1 - t0
+                    stats = self.ppo_update(*self.advantages())
                 t2 = time.perf_counter()
                 self.update += 1
                 done_updates += 1

@@ -1,13 +1,17 @@
 """Where the rollout workers run: in the trainer's process, in local processes, or as Ray actors.
 
-All three give the trainer the same interface (``set_snapshot``, ``rollout``, ``close``) and fill the
-trainer's rollout buffers with the same numbers for the same worker count:
+All three give the trainer the same interface (``set_snapshot``, ``start`` then ``finish`` a rollout,
+or ``rollout`` for both, ``close``) and fill the trainer's rollout buffers with the same numbers for
+the same worker count. The trainer passes one set of buffers, or two when it overlaps rollouts with
+the update (``Config.overlap``): each rollout names the set it fills, so the workers write batch k+1
+into one set while the learner reads batch k from the other.
 
-- ``InProcess`` (``workers=1``): one ``RolloutWorker`` over all games, sharing the learner's network
-  when it is on the CPU;
-- ``LocalProcesses`` (``workers=K``, ``backend="local"``): K forked processes; the rollout buffers and
-  a copy of the weights live in shared memory, so one rollout costs two small pipe messages per
-  worker (the command, then the shard's episode statistics and game state), never a per-step object;
+- ``InProcess`` (``workers=1`` without overlap): one ``RolloutWorker`` over all games, sharing the
+  learner's network when it is on the CPU;
+- ``LocalProcesses`` (``workers=K`` or ``overlap``, ``backend="local"``): K forked processes; the
+  rollout buffers and a copy of the weights live in shared memory, so one rollout costs two small
+  pipe messages per worker (the command, then the shard's episode statistics and game state), never
+  a per-step object;
 - ``RayActors`` (``backend="ray"``): K Ray actors, on a cluster or a private local Ray instance bound
   to 127.0.0.1 without dashboard; the weights go out once per rollout through the object store and
   each actor sends its shard's buffers back.
@@ -43,7 +47,13 @@ def shards(num_games: int, workers: int) -> list[tuple[int, int]]:
     return list(zip(cuts[:-1], cuts[1:], strict=True))
 
 
-def _state_dicts(net: PolicyValueNet, critic: ValueNet | None) -> tuple[dict, dict | None]:
+BufferSet = dict[str, torch.Tensor]
+"""One set of rollout buffers (see ``rollout.make_buffers``)."""
+Weights = tuple[dict[str, torch.Tensor], dict[str, torch.Tensor] | None]
+"""The (policy, critic or None) state dicts a rollout plays with."""
+
+
+def _state_dicts(net: PolicyValueNet, critic: ValueNet | None) -> Weights:
     """Return CPU copies of the policy's and the critic's weights."""
     def cpu(m: torch.nn.Module) -> dict[str, torch.Tensor]:
         return {k: v.detach().cpu().clone() for k, v in m.state_dict().items()}
@@ -53,30 +63,45 @@ def _state_dicts(net: PolicyValueNet, critic: ValueNet | None) -> tuple[dict, di
 class InProcess:
     """One rollout worker over every game, in the trainer's own process."""
 
-    def __init__(self, cfg: Config, rules: Rules, state: dict[str, Any], buffers: dict[str, torch.Tensor],
+    def __init__(self, cfg: Config, rules: Rules, state: dict[str, Any], buffers: list[BufferSet],
                  net: PolicyValueNet, critic: ValueNet | None):
         """Start the worker; it plays with ``net``/``critic`` themselves when they are on the CPU."""
         self.shared = next(net.parameters()).device.type == "cpu"
-        self.worker = RolloutWorker(cfg, rules, 0, 0, cfg.num_envs, state, buffers,
+        self.worker = RolloutWorker(cfg, rules, 0, 0, cfg.num_envs, state, buffers[0],
                                     net if self.shared else None, critic if self.shared else None)
-        self.net, self.critic = net, critic
+        self.net, self.critic, self.buffers = net, critic, buffers
+        self.result: dict[str, Any] | None = None
 
     def set_snapshot(self, slot: int, weights: dict[str, torch.Tensor]) -> None:
         """Put ``weights`` into league slot ``slot``; return None."""
         self.worker.set_snapshot(slot, weights)
 
+    def start(self, update: int, bufset: int = 0, weights: Weights | None = None) -> None:
+        """Play rollout ``update`` into buffer set ``bufset`` (here, at once) with ``weights`` (None: the
+        learner's current ones); return None."""
+        if weights is not None and self.shared:
+            raise ValueError("the in-process worker plays the learner's own network: no other weights")
+        if not self.shared:
+            self.worker.set_weights(*(_state_dicts(self.net, self.critic) if weights is None else weights))
+        self.worker.use_buffers(self.buffers[bufset])
+        self.result = self.worker.rollout(update)
+
+    def finish(self) -> list[dict[str, Any]]:
+        """Return [the worker's result] of the rollout started last."""
+        res, self.result = self.result, None
+        return [res]
+
     def rollout(self, update: int) -> list[dict[str, Any]]:
         """Play rollout ``update`` with the learner's current weights; return [the worker's result]."""
-        if not self.shared:
-            self.worker.set_weights(*_state_dicts(self.net, self.critic))
-        return [self.worker.rollout(update)]
+        self.start(update)
+        return self.finish()
 
     def close(self) -> None:
         """Nothing to release; return None."""
 
 
 def _serve(conn: Any, inherited: list[Any], cfg: Config, rules: Rules, index: int, lo: int, hi: int,
-           state: dict[str, Any], buffers: dict[str, torch.Tensor],
+           state: dict[str, Any], buffers: list[dict[str, torch.Tensor]],
            weights: dict[str, dict[str, torch.Tensor] | None]) -> None:
     """Worker-process loop: answer the trainer's commands until told to close, or the trainer is gone."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle
@@ -86,7 +111,8 @@ def _serve(conn: Any, inherited: list[Any], cfg: Config, rules: Rules, index: in
     trainer = os.getppid()
     torch.set_num_threads(1)
     try:
-        worker = RolloutWorker(cfg, rules, index, lo, hi, state, {k: v[:, lo:hi] for k, v in buffers.items()})
+        sets = [{k: v[:, lo:hi] for k, v in b.items()} for b in buffers]
+        worker = RolloutWorker(cfg, rules, index, lo, hi, state, sets[0])
         while True:
             while not conn.poll(1.0):
                 if os.getppid() != trainer:  # orphaned: the trainer died without closing us
@@ -94,6 +120,7 @@ def _serve(conn: Any, inherited: list[Any], cfg: Config, rules: Rules, index: in
             msg = conn.recv()
             if msg[0] == "rollout":
                 worker.set_weights(weights["net"], weights["critic"])
+                worker.use_buffers(sets[msg[2]])
                 res = worker.rollout(msg[1])
                 conn.send(("ok", res))
             elif msg[0] == "snapshot":
@@ -112,7 +139,7 @@ def _serve(conn: Any, inherited: list[Any], cfg: Config, rules: Rules, index: in
 class LocalProcesses:
     """K forked worker processes sharing the rollout buffers and the weights through shared memory."""
 
-    def __init__(self, cfg: Config, rules: Rules, state: dict[str, Any], buffers: dict[str, torch.Tensor],
+    def __init__(self, cfg: Config, rules: Rules, state: dict[str, Any], buffers: list[BufferSet],
                  net: PolicyValueNet, critic: ValueNet | None):
         """Fork the workers, each with its shard of ``state``; ``buffers`` must be in shared memory."""
         self.net, self.critic = net, critic
@@ -154,14 +181,26 @@ class LocalProcesses:
         for k in range(len(self.procs)):
             self._send(k, ("snapshot", slot, weights))
 
-    def rollout(self, update: int) -> list[dict[str, Any]]:
-        """Publish the weights, run rollout ``update`` on every worker; return their results in order."""
+    def start(self, update: int, bufset: int = 0, weights: Weights | None = None) -> None:
+        """Publish ``weights`` (None: the learner's current ones) and start rollout ``update`` into buffer
+        set ``bufset`` on every worker; return None at once."""
+        given = dict(zip(("net", "critic"), weights, strict=True)) if weights is not None else None
         for name, m in (("net", self.net), ("critic", self.critic)):
             if m is not None:
-                for key, v in m.state_dict().items():
+                sd = m.state_dict() if given is None else given[name]
+                for key, v in sd.items():
                     self.weights[name][key].copy_(v)
         for k in range(len(self.procs)):
-            self._send(k, ("rollout", update))
+            self._send(k, ("rollout", update, bufset))
+
+    def rollout(self, update: int) -> list[dict[str, Any]]:
+        """Publish the weights, run rollout ``update`` on every worker; return their results in order."""
+        self.start(update)
+        return self.finish()
+
+    def finish(self) -> list[dict[str, Any]]:
+        """Wait for the rollout started last; return the workers' results in order (``WorkerError`` if
+        one died or failed)."""
         out = []
         for k, conn in enumerate(self.conns):
             while not conn.poll(0.2):
@@ -207,8 +246,11 @@ class RayRolloutActor:
         """Put ``weights`` into league slot ``slot``; return None."""
         self.worker.set_snapshot(slot, weights)
 
-    def rollout(self, update: int, weights: tuple[dict, dict | None]) -> tuple[dict[str, Any], dict]:
-        """Run rollout ``update`` with ``weights``; return (its result, the shard's buffers as arrays)."""
+    def rollout(self, update: int, weights: Weights, bufset: int = 0) -> tuple[dict[str, Any], dict]:
+        """Run rollout ``update`` with ``weights``; return (its result, the shard's buffers as arrays).
+
+        One set of buffers is enough here whatever ``bufset``: Ray copies the returned arrays into its
+        object store when the call returns, and the trainer copies them into its set ``bufset``."""
         self.worker.set_weights(*weights)
         res = self.worker.rollout(update)
         return res, self.worker.np
@@ -238,7 +280,7 @@ def _local_only(ray: Any) -> None:
 class RayActors:
     """K Ray actors, each a ``RayRolloutActor`` over one shard of the games."""
 
-    def __init__(self, cfg: Config, rules: Rules, state: dict[str, Any], buffers: dict[str, torch.Tensor],
+    def __init__(self, cfg: Config, rules: Rules, state: dict[str, Any], buffers: list[BufferSet],
                  net: PolicyValueNet, critic: ValueNet | None):
         """Connect to ``cfg.ray_address`` (or start a private local instance) and start the actors."""
         ray = _ray()
@@ -261,11 +303,13 @@ class RayActors:
                     os.environ.clear()
                     os.environ.update(saved)
             self.started = True
-        self.np = {k: v.numpy() for k, v in buffers.items()}
+        self.np = [{k: v.numpy() for k, v in b.items()} for b in buffers]
+        self.refs: list[Any] = []
+        self.bufset = 0
         self.bounds = shards(cfg.num_envs, cfg.workers)
         actor = ray.remote(num_cpus=1, max_restarts=0)(RayRolloutActor)
         keys = per_game_keys(cfg, rules)
-        nf = buffers["feat"].shape[-1]
+        nf = buffers[0]["feat"].shape[-1]
         self.actors = [actor.remote(cfg, rules, k, lo, hi, shard_state(state, keys, lo, hi), nf)
                        for k, (lo, hi) in enumerate(self.bounds)]
 
@@ -282,14 +326,26 @@ class RayActors:
         ref = self.ray.put(weights)
         self._get([a.set_snapshot.remote(slot, ref) for a in self.actors])
 
-    def rollout(self, update: int) -> list[dict[str, Any]]:
-        """Run rollout ``update`` on every actor, copy their buffers in; return their results in order."""
-        ref = self.ray.put(_state_dicts(self.net, self.critic))
-        got = self._get([a.rollout.remote(update, ref) for a in self.actors])
+    def start(self, update: int, bufset: int = 0, weights: Weights | None = None) -> None:
+        """Start rollout ``update`` on every actor with ``weights`` (None: the learner's current ones),
+        for buffer set ``bufset``; return None at once."""
+        ref = self.ray.put(_state_dicts(self.net, self.critic) if weights is None else weights)
+        self.refs = [a.rollout.remote(update, ref, bufset) for a in self.actors]
+        self.bufset = bufset
+
+    def finish(self) -> list[dict[str, Any]]:
+        """Wait for the rollout started last, copy the actors' buffers in; return their results in order."""
+        refs, self.refs = self.refs, []
+        got = self._get(refs)
         for (_, arrays), (lo, hi) in zip(got, self.bounds, strict=True):
             for key, arr in arrays.items():
-                self.np[key][:, lo:hi] = arr
+                self.np[self.bufset][key][:, lo:hi] = arr
         return [res for res, _ in got]
+
+    def rollout(self, update: int) -> list[dict[str, Any]]:
+        """Run rollout ``update`` on every actor, copy their buffers in; return their results in order."""
+        self.start(update)
+        return self.finish()
 
     def close(self) -> None:
         """Stop the actors, and the local Ray instance if this started it; return None."""
@@ -304,10 +360,11 @@ class RayActors:
             self.started = False
 
 
-def start_workers(cfg: Config, rules: Rules, state: dict[str, Any], buffers: dict[str, torch.Tensor],
+def start_workers(cfg: Config, rules: Rules, state: dict[str, Any], buffers: list[BufferSet],
                   net: PolicyValueNet, critic: ValueNet | None) -> InProcess | LocalProcesses | RayActors:
-    """Return the rollout workers ``cfg`` asks for, started on ``state`` (the whole run's games)."""
-    if cfg.workers == 1 and cfg.backend == "local":
+    """Return the rollout workers ``cfg`` asks for, started on ``state`` (the whole run's games), writing
+    into the buffer sets ``buffers``."""
+    if cfg.workers == 1 and cfg.backend == "local" and not cfg.overlap:
         return InProcess(cfg, rules, state, buffers, net, critic)
     if cfg.backend == "ray":
         return RayActors(cfg, rules, state, buffers, net, critic)
@@ -317,4 +374,4 @@ def start_workers(cfg: Config, rules: Rules, state: dict[str, Any], buffers: dic
 def buffers_for(cfg: Config, rules: Rules, num_features: int) -> dict[str, torch.Tensor]:
     """Return the trainer's rollout buffers, in shared memory when local worker processes write them."""
     return make_buffers(cfg, rules, num_features, cfg.num_envs,
-                        shared=cfg.backend == "local" and cfg.workers > 1)
+                        shared=cfg.backend == "local" and (cfg.workers > 1 or cfg.overlap))
