@@ -12,6 +12,8 @@ search         determinized Monte Carlo (PIMC); ``sims`` rollouts per decision, 
 oracle         CHEATING, upper-bound reference: the search seeing all hidden cards
 endgame        ``base`` (expert) playing the exact 2-player endgame once the stock is empty
 checkpoint     ``checkpoint:path/to/model.pt``: a trained neural agent (training issue)
+openspiel-     ``openspiel-ismcts:sims=N``: OpenSpiel's IS-MCTS bot (extra ``[openspiel]``,
+ismcts         ``agents.ismcts``)
 =============  ===========================================================================
 
 An unknown name or a bad parameter raises ``ValueError`` listing what exists. ``checkpoint:PATH``
@@ -123,6 +125,19 @@ def _bool(text: str) -> bool:
 
 
 _bool.__name__ = "bool (true/false)"
+def _ismcts(rules: Rules | None = None, seed: int | None = None, **params: Any) -> Agent:
+    """Return OpenSpiel's IS-MCTS agent (``agents.ismcts``; imports OpenSpiel)."""
+    try:
+        from .ismcts import ISMCTSAgent
+
+        return ISMCTSAgent(rules=rules, seed=seed, **params)
+    except ImportError as e:
+        raise ValueError(f"openspiel-ismcts needs OpenSpiel: pip install 'escoba-env[openspiel]' "
+                         f"({e})") from None
+
+
+register("openspiel-ismcts", _ismcts, {"sims": int, "uct_c": float, "rollouts": int},
+         "OpenSpiel's IS-MCTS bot on the python_escoba game; sims = simulations per decision (default 100)")
 register("checkpoint", _load_checkpoint, {"path": str, "device": str, "deterministic": _bool},
          "a trained neural agent: checkpoint:path/to/model.pt (training issue)")
 
