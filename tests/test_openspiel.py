@@ -283,3 +283,21 @@ def test_ismcts_agent_is_legal_and_deterministic():
     assert make_agent("openspiel-ismcts:sims=5", seed=0).act(obs, forced) == int(np.flatnonzero(mask)[0])
     with pytest.raises(ValueError, match="sims"):
         make_agent("openspiel-ismcts:sims=0")
+
+
+def test_example_plays_a_round(capsys):
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).parents[1] / "examples" / "openspiel_ismcts.py"
+    spec = importlib.util.spec_from_file_location("openspiel_ismcts_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    assert example.main(["--sims", "5", "--seed", "3"]) == 0
+    first = capsys.readouterr().out
+    assert example.main(["--sims", "5", "--seed", "3"]) == 0
+    assert capsys.readouterr().out == first  # same seed, same round
+    assert first.splitlines()[-1].startswith("total over 1 round(s): IS-MCTS ")
+    assert example.main(["--sims", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error:")
