@@ -301,3 +301,32 @@ def test_example_plays_a_round(capsys):
     assert example.main(["--sims", "0"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error:")
+
+
+def test_evaluate_plays_the_ismcts_agent(tmp_path):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, str(root / "evaluate.py"), "--vs", "openspiel-ismcts:sims=3",
+                        "--agents", "greedy", "--rounds", "1", "--workers", "1", "--no-plot", "--no-progress",
+                        "--out", "res/os"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    res = json.loads((tmp_path / "res/os.json").read_text())
+    assert res["config"]["entrants"] == ["openspiel-ismcts:sims=3", "greedy"]
+    assert "openspiel-ismcts:sims=3" in r.stdout
+
+
+def test_agent_without_openspiel_is_a_clear_error(monkeypatch):
+    import sys
+
+    import escoba_env
+    from agents.registry import make_agent
+
+    monkeypatch.setitem(sys.modules, "pyspiel", None)  # as if OpenSpiel were not installed
+    monkeypatch.delitem(sys.modules, "escoba_env.openspiel")
+    monkeypatch.delattr(escoba_env, "openspiel")
+    with pytest.raises(ValueError, match=r"needs OpenSpiel: pip install 'escoba-env\[openspiel\]'"):
+        make_agent("openspiel-ismcts")
