@@ -111,14 +111,16 @@ illegal move ends the game with a reward of -1 for the illegally moving agent an
 agents (PettingZoo's `TerminateIllegalWrapper`). `raw_env` instead raises a `ValueError` that names
 the action and the legal ones, and leaves its state unchanged.
 
-`infos[agent]` also holds, for the agent to act, `legal_moves`: a list of `(card, capture_mask)`
-pairs of Python ints, one per legal move of the turn. `capture_mask` is the set of table cards
-(bit `c` = card id `c`) the move takes, 0 for a discard; a card with several capture options
-appears once per option. During a capture choice the list holds the remaining options of the
-pending card. A move-level agent can play `(card, capture_mask)` by playing `card` and then, while
-the mask offers table cards, naming the cards of `capture_mask` that the mask offers (with jokers,
-one option can hold another: if the choice is still pending when no card of `capture_mask` is
-offered, playing `card` again takes exactly the named and forced cards).
+By default `infos` hold only fixed-shape, JSON-able values (the round-end points, scores and
+categories, and the winner at the end), so that replay buffers such as Tianshou's can store them.
+With `legal_moves_info=True`, `infos[agent]` also holds, for the agent to act, `legal_moves`: a
+list of `(card, capture_mask)` pairs of Python ints, one per legal move of the turn.
+`capture_mask` is the set of table cards (bit `c` = card id `c`) the move takes, 0 for a discard; a
+card with several capture options appears once per option. During a capture choice the list holds
+the remaining options of the pending card. A move-level agent can play `(card, capture_mask)` by
+playing `card` and then, while the mask offers table cards, naming the cards of `capture_mask` that
+the mask offers (with jokers, one option can hold another: if the choice is still pending when no
+card of `capture_mask` is offered, playing `card` again takes exactly the named and forced cards).
 
 ### Action Space
 
@@ -170,7 +172,8 @@ An explicit deal applies to the first round; later rounds are dealt from the see
 
 ### Version History
 
-* v0: Initial version (escoba-env 0.1.0)
+* v0: Initial version (escoba-env 0.1.0). The `legal_moves` info is opt-in
+  (`legal_moves_info=True`) since 0.2.0, so that default infos are fixed-shape.
 """
 
 from __future__ import annotations
@@ -211,8 +214,11 @@ class raw_env(AECEnv):
 
     def __init__(self, rules: Rules | None = None, *, episode: str = "game", reward: str = "game",
                  max_rounds: int | None = None, render_mode: str | None = None, french: bool = False,
-                 **rule_options: Any):
+                 legal_moves_info: bool = False, **rule_options: Any):
         super().__init__()
+        if not isinstance(legal_moves_info, bool):
+            raise TypeError(f"legal_moves_info must be a bool, got {legal_moves_info!r}")
+        self.legal_moves_info = legal_moves_info
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, "
                              f"got {render_mode!r}")
@@ -271,7 +277,8 @@ class raw_env(AECEnv):
         self._skip_agent_selection = None
         seat = self.engine.to_act.item(0)
         self.agent_selection = self.possible_agents[seat]
-        self.infos[self.agent_selection]["legal_moves"] = faces.legal_moves(self.engine)
+        if self.legal_moves_info:
+            self.infos[self.agent_selection]["legal_moves"] = faces.legal_moves(self.engine)
         if self.render_mode == "human":
             self.render()
 
@@ -334,7 +341,8 @@ class raw_env(AECEnv):
             self._deads_step_first()
         else:
             self.agent_selection = agents[eng.to_act.item(0)]
-            self.infos[self.agent_selection]["legal_moves"] = faces.legal_moves(eng)
+            if self.legal_moves_info:
+                self.infos[self.agent_selection]["legal_moves"] = faces.legal_moves(eng)
         if self.render_mode == "human":
             self.render()
 

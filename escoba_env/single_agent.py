@@ -34,8 +34,9 @@ learner's seat (only when ``seat=None``) and one seed per distinct opponent obje
 
 ``action_masks()`` returns the learner's legal actions as a bool array (W,), the method that
 sb3-contrib's ``MaskablePPO`` looks for. ``info`` holds ``seat`` (the learner's seat),
-``legal_moves`` (as in ``escoba_v0``) while the learner is to act, the latest round end's
-``round_points`` / ``scores`` / ``round_categories`` if a round ended during the step, and
+``legal_moves`` (as in ``escoba_v0``, only with ``legal_moves_info=True``) while the learner is
+to act, the latest round end's ``round_points`` / ``scores`` / ``round_categories`` if a round
+ended during the step, and
 ``winner`` (side, -1 for none) at the end of the game.
 """
 
@@ -65,7 +66,10 @@ class SingleAgentEscobaEnv(gymnasium.Env):
     def __init__(self, opponents: Any | Sequence[Any], seat: int | None = 0, rules: Rules | None = None,
                  *, episode: str = "game", reward: str = "game", max_rounds: int | None = None,
                  render_mode: str | None = None, french: bool = False, illegal_action: str = "terminate",
-                 illegal_reward: float = -1.0, **rule_options: Any):
+                 illegal_reward: float = -1.0, legal_moves_info: bool = False, **rule_options: Any):
+        if not isinstance(legal_moves_info, bool):
+            raise TypeError(f"legal_moves_info must be a bool, got {legal_moves_info!r}")
+        self.legal_moves_info = legal_moves_info
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, "
                              f"got {render_mode!r}")
@@ -148,7 +152,7 @@ class SingleAgentEscobaEnv(gymnasium.Env):
         eng = self.engine
         if eng.done.item(0):
             info["winner"] = eng.winner.item(0)
-        else:
+        elif self.legal_moves_info:
             info["legal_moves"] = faces.legal_moves(eng)
         return info
 

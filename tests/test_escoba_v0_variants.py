@@ -36,7 +36,7 @@ def test_spaces_and_masks_are_num_cards_wide(jokers):
 
 
 def test_joker_actions_are_played_and_shown_in_the_planes():
-    env = escoba_v0.raw_env(jokers=2)
+    env = escoba_v0.raw_env(jokers=2, legal_moves_info=True)
     hands = [ids("1o 2o 3o"), ids("4c 5c 6c")]
     hands[0][0] = 40  # seat 0 holds *1 2o 3o
     table = ids("Sb Cb Rb 1e")

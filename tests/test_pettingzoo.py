@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import pickle
 import random
 import warnings
@@ -133,7 +134,7 @@ def choice_deal():
 
 
 def test_legal_moves_list_every_capture_option_and_discards():
-    env = escoba_v0.raw_env()
+    env = escoba_v0.raw_env(legal_moves_info=True)
     env.reset(seed=0, options=choice_deal())
     assert env.agent_selection == "player_0"
     assert env.infos["player_0"]["legal_moves"] == [
@@ -142,8 +143,23 @@ def test_legal_moves_list_every_capture_option_and_discards():
     assert all(type(c) is int and type(m) is int for c, m in env.infos["player_0"]["legal_moves"])
 
 
-def test_capture_choice_is_made_by_the_same_agent_naming_table_cards():
+def test_default_infos_hold_no_move_list_and_are_json_able():
+    """Replay buffers (Tianshou's) store infos as arrays: by default no variable-length list."""
     env = escoba_v0.raw_env()
+    env.reset(seed=0, options=choice_deal())
+    assert env.infos == {"player_0": {}, "player_1": {}}
+    rng = np.random.default_rng(0)
+    while env.agents:
+        obs, _, term, trunc, info = env.last()
+        assert "legal_moves" not in info
+        json.dumps(info)
+        env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    with pytest.raises(TypeError, match="legal_moves_info must be a bool"):
+        escoba_v0.raw_env(legal_moves_info=1)
+
+
+def test_capture_choice_is_made_by_the_same_agent_naming_table_cards():
+    env = escoba_v0.raw_env(legal_moves_info=True)
     env.reset(seed=0, options=choice_deal())
     env.step(C("7o"))
     assert env.agent_selection == "player_0"
@@ -159,7 +175,7 @@ def test_capture_choice_is_made_by_the_same_agent_naming_table_cards():
 
 
 def test_illegal_action_in_raw_env_raises_and_changes_nothing():
-    env = escoba_v0.raw_env()
+    env = escoba_v0.raw_env(legal_moves_info=True)
     env.reset(seed=0, options=choice_deal())
     before = {k: v.copy() for k, v in vars(env.engine).items() if isinstance(v, np.ndarray)}
     with pytest.raises(ValueError, match=r"illegal action 6 \(2e\) for player_0.*legal actions are "

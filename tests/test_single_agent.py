@@ -72,9 +72,9 @@ def test_render_modes(mode, capsys):
 
 
 def test_observation_matches_the_pettingzoo_env_for_the_learner_seat():
-    env = SingleAgentEscobaEnv(RandomAgent(), seat=1)
+    env = SingleAgentEscobaEnv(RandomAgent(), seat=1, legal_moves_info=True)
     obs, info = env.reset(seed=12)
-    aec = escoba_v0.raw_env()
+    aec = escoba_v0.raw_env(legal_moves_info=True)
     aec.reset(seed=12)
     while aec.agent_selection != "player_1":  # replay the opponent's moves in the AEC env
         played = np.flatnonzero(env.engine.played[0, 0] >> np.arange(40, dtype=np.uint64) & 1)
