@@ -2,7 +2,7 @@
 
 An agent maps observations (``escoba_env.observation`` layout, seat-relative) and int8 action
 masks to actions. ``act_batch`` is the primary method: it takes a batch (K, OBS_SIZE) of
-observations with masks (K, 40) and returns K actions (with jokers, RULES.md §8, the planes and
+observations with masks (K, 40) and returns K actions (with jokers, docs/rules.md §11, the planes and
 masks are ``rules.num_cards`` = 40 + jokers wide). ``act`` is the single-game convenience
 used by the AEC and Gymnasium faces. Agents see only what the observation holds, so they cannot
 use hidden information; the one labelled exception (the oracle) declares ``needs_state = True``

@@ -24,7 +24,7 @@ It scores every legal move (card, capture) from the observation alone and plays 
   expert does not spoil a table its partner can use.
 - **End of round**: on the last play, the cards left on the table go to the last capturer, counted
   for or against the expert's side.
-- **Jokers** (RULES.md §8, ``rules.jokers`` > 0): a joker counts as a card for "most cards" and is
+- **Jokers** (docs/rules.md §11, ``rules.jokers`` > 0): a joker counts as a card for "most cards" and is
   wild. Taking a table joker is worth ``joker`` more than a plain card (the opponent can no longer
   use it); playing one's own joker costs ``joker_hold`` (a joker in hand captures almost any table
   later), in a capture as in a discard. The threat counts the joker as an eleventh "value" the next

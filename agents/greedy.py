@@ -11,7 +11,7 @@ velo       0.6     one point, certain (the velo also counts as a seven and an or
 seven      0.3     the sevens point goes to whoever holds 3 of 4
 oro        0.1     the oros point needs 6 of 10
 card       0.05    the cards point needs 21 of 40
-joker      0.3     jokers variant only (RULES.md §8): a joker counts as a card and is wild
+joker      0.3     jokers variant only (docs/rules.md §11): a joker counts as a card and is wild
 =========  ======  ==================================================================
 
 With jokers, a joker counts as a card (0.05) plus ``joker`` for its wildness: taking a table

@@ -1,7 +1,7 @@
 """Move-level view of a decision: enumerate (card, capture) moves from observations, map back to actions.
 
 A *move* is what a player means by a turn: play ``card`` and take the table cards ``option``
-(a card mask; 0 for a discard). The engine's actions are finer (DESIGN.md decision 4): play the
+(a card mask; 0 for a discard). The engine's actions are finer (docs/rules.md §10): play the
 card, then, when it has several capture options, name table cards one at a time. A move-level
 agent therefore
 

@@ -24,7 +24,7 @@ net                 network shape: ``{"hidden": [..]}``
 model               the network ``state_dict``
 config              the training config as a dict (optional)
 global_step         env steps trained (optional)
-optimizer, ...      training state for ``--resume`` (optional; see ``agents.ppo``)
+optimizer, ...      training state for ``--resume`` (optional; see ``agents.training``)
 ==================  ===============================================================
 
 ``NeuralAgent.from_checkpoint(path, rules=...)`` refuses, with a ValueError naming the difference,
@@ -35,6 +35,7 @@ FileNotFoundError for a missing file and ValueError for a corrupt one.
 from __future__ import annotations
 
 import os
+import pickle
 from collections.abc import Sequence
 from typing import Any
 
@@ -489,7 +490,7 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
         ckpt = torch.load(p, map_location=map_location, weights_only=True)
     except Exception as e:  # torch raises several types for truncated / foreign files
         raise ValueError(f"cannot read checkpoint {p!r}: the file is corrupt or not a torch.save "
-                         f"file of an escoba-env checkpoint ({type(e).__name__}: {e})") from e
+                         f"file of an escoba-env checkpoint ({_load_error(e)})") from None
     if not isinstance(ckpt, dict) or ckpt.get("format") != FORMAT:
         raise ValueError(f"{p!r} is not an escoba-env agent checkpoint (no format={FORMAT!r} entry)")
     missing = [k for k in _REQUIRED if k not in ckpt]
@@ -506,6 +507,35 @@ def load_checkpoint(path: str | os.PathLike, map_location: str | torch.device = 
                          f"has {want[0]} and {want[1]} for its rules (checkpoint env version "
                          f"{ckpt['env_version']})")
     return ckpt
+
+
+def _load_error(e: Exception) -> str:
+    """Return a one-line account of torch.load's error ``e`` without its advice to load unsafely.
+
+    torch suggests ``weights_only=False`` when a file holds pickled objects: that would run code from
+    an untrusted file, so it is never passed on.
+    """
+    if isinstance(e, pickle.UnpicklingError) or "weights_only" in str(e) or "Weights only" in str(e):
+        return (f"{type(e).__name__}: it holds pickled Python objects, which are never loaded; a checkpoint "
+                f"holds only tensors and plain values")
+    lines = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {lines[0]}" if lines else type(e).__name__
+
+
+def check_state_shapes(module: nn.Module, state: Any, where: str = "checkpoint") -> None:
+    """Raise ValueError unless ``state`` is a dict of tensors with exactly ``module``'s keys and shapes.
+
+    ``module`` may live on the meta device, so a description of a huge network is refused before any
+    memory is allocated for it.
+    """
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise ValueError(f"checkpoint {where!r} has weights that are not a dict of tensors")
+    want = {k: tuple(v.shape) for k, v in module.state_dict().items()}
+    have = {k: tuple(v.shape) for k, v in state.items()}
+    if want != have:
+        diff = sorted(k for k in want.keys() | have.keys() if want.get(k) != have.get(k))
+        raise ValueError(f"checkpoint {where!r} has weights that do not fit its network description: "
+                         + ", ".join(f"{k}: stored {have.get(k)}, described {want.get(k)}" for k in diff[:4]))
 
 
 def check_compatible(ckpt: dict[str, Any], rules: Rules | None, where: str = "checkpoint") -> Rules:
@@ -526,6 +556,9 @@ def build_net(ckpt: dict[str, Any], where: str = "checkpoint") -> PolicyValueNet
     """Return the network stored in ``ckpt`` with its weights loaded; ValueError if they do not fit."""
     try:
         rules = Rules.from_dict(ckpt["rules"]) if isinstance(ckpt.get("rules"), dict) else None
+        with torch.device("meta"):  # shapes only: a crafted huge description allocates nothing
+            shape = PolicyValueNet.from_config(ckpt["net"], ckpt["obs_size"], ckpt["num_actions"], rules)
+        check_state_shapes(shape, ckpt["model"], where)
         net = PolicyValueNet.from_config(ckpt["net"], ckpt["obs_size"], ckpt["num_actions"], rules)
         net.load_state_dict(ckpt["model"])
     except (KeyError, TypeError, RuntimeError) as e:

@@ -11,7 +11,9 @@ expert         card-counting heuristic (sweep risk, sevens/velo/oros, partners)
 search         determinized Monte Carlo (PIMC); ``sims`` rollouts per decision, ...
 oracle         CHEATING, upper-bound reference: the search seeing all hidden cards
 endgame        ``base`` (expert) playing the exact 2-player endgame once the stock is empty
-checkpoint     ``checkpoint:path/to/model.pt``: a trained neural agent (training issue)
+checkpoint     ``checkpoint:path/to/model.pt``: a neural agent trained by ``train.py``
+sb3            ``sb3:path/to/model.zip``: a Stable-Baselines3 model (``agents.outside``)
+python         ``python:module:factory``: your own agent, ``factory(rules=, seed=)``
 openspiel-     ``openspiel-ismcts:sims=N``: OpenSpiel's IS-MCTS bot (extra ``[openspiel]``,
 ismcts         ``agents.ismcts``)
 =============  ===========================================================================
@@ -67,7 +69,20 @@ register("random", RandomAgent, {}, "uniform over legal actions")
 register("greedy", GreedyAgent, {}, "takes the most valuable capture, else discards its least valuable card")
 register("expert", ExpertAgent, {"decided": float, "partner": float},
          "card-counting heuristic: avoids sweepable tables, values velo/sevens/oros, plays with partners")
-_SEARCH_PARAMS = {"sims": int, "epsilon": float, "rollout": str, "threat": str, "horizon": _optional_int,
+MAX_SIMS = 100_000
+"""The largest ``sims`` a spec may ask for (about 2 s a move; a larger one only exhausts memory)."""
+
+
+def _sims(text: str) -> int:
+    """Return the rollouts per decision written in ``text``: an int up to MAX_SIMS (the agent checks >= 1)."""
+    v = int(text) if len(text) <= 12 else MAX_SIMS + 1  # no 4,300-digit int conversion
+    if v > MAX_SIMS:
+        raise ValueError(text)
+    return v
+
+
+_sims.__name__ = f"an int from 1 to {MAX_SIMS:,}"
+_SEARCH_PARAMS = {"sims": _sims, "epsilon": float, "rollout": str, "threat": str, "horizon": _optional_int,
                   "max_rows": int}
 register("search", SearchAgent, _SEARCH_PARAMS,
          f"determinized Monte Carlo search (PIMC); sims = rollouts per decision (default "
@@ -103,8 +118,8 @@ def _load_checkpoint(path: str | None = None, rules: Rules | None = None, seed: 
     except ModuleNotFoundError as e:
         if e.name != "agents.neural":
             raise
-        raise ValueError("checkpoint agents are not available yet: agents/neural.py (the training "
-                         "issue) does not exist") from None
+        raise ValueError("checkpoint agents are not available: the module agents/neural.py is "
+                         "missing") from None
     loader = getattr(neural, "load_checkpoint_agent", None)
     if loader is None and hasattr(neural, "NeuralAgent"):
         loader = neural.NeuralAgent.from_checkpoint
@@ -112,6 +127,17 @@ def _load_checkpoint(path: str | None = None, rules: Rules | None = None, seed: 
         raise ValueError("agents.neural offers no checkpoint loader (load_checkpoint_agent or "
                          "NeuralAgent.from_checkpoint)")
     return loader(path, rules=rules, seed=seed, **params)
+
+
+def _outside(loader: str) -> Callable[..., Agent]:
+    """Return a factory that imports ``agents.outside`` (and its libraries) only when used."""
+    def factory(**kwargs: Any) -> Agent:
+        from . import outside
+
+        return getattr(outside, loader)(**kwargs)
+
+    factory.__name__ = loader
+    return factory
 
 
 def _bool(text: str) -> bool:
@@ -125,6 +151,16 @@ def _bool(text: str) -> bool:
 
 
 _bool.__name__ = "bool (true/false)"
+register("checkpoint", _load_checkpoint, {"path": str, "device": str, "deterministic": _bool},
+         "a neural agent trained by train.py: checkpoint:path/to/model.pt")
+
+
+register("sb3", _outside("load_sb3"), {"path": str, "algo": str, "deterministic": _bool},
+         "a Stable-Baselines3 model file: sb3:path/to/model.zip (MaskablePPO; algo=ppo or a2c)")
+register("python", _outside("load_python"), {"target": str},
+         "your own agent: python:module:factory, factory(rules=, seed=) returns it")
+
+
 def _ismcts(rules: Rules | None = None, seed: int | None = None, **params: Any) -> Agent:
     """Return OpenSpiel's IS-MCTS agent (``agents.ismcts``; imports OpenSpiel)."""
     try:
@@ -138,8 +174,8 @@ def _ismcts(rules: Rules | None = None, seed: int | None = None, **params: Any) 
 
 register("openspiel-ismcts", _ismcts, {"sims": int, "uct_c": float, "rollouts": int},
          "OpenSpiel's IS-MCTS bot on the python_escoba game; sims = simulations per decision (default 100)")
-register("checkpoint", _load_checkpoint, {"path": str, "device": str, "deterministic": _bool},
-         "a trained neural agent: checkpoint:path/to/model.pt (training issue)")
+_FIRST_PARAM = {"checkpoint": "path", "sb3": "path", "python": "target"}
+"""Specs whose first parameter is written bare (a file or a module:factory)."""
 
 
 def available() -> str:
@@ -158,10 +194,10 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
                          f"{available()}")
     name, _, rest = spec.strip().partition(":")
     name = name.strip()
-    if name == "checkpoint" and rest and "=" not in rest.split(",")[0]:
-        # checkpoint:path/to/model.pt[,key=value...]
+    if name in _FIRST_PARAM and rest and "=" not in rest.split(",")[0]:
+        # checkpoint:path/to/model.pt[,key=value...], sb3:model.zip, python:module:factory
         path, _, rest = rest.partition(",")
-        raw = {"path": path}
+        raw = {_FIRST_PARAM[name]: path}
     else:
         raw = {}
     for item in filter(None, (x.strip() for x in rest.split(","))):

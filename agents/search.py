@@ -150,7 +150,7 @@ def rollout_actions(engine: EscobaEngine, rng: np.random.Generator, epsilon: flo
         need = FIFTEEN - left_sum
         sweepable = (need >= 1) & (need <= 10)  # an escoba leaves 0, which needs 15: not sweepable
     else:
-        # Jokers are wild (RULES.md §8): the options come from capture_summary, and the table a
+        # Jokers are wild (docs/rules.md §11): the options come from capture_summary, and the table a
         # capture leaves is judged without its forced cards (exact when there is one option).
         count, union, inter = capture_summary(table[r], c)
         capture = count > 0

@@ -20,6 +20,7 @@ import numpy as np
 from agents.registry import make_agent
 from agents.search import SearchAgent
 from escoba_env import EscobaEngine, Rules
+from escoba_env.cli import OneLineParser, guarded_main, positive_int
 from escoba_env.observation import action_masks, encode
 
 
@@ -49,14 +50,16 @@ def positions(rules: Rules, count: int, seed: int = 0) -> tuple[np.ndarray, np.n
 
 def main(argv: list[str] | None = None) -> int:
     """Print per-move times of each agent; return the exit status."""
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineParser(prog="bench_agents.py", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--agents", nargs="*", default=["greedy", "expert", "search:sims=100",
                                                      f"search:sims={SearchAgent.DEFAULT_SIMS}",
                                                      "search:sims=1600"])
-    ap.add_argument("--positions", type=int, default=60)
-    ap.add_argument("--batch", type=int, default=256, help="batch size of the batched measurement")
-    ap.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2), help="jokers variant (RULES.md §8)")
-    ap.add_argument("--mesa-deal", action="store_true", help="escoba de mesa (RULES.md §8)")
+    ap.add_argument("--positions", type=positive_int, default=60)
+    ap.add_argument("--batch", type=positive_int, default=256, help="batch size of the batched measurement")
+    ap.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2),
+                    help="jokers variant (docs/rules.md §11)")
+    ap.add_argument("--mesa-deal", action="store_true", help="escoba de mesa (docs/rules.md §11)")
     args = ap.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
@@ -85,4 +88,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(guarded_main("bench_agents.py", main))

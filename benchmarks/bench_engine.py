@@ -8,7 +8,6 @@ when something else shares the machine.
 
 from __future__ import annotations
 
-import argparse
 import os
 import platform
 import time
@@ -16,6 +15,7 @@ import time
 import numpy as np
 
 from escoba_env import EscobaEngine, Rules
+from escoba_env.cli import OneLineParser, guarded_main, non_negative_int, positive_int
 from escoba_env.engine import sample_actions
 
 
@@ -37,14 +37,15 @@ def run(batch: int, rules: Rules, steps: int, seed: int = 0) -> tuple[float, flo
 
 def main() -> None:
     """Parse arguments, run the benchmark and print a table."""
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--batches", type=int, nargs="+", default=[1, 64, 1024, 4096, 16384])
-    ap.add_argument("--players", type=int, default=2)
+    ap = OneLineParser(prog="bench_engine.py", description=__doc__)
+    ap.add_argument("--batches", type=positive_int, nargs="+", default=[1, 64, 1024, 4096, 16384])
+    ap.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
     ap.add_argument("--partnerships", action="store_true")
-    ap.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2), help="RULES.md §8 jokers")
-    ap.add_argument("--mesa-deal", action="store_true", help="RULES.md §8 escoba de mesa")
-    ap.add_argument("--steps", type=int, default=0, help="batched steps per run (default: scaled)")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2), help="docs/rules.md §11 jokers")
+    ap.add_argument("--mesa-deal", action="store_true", help="docs/rules.md §11 escoba de mesa")
+    ap.add_argument("--steps", type=non_negative_int, default=0,
+                    help="batched steps per run (default: scaled)")
+    ap.add_argument("--repeats", type=positive_int, default=3)
     args = ap.parse_args()
     rules = Rules(num_players=args.players, partnerships=args.partnerships, jokers=args.jokers,
                   mesa_deal=args.mesa_deal)
@@ -63,4 +64,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(guarded_main("bench_engine.py", main))

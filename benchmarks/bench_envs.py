@@ -9,12 +9,13 @@ Escoba game has two of them in a few hundred steps). Printed in the same run, fo
 - an empty AEC game (two agents, a 40-action mask, games of 200 steps) under the same standard
   wrappers as ``escoba_v0.env()``: the ceiling that wrapper overhead alone sets;
 - ``escoba_v0.env()`` and ``escoba_v0.raw_env()``;
-- the single-agent Gymnasium env against a random opponent (learner steps only);
+- the single-agent Gymnasium env against a random opponent (learner steps only; the opponent and
+  the learner pick random legal actions the way the AEC loop does, ``np.flatnonzero`` of the mask);
 - ``EscobaVectorEnv`` with observations, at each of ``--batches`` (default 256, 1024, 4096 and
   16384 games; random legal actions drawn with the engine's sampler; steps = actions applied =
   batch x batched steps).
 
-``--jokers 1|2`` and ``--mesa-deal`` measure the Escoba envs with those variants (RULES.md §8).
+``--jokers 1|2`` and ``--mesa-deal`` measure the Escoba envs with those variants (docs/rules.md §11).
 Run on one core of an otherwise idle machine: ``taskset -c 1 python benchmarks/bench_envs.py``.
 The CPU-time column (steps per CPU-second of this process) is the figure to trust when something
 else shares the machine; ``--repeat N`` runs every benchmark N times and keeps the best.
@@ -41,6 +42,7 @@ from pettingzoo.utils import wrappers
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
 
 from escoba_env import EscobaVectorEnv, Rules, SingleAgentEscobaEnv, escoba_v0  # noqa: E402
+from escoba_env.cli import OneLineParser, guarded_main, int_list, positive_float, positive_int  # noqa: E402
 from escoba_env.engine import sample_actions  # noqa: E402
 
 
@@ -128,11 +130,23 @@ def run_aec(make: Callable[[], AECEnv], seconds: float) -> tuple[int, float, flo
             return steps, time.perf_counter() - t0, time.process_time() - c0
 
 
+class MaskRandom:
+    """A uniform random opponent that picks its action exactly as ``run_aec`` does for every seat."""
+
+    def __init__(self, seed: int = 0):
+        self.rng = random.Random(seed)
+
+    def reset(self, seed: int) -> None:
+        self.rng.seed(seed)
+
+    def act(self, observation, action_mask, state=None) -> int:
+        legal = np.flatnonzero(action_mask)
+        return int(legal[self.rng.randrange(len(legal))])
+
+
 def run_single(seconds: float, rules: Rules) -> tuple[int, float, float]:
     """Return (learner steps, wall, CPU) of the single-agent env against a random opponent."""
-    from agents.base import RandomAgent
-
-    env = SingleAgentEscobaEnv(RandomAgent(seed=0), rules=rules)
+    env = SingleAgentEscobaEnv(MaskRandom(0), rules=rules)
     env.reset(seed=0)
     rng = random.Random(0)
     steps = 0
@@ -168,19 +182,21 @@ def run_vector(batch: int, seconds: float, rules: Rules) -> tuple[int, float, fl
 
 def main() -> None:
     """Parse arguments, run every benchmark (or profile one) and print a table."""
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seconds", type=float, default=3.0, help="time per benchmark (default 3)")
-    ap.add_argument("--batches", default="256,1024,4096,16384",
+    ap = OneLineParser(prog="bench_envs.py", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seconds", type=positive_float, default=3.0, help="time per benchmark (default 3)")
+    ap.add_argument("--batches", type=int_list, default="256,1024,4096,16384",
                     help="vector env batch sizes, comma-separated (default 256,1024,4096,16384)")
-    ap.add_argument("--batch", type=int, help="one vector env batch size (overrides --batches)")
-    ap.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2), help="RULES.md §8 jokers")
-    ap.add_argument("--mesa-deal", action="store_true", help="RULES.md §8 escoba de mesa")
-    ap.add_argument("--repeat", type=int, default=1, help="runs per benchmark, best kept (default 1)")
+    ap.add_argument("--batch", type=positive_int, help="one vector env batch size (overrides --batches)")
+    ap.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2), help="docs/rules.md §11 jokers")
+    ap.add_argument("--mesa-deal", action="store_true", help="docs/rules.md §11 escoba de mesa")
+    ap.add_argument("--repeat", type=positive_int, default=1,
+                    help="runs per benchmark, best kept (default 1)")
     ap.add_argument("--profile", choices=["raw", "env", "single", "vector"],
                     help="print a cProfile of one benchmark instead of the table")
     args = ap.parse_args()
     rules = Rules(jokers=args.jokers, mesa_deal=args.mesa_deal)
-    batches = [args.batch] if args.batch else [int(b) for b in args.batches.split(",")]
+    batches = [args.batch] if args.batch else args.batches
     benches: dict[str, Callable[[], tuple[int, float, float]]] = {
         "leduc_holdem_v4 env() (PettingZoo)": lambda: run_aec(leduc, args.seconds),
         "empty AEC game, standard wrappers": lambda: run_aec(wrapped_empty, args.seconds),
@@ -217,4 +233,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(guarded_main("bench_envs.py", main))

@@ -1,15 +1,17 @@
-"""Self-play training throughput: env steps per second, including inference and PPO updates.
+"""Training throughput: env steps per second, including inference and PPO updates, per worker count.
 
-Runs the real ``agents.ppo.Trainer`` (no evaluation, no TensorBoard) for a few updates after one
-warm-up update and prints, per configuration, env steps/s in wall time and per CPU-second of this
-process (the CPU figure is what the machine would give if nothing else ran on it: on a shared
-machine the wall figure mostly measures the neighbours), with the split between rollout
-(env + inference + opponents), GAE and the PPO update. "Env steps" are decisions of every seat in
-every game, the opponents' included, the unit of ``total_steps`` and of ``charts/sps``.
+Runs the real ``agents.training.Trainer`` (no evaluation, no TensorBoard) for a few updates after one
+warm-up update and prints, per configuration and per worker count, env steps/s in wall time and per
+CPU-second (of the trainer and its worker processes together: the CPU figure is what the machine
+would give if nothing else ran on it; on a shared machine the wall figure mostly measures the
+neighbours), with the split between rollout (env + inference + opponents, in the workers), GAE and
+the PPO update (in the trainer). "Env steps" are decisions of every seat in every game, the
+opponents' included, the unit of ``total_steps`` and of ``charts/sps``.
 
-    python benchmarks/bench_train.py                      # pure self-play and the default league
+    python benchmarks/bench_train.py --workers 1 2         # pure self-play and the default league
+    python benchmarks/bench_train.py --workers 1 4 8 16 --threads 4 --device cuda
     python benchmarks/bench_train.py --hidden 256 256 --updates 5 --profile
-    python benchmarks/bench_train.py --endgame-features --device cuda
+    python benchmarks/bench_train.py --endgame-features
 """
 
 from __future__ import annotations
@@ -27,77 +29,123 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import torch  # noqa: E402
 
 from agents.neural import HEADS  # noqa: E402
-from agents.ppo import Config, Trainer  # noqa: E402
+from agents.training import Config, Trainer  # noqa: E402
+from agents.training.workers import LocalProcesses  # noqa: E402
+from escoba_env.cli import OneLineParser, guarded_main, positive_int  # noqa: E402
+
+
+def _proc_cpu(pid: int) -> float:
+    """Return the user + system CPU seconds of process ``pid`` so far (Linux /proc; 0 elsewhere)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_now(t: Trainer) -> float:
+    """Return the CPU seconds used so far by this process and the trainer's worker processes."""
+    procs = t.workers.procs if isinstance(t.workers, LocalProcesses) else []
+    return time.process_time() + sum(_proc_cpu(p.pid) for p in procs)
 
 
 def measure(cfg: Config, updates: int, profile: bool = False) -> dict[str, float]:
     """Return wall and CPU seconds of rollout, GAE and update over ``updates`` updates, and steps."""
     t = Trainer(cfg)
-    t.rollout()
-    t.ppo_update(*t.advantages())  # warm-up (allocations, first-call costs)
-    parts = {"rollout": [0.0, 0.0], "gae": [0.0, 0.0], "update": [0.0, 0.0]}
-    prof = cProfile.Profile() if profile else None
-    if prof:
-        prof.enable()
-    for _ in range(updates):
-        for name in parts:
-            w0, c0 = time.perf_counter(), time.process_time()
-            if name == "rollout":
-                t.rollout()
-            elif name == "gae":
-                adv, ret = t.advantages()
-            else:
-                t.ppo_update(adv, ret)
-            parts[name][0] += time.perf_counter() - w0
-            parts[name][1] += time.process_time() - c0
-    if prof:
-        prof.disable()
-        pstats.Stats(prof).sort_stats("tottime").print_stats(18)
+    try:
+        t.rollout()
+        t.ppo_update(*t.advantages())  # warm-up (worker start, allocations, first-call costs)
+        parts = {"rollout": [0.0, 0.0], "gae": [0.0, 0.0], "update": [0.0, 0.0]}
+        prof = cProfile.Profile() if profile else None
+        if prof:
+            prof.enable()
+        for _ in range(updates):
+            for name in parts:
+                w0, c0 = time.perf_counter(), cpu_now(t)
+                if name == "rollout":
+                    t.rollout()
+                elif name == "gae":
+                    adv, ret = t.advantages()
+                else:
+                    t.ppo_update(adv, ret)
+                parts[name][0] += time.perf_counter() - w0
+                parts[name][1] += cpu_now(t) - c0
+        if prof:
+            prof.disable()
+            pstats.Stats(prof).sort_stats("tottime").print_stats(18)
+    finally:
+        t.close()
     out = {f"{k}_{w}": v[i] for k, v in parts.items() for i, w in enumerate(("wall", "cpu"))}
     out["steps"] = updates * cfg.num_envs * cfg.num_steps
     return out
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Parse arguments, run the configurations and print their throughput; return None."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--num-envs", type=int, default=Config.num_envs)
-    ap.add_argument("--num-steps", type=int, default=Config.num_steps)
-    ap.add_argument("--hidden", type=int, nargs="+", default=list(Config().hidden))
+def _device(text: str) -> str:
+    """Return ``text`` if torch knows the device and it is usable here (an argparse type)."""
+    try:
+        dev = torch.device(text)
+    except (RuntimeError, ValueError):
+        raise argparse.ArgumentTypeError(f"not a torch device: {text!r} (cpu or cuda)") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise argparse.ArgumentTypeError(f"{text!r}: CUDA is not available on this machine")
+    if dev.type not in ("cpu", "cuda"):
+        raise argparse.ArgumentTypeError(f"device {text!r}: only cpu and cuda are supported")
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, run the configurations and print their throughput; return the exit status."""
+    ap = OneLineParser(prog="bench_train.py", description=__doc__.splitlines()[0])
+    ap.add_argument("--num-envs", type=positive_int, default=Config.num_envs)
+    ap.add_argument("--num-steps", type=positive_int, default=Config.num_steps)
+    ap.add_argument("--hidden", type=positive_int, nargs="+", default=list(Config().hidden))
     ap.add_argument("--head", default=Config.head, choices=HEADS)
-    ap.add_argument("--num-minibatches", type=int, default=Config.num_minibatches)
-    ap.add_argument("--update-epochs", type=int, default=Config.update_epochs)
-    ap.add_argument("--threads", type=int, default=Config.threads)
-    ap.add_argument("--device", default=Config.device, help="torch device: cpu or cuda")
+    ap.add_argument("--num-minibatches", type=positive_int, default=Config.num_minibatches)
+    ap.add_argument("--update-epochs", type=positive_int, default=Config.update_epochs)
+    ap.add_argument("--threads", type=positive_int, default=Config.threads,
+                    help="torch threads of the learner")
+    ap.add_argument("--workers", type=positive_int, nargs="+", default=[1],
+                    help="rollout worker counts to measure (1: in the trainer's process)")
+    ap.add_argument("--device", type=_device, default=Config.device,
+                    help="torch device of the learner: cpu or cuda")
     ap.add_argument("--endgame-features", action="store_true",
-                    help="the network also reads the exact 2-player endgame values (Config.endgame_features)")
-    ap.add_argument("--updates", type=int, default=3)
-    ap.add_argument("--profile", action="store_true", help="print the top functions (cProfile)")
+                    help="the network also reads the exact 2-player endgame values")
+    ap.add_argument("--updates", type=positive_int, default=3)
+    ap.add_argument("--profile", action="store_true", help="print the trainer's top functions (cProfile)")
     args = ap.parse_args(argv)
-    print(f"torch {torch.__version__}, {os.cpu_count()} CPUs visible, threads={args.threads}, "
-          f"num_envs={args.num_envs}, num_steps={args.num_steps}, hidden={args.hidden}, head={args.head}, "
+    print(f"torch {torch.__version__}, {os.cpu_count()} CPUs visible, load average "
+          f"{os.getloadavg()[0]:.1f}, threads={args.threads}, num_envs={args.num_envs}, "
+          f"num_steps={args.num_steps}, hidden={args.hidden}, head={args.head}, "
           f"minibatches={args.num_minibatches}, epochs={args.update_epochs}, device={args.device}, "
           f"endgame_features={args.endgame_features}")
     leagues = {
         "self-play only": dict(opp_self=1.0, opp_snapshot=0.0, opp_greedy=0.0, opp_expert=0.0),
         "default league": {},
     }
-    with tempfile.TemporaryDirectory() as tmp:
-        for label, league in leagues.items():
-            cfg = Config(run_name="bench", runs_dir=tmp, num_envs=args.num_envs, num_steps=args.num_steps,
-                         hidden=tuple(args.hidden), head=args.head, num_minibatches=args.num_minibatches,
-                         update_epochs=args.update_epochs, threads=args.threads, eval_interval=0,
-                         device=args.device, endgame_features=args.endgame_features,
-                         tensorboard=False, progress=False, snapshot_interval=1, **league)
-            r = measure(cfg, args.updates, args.profile)
-            wall = r["rollout_wall"] + r["gae_wall"] + r["update_wall"]
-            cpu = r["rollout_cpu"] + r["gae_cpu"] + r["update_cpu"]
-            print(f"{label:>15}: {r['steps'] / wall:9,.0f} env steps/s wall, "
-                  f"{r['steps'] / cpu:9,.0f} per CPU-second | CPU split: rollout "
-                  f"{r['rollout_cpu'] / cpu:.0%}, GAE {r['gae_cpu'] / cpu:.0%}, "
-                  f"update {r['update_cpu'] / cpu:.0%}"
-                  f" | rollout alone {r['steps'] / r['rollout_cpu']:,.0f} steps/CPU-s")
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            for label, league in leagues.items():
+                for k in args.workers:
+                    cfg = Config(run_name="bench", runs_dir=tmp, num_envs=args.num_envs,
+                                 num_steps=args.num_steps, hidden=tuple(args.hidden), head=args.head,
+                                 num_minibatches=args.num_minibatches, update_epochs=args.update_epochs,
+                                 threads=args.threads, eval_interval=0, device=args.device,
+                                 endgame_features=args.endgame_features, tensorboard=False, progress=False,
+                                 snapshot_interval=1, workers=k, **league)
+                    r = measure(cfg, args.updates, args.profile)
+                    wall = r["rollout_wall"] + r["gae_wall"] + r["update_wall"]
+                    cpu = r["rollout_cpu"] + r["gae_cpu"] + r["update_cpu"]
+                    print(f"{label:>15}, {k:2d} worker(s): {r['steps'] / wall:9,.0f} env steps/s wall, "
+                          f"{r['steps'] / cpu:9,.0f} per CPU-second | wall split: rollout "
+                          f"{r['rollout_wall'] / wall:.0%}, GAE {r['gae_wall'] / wall:.0%}, "
+                          f"update {r['update_wall'] / wall:.0%} | rollout "
+                          f"{r['steps'] / r['rollout_wall']:,.0f} steps/s wall", flush=True)
+    except (ValueError, OSError) as e:
+        print(f"bench_train.py: error: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(guarded_main("bench_train.py", main))

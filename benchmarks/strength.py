@@ -15,7 +15,7 @@ endgame-expert and endgame-search (``endgame``: the expert playing the 2-player 
 ``agents.endgame``), budget-N (search:sims=N vs expert, for every N of ``--budgets``),
 oracle-search (the cheating oracle against the search, both at the default budget).
 
-Rules variants (RULES.md §8): ``--jokers 1|2`` and ``--mesa-deal`` (escoba de mesa) change the
+Rules variants (docs/rules.md §11): ``--jokers 1|2`` and ``--mesa-deal`` (escoba de mesa) change the
 rules of every pair; the ladder stays 2-player single rounds.
 """
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -30,7 +31,7 @@ from agents.evaluation import play_duplicate
 from agents.registry import make_agent
 from agents.search import SearchAgent
 from escoba_env import Rules
-from escoba_env.cli import non_negative_int
+from escoba_env.cli import OneLineParser, guarded_main, non_negative_int, positive_int, seed_arg
 
 
 def ladder(budgets: list[int]) -> list[tuple[str, str, str]]:
@@ -47,18 +48,21 @@ def ladder(budgets: list[int]) -> list[tuple[str, str, str]]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ladder and print one line per pair; return the exit status."""
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--deals", type=int, default=1000, help="deals per pair (rounds = 2 x deals)")
-    ap.add_argument("--seed", type=int, default=2024, help="deal seed (same deals for every pair)")
-    ap.add_argument("--budgets", type=int, nargs="*", default=[50, 200, 1600],
+    ap = OneLineParser(prog="strength.py", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--deals", type=positive_int, default=1000, help="deals per pair (rounds = 2 x deals)")
+    ap.add_argument("--seed", type=seed_arg, default=2024, help="deal seed (same deals for every pair)")
+    ap.add_argument("--budgets", type=positive_int, nargs="*", default=[50, 200, 1600],
                     help="search budgets (sims) measured against the expert, besides the default")
     ap.add_argument("--only", nargs="*", default=None, help="keys of the pairs to run")
-    ap.add_argument("--batch-deals", type=int, default=250, help="deals per engine batch (memory)")
+    ap.add_argument("--batch-deals", type=positive_int, default=250, help="deals per engine batch (memory)")
     ap.add_argument("--json", default=None, help="write the results to this JSON file")
     ap.add_argument("--jokers", type=non_negative_int, default=0, choices=(0, 1, 2),
-                    help="wild jokers in the deck (RULES.md §8; default 0)")
-    ap.add_argument("--mesa-deal", action="store_true", help="escoba de mesa (RULES.md §8)")
+                    help="wild jokers in the deck (docs/rules.md §11; default 0)")
+    ap.add_argument("--mesa-deal", action="store_true", help="escoba de mesa (docs/rules.md §11)")
     args = ap.parse_args(argv)
+    if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
+        raise ValueError(f"--json {args.json}: its folder does not exist")  # found now, not after the run
     rules = Rules(jokers=args.jokers, mesa_deal=args.mesa_deal)
     results = []
     variant = "".join([f", {args.jokers} joker(s)" if args.jokers else "",
@@ -88,4 +92,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(guarded_main("strength.py", main))

@@ -1,4 +1,4 @@
-"""Capture enumeration on card masks (RULES.md §4).
+"""Capture enumeration on card masks (docs/rules.md §4).
 
 A capture option for a played card of value ``v`` is a set of table cards whose values sum to
 ``15 - v``. Cards of equal value are interchangeable for sums, so everything is computed from the
@@ -13,9 +13,9 @@ precompute, for every sum ``s`` in 0..14:
 A batched query combines the two halves with a handful of table look-ups, so finding the number
 of options, their union and their intersection costs a fixed number of NumPy calls per batch.
 The union minus the intersection is exactly the set of "take card t" actions of the play/take
-decision scheme (DESIGN.md decision 4): a card in every remaining option needs no decision.
+decision scheme (docs/rules.md §10): a card in every remaining option needs no decision.
 
-Jokers (RULES.md §8; ids 40, 41) are wild for any value 1..10, played or on the table. For a
+Jokers (docs/rules.md §11; ids 40, 41) are wild for any value 1..10, played or on the table. For a
 played card of value ``c`` and a set ``S`` of table cards holding ``k`` jokers and other cards
 summing to ``s``, ``S`` (non-empty) is an option iff ``15 - c - s`` lies in ``[k, 10k]`` (``k = 0``:
 ``s = 15 - c``); a played joker is one more wild: ``15 - s`` in ``[k + 1, 10(k + 1)]``. Options are
@@ -44,6 +44,7 @@ from .cards import (
     NUM_VALUES,
     _check_card,
     card_name,
+    check_mask,
     mask_values,
     value_nibble,
 )
@@ -64,6 +65,8 @@ def makes_fifteen(total, wilds):
     engine (captures through ``joker_summary``, initial fifteen, mesa) and by agents and features
     that test sweeps.
     """
+    if type(total) is int and type(wilds) is int:  # one group (deal.py, the one-game executor)
+        return wilds <= FIFTEEN - total <= 10 * wilds
     need = FIFTEEN - np.asarray(total)
     wilds = np.asarray(wilds)
     return (need >= wilds) & (need <= 10 * wilds)
@@ -165,14 +168,14 @@ def option_summary(table: np.ndarray, target: np.ndarray):
     table = np.ascontiguousarray(table, np.uint64)
     target = np.asarray(target)
     t = np.where((target >= 0) & (target <= MAX_SUM), target, 15).astype(np.int64)
-    count, union, inter = _summary(table, t)
+    count, union, inter = plain_summary(table, t)
     none = count == 0
     union[none] = 0
     inter[none] = 0
     return count, union, inter
 
 
-def _summary(table: np.ndarray, t: np.ndarray):
+def plain_summary(table: np.ndarray, t: np.ndarray):
     """``option_summary`` for a contiguous uint64 ``table`` and int64 sums in 0..15 (15: none).
 
     Union and intersection are garbage where the count is 0 (the engine never reads them there).
@@ -296,9 +299,7 @@ def capture_options(card: int, table_mask: int, rules: Rules | None = None) -> l
     nc = rules.num_cards
     if card >= nc:
         raise ValueError(f"card {card} ({card_name(card)}) does not exist with {rules.jokers} joker(s)")
-    table_mask = int(table_mask)
-    if table_mask < 0 or table_mask >> nc:
-        raise ValueError(f"{table_mask:#x} is not a card mask of the {nc}-card deck (bits 0..{nc - 1})")
+    table_mask = check_mask(table_mask, nc, "table_mask")
     if table_mask >> card & 1:
         raise ValueError(f"card {card} cannot be played: it is already on the table")
     if card >= NUM_CARDS or table_mask & JOKER_MASK:
@@ -349,7 +350,7 @@ def joker_summary(table: np.ndarray, taken: np.ndarray, taken_value: np.ndarray,
     wilds = np.bitwise_count(taken & _JM).astype(np.int64) + cj
     need = FIFTEEN - CARD_VALUES[card] - taken_value  # other cards' sum + wild values
     # Every sum 0..14 of the plain rest at once: (K, 15).
-    c, un, it = _summary(np.repeat(plain, _NS), np.tile(_SUMS, k))
+    c, un, it = plain_summary(np.repeat(plain, _NS), np.tile(_SUMS, k))
     c, un, it = c.reshape(k, _NS), un.reshape(k, _NS), it.reshape(k, _NS)
     count = np.zeros(k, np.int64)
     union = np.zeros(k, np.uint64)
@@ -380,3 +381,93 @@ def joker_summary(table: np.ndarray, taken: np.ndarray, taken_value: np.ndarray,
         stop &= ~single
     return count, union, inter, stop
 
+
+
+# ------------------------------------------------------------------ one game, Python ints
+# The same tables as Python lists, for the one-game executor (``game.Game``): its step makes no
+# NumPy call. The per-(value pattern, sum) results are memoised (the key is the additive half key
+# of the table plus the sum, unique because half keys are multiples of 16).
+
+_KEY_LISTS = [k.tolist() for k in (_KEY_A, _KEY_B, _KEY_C, _KEY_D)]
+_LOW_REACH_L = _LOW_REACH.tolist()
+_HIGH_COMP_L = _HIGH_COMP.tolist()
+_U_LOW_L, _U_HIGH_L, _F_LOW_L, _F_HIGH_L = (t.tolist() for t in (_U_LOW, _U_HIGH, _F_LOW, _F_HIGH))
+_CACHE: dict[int, tuple[int, int, int]] = {}
+_CACHE_LIMIT = 1 << 20
+_CARD_MASK_40 = FULL_DECK
+SINGLE_BY_CARD = _SINGLE_BY_CARD.tolist()
+"""``SINGLE_BY_CARD[c]``: the table cards (jokers included) that played card ``c`` may take alone."""
+VALUE_OF = CARD_VALUES.tolist()
+"""``VALUE_OF[c]``: capture value of card id ``c`` (1..10), 0 for a joker (its value is wild)."""
+_NIBBLE_OF_VALUE = [0] + [value_nibble(v) for v in range(1, NUM_VALUES + 1)]
+
+
+def summary_of(table: int, target: int) -> tuple[int, int, int]:
+    """Return ``option_summary`` of one plain table (an int mask, no jokers) and a sum in 0..14.
+
+    ``(count, union, intersection)`` as Python ints; union and intersection are 0 where count is 0.
+    """
+    ka, kb, kc, kd = _KEY_LISTS
+    k = ka[table & 1023] + kb[table >> 10 & 1023] + kc[table >> 20 & 1023] + kd[table >> 30] + target
+    hit = _CACHE.get(k)
+    if hit is None:
+        kl = (k - target) & 0xFFFFFFFF  # 16 * low half key
+        kh = ((k - target) >> 32) + target  # 16 * high half key + the sum
+        feasible = _LOW_REACH_L[kl >> 4] & _HIGH_COMP_L[kh]
+        count, union, inter = 0, 0, -1
+        while feasible:
+            low = feasible & -feasible
+            a = low.bit_length() - 1
+            ul, uh = _U_LOW_L[kl + a], _U_HIGH_L[kh - a]
+            count += (ul >> 40) * (uh >> 40)
+            union |= ul | uh
+            inter &= _F_LOW_L[kl + a] | _F_HIGH_L[kh - a]
+            feasible ^= low
+        hit = (count, union & _CARD_MASK_40, inter & _CARD_MASK_40) if count else (0, 0, 0)
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
+        _CACHE[k] = hit
+    return hit[0], hit[1] & table, hit[2] & table
+
+
+def single_summary_of(table: int, target: int) -> tuple[int, int, int]:
+    """Return ``single_summary`` of one table and sum: the single table cards worth ``target``."""
+    if not 1 <= target <= NUM_VALUES:
+        return 0, 0, 0
+    union = table & _NIBBLE_OF_VALUE[target]
+    count = union.bit_count()
+    return count, union, union if count == 1 else 0
+
+
+def joker_summary_of(table: int, taken: int, taken_value: int, card: int, playing: bool,
+                     prefer_single: bool, jokers: int = 2) -> tuple[int, int, int, bool]:
+    """Return ``joker_summary`` of one game as Python ints: ``(count, union, intersection, stop)``."""
+    rest = table & ~taken
+    plain = rest & FULL_DECK
+    rest_j = rest & JOKER_MASK
+    wilds = (taken & JOKER_MASK).bit_count() + (card >= NUM_CARDS)
+    need = FIFTEEN - VALUE_OF[card] - taken_value  # other cards' sum + wild values
+    sums = [summary_of(plain, s) for s in range(_NS)]
+    count, union, inter = 0, 0, -1
+    for x in _JOKER_SUBSETS[: (1, 2, 4)[jokers]]:
+        if rest_j & x != x:
+            continue
+        w = wilds + x.bit_count()
+        for s, (c, un, it) in enumerate(sums):
+            if c and makes_fifteen(FIFTEEN - need + s, w):
+                count += c
+                union |= un | x
+                inter &= it | x
+    stop = False
+    if count > 1:
+        u = sum(VALUE_OF[b] for b in range(NUM_CARDS) if inter >> b & 1)
+        w = wilds + (inter & JOKER_MASK).bit_count()
+        stop = u <= MAX_SUM and makes_fifteen(FIFTEEN - need + u, w) and sums[u][0] > 0
+    if prefer_single:
+        s_union = table & SINGLE_BY_CARD[card]
+        if s_union:
+            if playing:
+                count = s_union.bit_count()
+                return count, s_union, s_union if count == 1 else 0, False
+            return 1, 0, 0, False
+    return count, union, inter, stop

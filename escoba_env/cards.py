@@ -1,8 +1,8 @@
-"""Card ids, names and card masks (RULES.md §1, §8).
+"""Card ids, names and card masks (docs/rules.md §1, §11).
 
 A card id is ``4 * (value - 1) + suit`` with suit 0 oros, 1 copas, 2 espadas, 3 bastos, so the four
 cards of one capture value form one 4-bit nibble of a 40-bit mask. The jokers of the jokers variant
-(RULES.md §8) are ids 40 and 41 (bits 40 and 41 of a mask), named ``"*1"`` and ``"*2"``; they have
+(docs/rules.md §11) are ids 40 and 41 (bits 40 and 41 of a mask), named ``"*1"`` and ``"*2"``; they have
 no suit and no fixed value. A set of cards is a Python ``int`` (public API) or a ``numpy.uint64``
 (engine).
 """
@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import numpy as np
+
+from .rules import WrongTypeError
 
 NUM_CARDS = 40
 """Cards of the standard deck (the jokers variant adds ``Rules.jokers`` more: ``Rules.num_cards``)."""
@@ -137,9 +139,7 @@ def mask_of(cards: Iterable[int]) -> int:
 
 def cards_of(mask: int) -> list[int]:
     """Return the card ids in ``mask``, ascending."""
-    mask = int(mask)
-    if mask < 0 or mask > ALL_CARDS:
-        raise ValueError(f"{mask:#x} is not a card mask (bits 0..41)")
+    mask = check_mask(mask)
     out = []
     while mask:
         low = mask & -mask
@@ -167,9 +167,20 @@ def mask_values(masks) -> np.ndarray:
     return total
 
 
+def check_mask(mask: int, num_cards: int = MAX_CARDS, what: str = "a card mask") -> int:
+    """Return ``mask`` as an int; WrongTypeError unless an int, ValueError unless bits 0..num_cards-1."""
+    if isinstance(mask, (bool, np.bool_)) or not isinstance(mask, (int, np.integer)):
+        raise WrongTypeError(f"{what} must be an int, got {type(mask).__name__} {mask!r}")
+    mask = int(mask)
+    if mask < 0 or mask >> num_cards:
+        raise ValueError(f"{mask:#x} is not a card mask of the {num_cards}-card deck "
+                         f"(bits 0..{num_cards - 1})")
+    return mask
+
+
 def _check_card(card: int) -> int:
     if isinstance(card, (bool, np.bool_)) or not isinstance(card, (int, np.integer)):
-        raise ValueError(f"a card id must be an int in 0..41, got {card!r}")
+        raise WrongTypeError(f"a card id must be an int in 0..41, got {type(card).__name__} {card!r}")
     if not 0 <= int(card) < MAX_CARDS:
         raise ValueError(f"card id {int(card)} is out of range 0..41 (40, 41 are the jokers)")
     return int(card)

@@ -3,15 +3,81 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from collections.abc import Callable
 from typing import Any
 
-from .rules import SEVENS_RULES, Rules
+from .rules import SEVENS_RULES, Rules, check_seed
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr (``PROG: error: ... (see --help)``, exit 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        """Print the error as one line and exit with status 2."""
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see --help)\n")
+
+
+def guarded_main(prog: str, main: Callable[[], int | None]) -> int:
+    """Run ``main()`` and return its exit status; bad input and faults end with one line, no traceback.
+
+    A ValueError, TypeError, OSError or RuntimeError (bad input, a missing file) prints
+    ``PROG: error: ...`` on stderr and returns 1; Ctrl-C returns 130; an output closed early
+    (``| head``) returns 1 quietly.
+    """
+    try:
+        return int(main() or 0)
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except (ValueError, TypeError, OSError, RuntimeError) as exc:
+        print(f"{prog}: error: {' '.join(str(exc).split()) or type(exc).__name__}", file=sys.stderr)
+        return 1
+
+
+def positive_float(text: str) -> float:
+    """Return ``text`` as a finite positive number (an argparse type)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not 0.0 < v < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text!r}")
+    return v
+
+
+def int_list(text: str) -> list[int]:
+    """Return a comma-separated list of positive ints (an argparse type)."""
+    return [positive_int(x.strip()) for x in text.split(",")]
+
+
+def seconds(text: str) -> float:
+    """Return ``text`` as a finite number of seconds from 0 to 60 (an argparse type)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = float("nan")
+    if not 0.0 <= v <= 60.0:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(f"must be a number of seconds from 0 to 60, got {text!r}")
+    return v
+
+
+def seed_arg(text: str) -> int:
+    """Return ``text`` as a seed, an int from 0 to 2**64-1 (an argparse type; ``rules.check_seed``)."""
+    try:
+        return check_seed(int(text) if len(text) <= 30 else -1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 2**64-1, got {text!r}") from None
 
 
 def _int_at_least(text: str, low: int, what: str) -> int:
     """Return ``text`` as an int >= ``low``, else raise argparse's type error naming ``what``."""
     try:
-        v = int(text)
+        v = int(text) if len(text) <= 30 else None  # a 4,300-digit string is no count anyone means
     except ValueError:
         v = None
     if v is None or v < low:
@@ -51,7 +117,7 @@ def add_rules_arguments(group: Any, partnerships_help: str = "", target_help: st
                        default=d.initial_fifteen,
                        help="a first table of 15 goes to the dealer as escoba(s)")
     group.add_argument("--jokers", type=int, default=d.jokers, choices=(0, 1, 2),
-                       help="wild jokers in the deck (ids 40, 41; RULES.md §8)")
+                       help="wild jokers in the deck (ids 40, 41; docs/rules.md §11)")
     group.add_argument("--mesa-deal", action=argparse.BooleanOptionalAction, default=d.mesa_deal,
                        help="escoba de mesa: the dealer takes fifteens as the table is turned up")
 

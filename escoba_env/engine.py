@@ -2,8 +2,7 @@
 
 State is a structure of arrays; a set of cards is a 40-bit (42 with jokers) mask in a ``uint64``. One ``step``
 takes one action per game and costs a fixed number of NumPy calls whatever N is: no Python loop
-runs over games. Actions are card ids (``Discrete(rules.num_cards)``), with the play/take scheme of DESIGN.md
-decision 4:
+runs over games. Actions are card ids (``Discrete(rules.num_cards)``), with the play/take scheme:
 
 - while no capture is pending, action ``c`` plays card ``c`` from the hand of the seat to act;
 - if ``c`` has several capture options, the same seat then names table cards one at a time
@@ -17,7 +16,7 @@ Deals are reproducible: the shuffle of round ``r`` of episode ``e`` in game slot
 counter-based hash of ``(seed, game_id, e, r)``, so a game's deals never depend on the rest of
 its batch.
 
-Variants (RULES.md §8, ``Rules.jokers`` and ``Rules.mesa_deal``):
+Variants (docs/rules.md §11, ``Rules.jokers`` and ``Rules.mesa_deal``):
 
 - Jokers are card ids 40 and 41 (mask bits 40, 41); the deck, the actions and the masks have
   ``rules.num_cards`` = 40 + jokers entries. A joker is wild for any value 1..10, played or on
@@ -37,7 +36,7 @@ Variants (RULES.md §8, ``Rules.jokers`` and ``Rules.mesa_deal``):
   if the table holds a group of cards summing to 15 (jokers wild; it holds the card just
   turned), the dealer captures it at once: an escoba if it takes every card on the table, and the
   dealer becomes last capturer. When several groups are possible the dealer takes (the project's
-  reading; RULES.md is silent) the group with the most cards, then the one holding the velo,
+  reading; docs/rules.md is silent) the group with the most cards, then the one holding the velo,
   then the most sevens, then the most oros, then the lowest card mask. This replaces the
   initial-fifteen check whatever ``initial_fifteen`` says.
 """
@@ -46,9 +45,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .capture import CARD_VALUES, FIFTEEN, _summary, joker_summary, makes_fifteen, single_summary
-from .cards import FULL_DECK, JOKER_MASK, NUM_CARDS, OROS, SEVENS, VELO, card_name, names_of
-from .rules import Rules
+from .capture import CARD_VALUES, FIFTEEN, joker_summary, plain_summary, single_summary
+from .cards import FULL_DECK, JOKER_MASK, NUM_CARDS, card_name, names_of
+from .deal import (
+    explicit_decks,
+    hash_keys,  # noqa: F401  (re-exported: it lived here before deal.py)
+    initial_fifteen_batch,
+    mesa_turn_up_batch,
+    shuffled_decks,
+)
+from .rules import Rules, check_seed
 from .scoring import CATEGORIES, score_round_batch
 
 _ONE = np.uint64(1)
@@ -59,62 +65,6 @@ _I2 = np.int64(2)
 _M64 = (1 << 64) - 1
 _STD = np.uint64(FULL_DECK)
 _JM = np.uint64(JOKER_MASK)
-
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _splitmix64(x: np.ndarray) -> np.ndarray:
-    """Return the SplitMix64 finaliser of a uint64 array (a counter-based hash), computed in place:
-    ``x`` must be an array this code owns."""
-    x += _GOLDEN
-    x ^= x >> np.uint64(30)
-    x *= np.uint64(0xBF58476D1CE4E5B9)
-    x ^= x >> np.uint64(27)
-    x *= np.uint64(0x94D049BB133111EB)
-    x ^= x >> np.uint64(31)
-    return x
-
-
-# Position j of a row hashes h + (j + 1) * golden ratio (then one more golden step in _splitmix64).
-_POSITIONS = {nc: np.arange(1, nc + 2, dtype=np.uint64)[None, :] * _GOLDEN for nc in (40, 41, 42)}
-_CARD_IDS = {nc: np.arange(nc, dtype=np.uint64) for nc in (40, 41, 42)}
-
-
-def hash_keys(seed: int, game_ids, episodes, rounds, num_cards: int = NUM_CARDS) -> np.ndarray:
-    """Return uint64 hashes (len(game_ids), num_cards + 1) that depend only on the given counters."""
-    ids = np.asarray(game_ids).astype(np.uint64)
-    ids *= np.uint64(0xD1B54A32D192ED03)
-    ids ^= np.uint64(int(seed) & _M64)
-    h = _splitmix64(ids)
-    ctr = np.asarray(episodes).astype(np.uint64)
-    ctr *= np.uint64(0x8CB92BA72F3D8DD7)
-    r = np.asarray(rounds).astype(np.uint64)
-    r += _ONE
-    r *= np.uint64(0xAEF17502108EF2D9)
-    ctr += r
-    h ^= ctr
-    h = _splitmix64(h)
-    return _splitmix64(h[:, None] + _POSITIONS[num_cards])
-
-
-def shuffled_decks(seed: int, game_ids, episodes, rounds, num_players: int = 2,
-                   num_cards: int = NUM_CARDS):
-    """Return ``(decks, first_dealers)`` for the given counters (one row per game).
-
-    ``decks`` holds int8 card ids 0..num_cards-1, top first. Each card gets a 58-bit hash key
-    (``hash_keys``) with its id in the low 6 bits, so sorting the keys of a row (a plain sort, much
-    faster than argsort) orders the cards by hash and ties are impossible. One more hash of the same
-    counters (position ``num_cards``, the last) gives the dealer a new game starts with
-    (``first_dealers``, used for round 0 only).
-    """
-    x = hash_keys(seed, game_ids, episodes, rounds, num_cards)
-    dealers = (x[:, num_cards] % np.uint64(num_players)).astype(np.int64)
-    keys = x[:, :num_cards] & ~np.uint64(63)
-    keys |= _CARD_IDS[num_cards]
-    keys.sort(axis=1)
-    keys &= np.uint64(63)
-    return keys.astype(np.int8), dealers
 
 
 def _take_clip(a, indices, out=None):
@@ -152,34 +102,6 @@ def sample_actions(legal: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
 
 _REPORTED = ("points", *CATEGORIES, "escobas")
 _DEAL_OFFSETS_T = {p: np.arange(3 * p)[:, None] for p in (2, 3, 4)}
-
-
-def _joker_initial_fifteens(tcards: np.ndarray) -> np.ndarray:
-    """Return the dealer's escobas (0, 1 or 2) for first tables ``tcards`` (K, 4) with jokers wild.
-
-    Two if the four cards split into two groups that can each make 15, else one if all four can
-    make 15, else none.
-    """
-    ok = _groups_making_15(tcards)
-    # Group s (column s - 1) and its complement 15 - s (column 14 - s) split the four cards.
-    two = (ok[:, :14] & ok[:, 13::-1]).any(axis=1)
-    return np.where(two, 2, ok[:, 14].astype(np.int64))
-
-
-# Column s - 1 of _GROUPS is the 0/1 membership of the four table positions in group s (1..15).
-_GROUPS = np.array([[s >> j & 1 for s in range(1, 16)] for j in range(4)], np.int64)  # (4, 15)
-_GROUP_IDS = np.arange(1, 16)
-# The groups the dealer may take after turning position i: positions <= i, holding i.
-_TURN_COLUMNS = [np.array([s - 1 for s in range(1 << i, 1 << (i + 1))]) for i in range(4)]
-
-
-def _groups_making_15(tcards: np.ndarray) -> np.ndarray:
-    """Return bool (K, 15): which groups of the four cards ``tcards`` (K, 4) can make 15, jokers wild.
-
-    A group of ``k`` jokers and other cards summing to ``s`` can iff ``k <= 15 - s <= 10k``.
-    """
-    isj = (tcards >= NUM_CARDS).astype(np.int64)
-    return makes_fifteen((((tcards.astype(np.int64) >> 2) + 1) * (1 - isj)) @ _GROUPS, isj @ _GROUPS)
 
 
 class StepInfo:
@@ -241,7 +163,7 @@ class StepInfo:
 
 
 class EscobaEngine:
-    """N independent Escoba games stepped at once (RULES.md §1-7).
+    """N independent Escoba games stepped at once (docs/rules.md §1-7).
 
     ``single_round=True`` ends a game after one round; ``max_rounds`` cuts (truncates) a game that
     has not ended after that many rounds; ``autoreset=True`` starts the next episode of a slot in
@@ -325,8 +247,7 @@ class EscobaEngine:
         from the seed. Bad input raises ``ValueError`` and changes nothing.
         """
         n = self.num_games
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-            raise ValueError(f"seed must be an int, got {seed!r}")
+        seed = check_seed(seed)
         ids = np.arange(n, dtype=np.int64) if game_ids is None else np.asarray(game_ids, np.int64)
         if ids.shape != (n,) or (ids < 0).any():
             raise ValueError(f"game_ids must be {n} non-negative ints")
@@ -342,7 +263,7 @@ class EscobaEngine:
             if not np.issubdtype(d.dtype, np.integer) or ((d < 0) | (d >= self.num_players)).any():
                 raise ValueError(f"dealer must be a seat in 0..{self.num_players - 1}, got {dealer!r}")
             dealers = d.astype(np.int64).copy()
-        explicit = self._explicit_deck(dealers, deck, hands, table, stock)
+        explicit = explicit_decks(n, self.num_players, self._nc, dealers, deck, hands, table, stock)
         self.seed = int(seed)
         self.game_ids = ids
         self.episode = episodes
@@ -371,59 +292,8 @@ class EscobaEngine:
         self.taken[games] = 0
         self.taken_value[games] = 0
 
-    def _explicit_deck(self, dealers, deck, hands, table, stock):
-        """Return the validated explicit first-round decks (N, num_cards), or None."""
-        n, p, nc = self.num_games, self.num_players, self._nc
-        parts = (hands, table, stock)
-        if deck is not None and any(x is not None for x in parts):
-            raise ValueError("give either deck or hands/table/stock, not both")
-        if deck is None and all(x is None for x in parts):
-            return None
-        if deck is None:
-            if any(x is None for x in parts):
-                raise ValueError("an explicit deal needs all of hands, table and stock")
-            n_stock = nc - 3 * p - 4
-            if len(hands) != p:
-                raise ValueError(f"hands must hold one list per seat ({p} seats), got {len(hands)}")
-            for i, h in enumerate(hands):
-                if len(h) != 3:
-                    raise ValueError(f"hand of seat {i} must have 3 cards, got {len(h)}")
-            if len(table) != 4:
-                raise ValueError(f"table must have 4 cards, got {len(table)}")
-            if len(stock) != n_stock:
-                raise ValueError(f"stock must have {n_stock} cards with {p} players, got {len(stock)}")
-            decks = np.zeros((n, nc), np.int64)
-            hands_arr = np.asarray(hands, np.int64)
-            for j in range(p):
-                seat = (dealers + 1 + j) % p
-                for r in range(3):
-                    decks[:, j + p * r] = hands_arr[seat, r]
-            decks[:, 3 * p: 3 * p + 4] = np.asarray(table, np.int64)
-            decks[:, 3 * p + 4:] = np.asarray(stock, np.int64)
-            what = "the explicit deal (hands + table + stock)"
-        else:
-            decks = np.array(deck, dtype=object)
-            if decks.ndim == 1:
-                decks = np.broadcast_to(decks, (n, decks.shape[0]))
-            if decks.shape != (n, nc):
-                raise ValueError(f"deck must have {nc} card ids (or one row of {nc} per game), got shape "
-                                 f"{decks.shape}")
-            what = "deck"
-        for row in np.asarray(decks, dtype=object).reshape(-1, nc):
-            bad = [c for c in row if isinstance(c, bool) or not isinstance(c, (int, np.integer))
-                   or not 0 <= c < nc]
-            if bad:
-                raise ValueError(f"{what} has invalid card id(s) {bad}; ids are ints 0..{nc - 1}")
-            counts = np.bincount(np.asarray(row, np.int64), minlength=nc)
-            if (counts != 1).any():
-                dup = [card_name(int(c)) for c in np.nonzero(counts > 1)[0]]
-                miss = [card_name(int(c)) for c in np.nonzero(counts == 0)[0]]
-                raise ValueError(f"{what} must hold each of the {nc} cards once: duplicated {dup}, "
-                                 f"missing {miss}")
-        return np.asarray(decks, np.int64).astype(np.int8)
-
     def _deal_round(self, games, decks=None, draw_dealer=False):
-        """Deal a whole new round in ``games`` (RULES.md §3)."""
+        """Deal a whole new round in ``games`` (docs/rules.md §3)."""
         self._start_round(games, decks, draw_dealer)
         self._deal_hands(games)
         self.legal[games] = self.hands[games, self.to_act[games]]
@@ -449,34 +319,24 @@ class EscobaEngine:
         self.stock_pos[games] = 0
         dealer = self.dealer[games]
         tcards = decks[:, 3 * p: 3 * p + 4]
-        tbits = _ONE << tcards.astype(np.uint64)
-        if self.rules.mesa_deal:
-            table = self._mesa_turns(games, tcards, tbits, dealer)
-            self.table[games] = table
-            self.to_act[games] = self._next_seat[dealer]
-            return
-        table = tbits[:, 0] | tbits[:, 1] | tbits[:, 2] | tbits[:, 3]
-        if self._jokers and self.rules.initial_fifteen:
-            n_esc = _joker_initial_fifteens(tcards)
-            hit = n_esc > 0
-            if hit.any():
-                g, d = games[hit], dealer[hit]
-                self.piles[g, d] |= table[hit]
-                self.escobas[g, d] += n_esc[hit]
-                self.last_capturer[g] = d
+        if self.rules.mesa_deal:  # replaces the initial-fifteen check
+            gained, n_esc, table = mesa_turn_up_batch(tcards)
+            hit = gained != _ZERO
+        else:
+            tbits = _ONE << tcards.astype(np.uint64)
+            table = tbits[:, 0] | tbits[:, 1] | tbits[:, 2] | tbits[:, 3]
+            if self.rules.initial_fifteen:
+                n_esc = initial_fifteen_batch(tcards)
+                hit = n_esc > 0
+                gained = table
                 table = np.where(hit, _ZERO, table)
-        elif self.rules.initial_fifteen:
-            v = (tcards >> 2) + 1  # int8 values
-            total = v.sum(axis=1)
-            # Two fifteens: the four cards sum to 30 and the first pairs with another to 15.
-            two = (total == 30) & (v[:, 1:] == 15 - v[:, :1]).any(axis=1)
-            hit = (total == 15) | two
-            if hit.any():
-                g, d = games[hit], dealer[hit]
-                self.piles[g, d] |= table[hit]
-                self.escobas[g, d] += np.where(two[hit], 2, 1)
-                self.last_capturer[g] = d
-                table = np.where(hit, _ZERO, table)
+            else:
+                hit = None
+        if hit is not None and hit.any():
+            g, d = games[hit], dealer[hit]
+            self.piles[g, d] |= gained[hit]
+            self.escobas[g, d] += n_esc[hit]
+            self.last_capturer[g] = d
         self.table[games] = table
         self.to_act[games] = self._next_seat[dealer]
 
@@ -528,51 +388,17 @@ class EscobaEngine:
         self.stock_pos[games] = nc
         self.hand_count[games] = left
 
-    def _mesa_turns(self, games, tcards, tbits, dealer):
-        """Turn the four table cards one at a time (escoba de mesa); return the table left.
-
-        After each turn the dealer captures the best group summing to 15 that holds the card just
-        turned (most cards, then the velo, most sevens, most oros, lowest mask), if any.
-        """
-        ok = _groups_making_15(tcards)
-        if not ok.any():
-            return tbits[:, 0] | tbits[:, 1] | tbits[:, 2] | tbits[:, 3]
-        # Preference key of every group (disjoint bits: the group's mask is the sum of its bits):
-        # cards, velo, sevens, oros, then the complement of the mask (lowest mask wins).
-        b = tbits.astype(np.int64)
-        sevens = np.bitwise_count(tbits & np.uint64(SEVENS)).astype(np.int64)
-        oros = np.bitwise_count(tbits & np.uint64(OROS)).astype(np.int64)
-        feats = (((b >> VELO) & 1) << 48) + (sevens << 45) + (oros << 42) - b
-        key = feats @ _GROUPS + (_GROUPS.sum(axis=0) << 49) + ((1 << 42) - 1)
-        key = np.where(ok, key, -1)
-        gone = np.zeros(len(games), np.int64)  # positions captured so far (bits)
-        for i in range(4):  # after turning position i: the groups of positions <= i holding i
-            cols = _TURN_COLUMNS[i]
-            cand = np.where((_GROUP_IDS[cols] & gone[:, None]) == 0, key[:, cols], -1)
-            best = cand.argmax(axis=1)
-            hit = np.flatnonzero(cand[np.arange(len(games)), best] >= 0)
-            if not hit.size:
-                continue
-            took = _GROUP_IDS[cols][best[hit]]
-            gone[hit] |= took
-            took_pos = (took[:, None] >> np.arange(4)) & 1 == 1
-            gained = np.bitwise_or.reduce(np.where(took_pos, tbits[hit], _ZERO), axis=1)
-            g, d = games[hit], dealer[hit]
-            self.piles[g, d] |= gained
-            # An escoba if no turned card (positions <= i) is left on the table.
-            self.escobas[g, d] += gone[hit] == (1 << (i + 1)) - 1
-            self.last_capturer[g] = d
-        left = (gone[:, None] >> np.arange(4)) & 1 == 0
-        return np.bitwise_or.reduce(np.where(left, tbits, _ZERO), axis=1)
-
     # ------------------------------------------------------------------ stepping
 
     def legal_action_mask(self) -> np.ndarray:
         """Return the legal actions as a uint8 array (N, rules.num_cards); zeros for finished games."""
         return unpack_mask(self.legal, self._nc)
 
-    def check_actions(self, actions) -> np.ndarray:
-        """Return ``actions`` as an int64 array, or raise ValueError naming the first illegal one."""
+    def check_actions(self, actions, active=None) -> np.ndarray:
+        """Return ``actions`` as an int64 array, or raise ValueError naming the first illegal one.
+
+        Only unfinished games inside the optional bool mask ``active`` (N,) are checked.
+        """
         a = np.asarray(actions)
         if a.shape != (self.num_games,) or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be {self.num_games} ints (one per game), got shape "
@@ -583,6 +409,8 @@ class EscobaEngine:
         if ok.all():
             return a
         ok = ok.astype(bool) | self.done
+        if active is not None:
+            ok |= ~active
         if not ok.all():
             g = int(np.argmin(ok))
             in_range = 0 <= a[g] < self._nc
@@ -608,16 +436,23 @@ class EscobaEngine:
             self._zero_cache[key] = z
         return z
 
-    def step(self, actions) -> StepInfo:
+    def step(self, actions, active=None) -> StepInfo:
         """Apply one action per game (ignored for finished games) and return what happened.
 
-        Raises ValueError, changing nothing, if any unfinished game's action is illegal.
+        ``active``: an optional bool mask (N,); games outside it are left as they are and report
+        like finished games (actor -1), so callers can step a subset of the batch.
+        Raises ValueError, changing nothing, if any stepped game's action is illegal.
         """
-        a = self.check_actions(actions)
+        if active is not None:
+            active = np.asarray(active)
+            if active.shape != (self.num_games,) or active.dtype != np.bool_:
+                raise ValueError(f"active must be a bool array of shape ({self.num_games},), got "
+                                 f"shape {active.shape} and dtype {active.dtype}")
+        a = self.check_actions(actions, active)
         n, s = self.num_games, self.num_sides
         self._round_out = None
-        if self.done.any():
-            active = ~self.done
+        if active is not None or self.done.any():
+            active = ~self.done if active is None else active & ~self.done
             g = np.nonzero(active)[0]
             actor = np.where(active, self.to_act, -1)
             captured = np.zeros(n, np.uint64)
@@ -671,116 +506,152 @@ class EscobaEngine:
         Masks are int64/uint64 0 / all-ones words made by arithmetic shifts, so most choices are
         one bitwise operation (no ``np.where``). Per-seat state (N, P) is updated column by column
         through one-hot seat masks (the card played is in exactly one hand), with no gathers. With
-        every game active, results are written straight into the state arrays (``out=``).
+        every game active, results are written straight into the state arrays (``out=``). The
+        steps: take the played card from the hand, name the table card (or stop), summarise the
+        capture options left, resolve (choice pending, card to the table, or capture), pass the
+        turn; a seat that played its last card triggers the next deal or the round end.
         """
-        p = self.num_players
         full = len(g) == self.num_games
-
-        def put(name, ufunc, *args):
-            """Return ``ufunc(*args)``, stored into state array ``name`` (rows ``g``)."""
-            if full:
-                return ufunc(*args, out=getattr(self, name))
-            r = ufunc(*args)
-            getattr(self, name)[g] = r
-            return r
-
-        # With every game active, state is used whole (views, no gathers or scatters).
         sel = slice(None) if full else g
-        if full:
+        if full:  # state used whole (views, no gathers or scatters)
             hands, played, piles, escobas = self.hands, self.played, self.piles, self.escobas
         else:
             hands, played, piles, escobas = self.hands[g], self.played[g], self.piles[g], self.escobas[g]
         seat = self.to_act[sel]
         pending = self.pending[sel]
-        au = a.view(np.uint64)
-        bit = _ONE << au
-        pm = pending >> _I63  # -1 where this action plays a card, 0 where it names a table card
-        play_bit = bit & pm.view(np.uint64)
-        # One-hot seat masks, one 1-D array per seat (small trailing axes broadcast slowly).
-        if p == 2:
-            m1 = np.negative(seat).view(np.uint64)
-            seat_masks = (~m1, m1)
-        else:
-            seat_masks = [np.negative((seat == k).astype(np.uint64)) for k in range(p)]
-        not_played = ~play_bit
-        for k, m in enumerate(seat_masks):
-            hands[:, k] &= not_played
-            played[:, k] |= play_bit & m
-        hand_count = put("hand_count", np.add, self.hand_count[sel], pm)
-        card = np.maximum(pending, a & pm)
+        action_bit = _ONE << a.view(np.uint64)
+        playing = pending >> _I63  # -1 where the action plays a card from hand, 0 where it names one
+        seat_masks = self._seat_masks(seat)
+        hands_empty = self._play_from_hand(g, full, hands, played, seat_masks, action_bit, playing)
+        card = np.maximum(pending, a & playing)  # the card played this turn
         table = self.table[sel]
-        if self._jokers:  # a named joker adds no value; jokers leave the plain summary
-            # The pending card's own id: "stop", take the named cards and the forced ones.
-            stop = a == pending
-            stop_m = np.negative(stop.astype(np.int64))
-            taken = self.taken[sel] | ((bit ^ play_bit) & ~stop_m.view(np.uint64))
-            taken_value = self.taken_value[sel] + (CARD_VALUES[a] & ~(pm | stop_m))
-            target = (FIFTEEN - 1) - (card >> _I2) - taken_value
-            np.maximum(target, 0, out=target)  # garbage (replaced below) where a joker is played
-            count, union, inter = _summary(table & ~taken & _STD, target)
-        else:
-            taken = self.taken[sel] | (bit ^ play_bit)
-            taken_value = self.taken_value[sel] + (((a >> _I2) + 1) & ~pm)
-            target = (FIFTEEN - 1) - (card >> _I2) - taken_value
-            count, union, inter = _summary(table & ~taken, target)
-        if self.rules.prefer_single:
-            s_count, s_union, s_inter = single_summary(table, target)
-            use_single = (pm != 0) & (s_count > 0)
-            count = np.where(use_single, s_count, count)
-            union = np.where(use_single, s_union, union)
-            inter = np.where(use_single, s_inter, inter)
-        jg = None
-        if self._jokers:  # the games where a joker is played or lies on the table
-            jg = np.flatnonzero((card >= NUM_CARDS) | ((table & _JM) != _ZERO))
-            if jg.size:
-                jc, ju, ji, can_stop = joker_summary(table[jg], taken[jg], taken_value[jg], card[jg],
-                                                     pm[jg] != 0, self.rules.prefer_single, self._jokers)
-                jc[stop[jg]] = 1  # a legal stop: the option taken | inter executes
-                count[jg], union[jg], inter[jg] = jc, ju, ji
-            else:
-                jg = None
-        pend_m = (1 - count) >> _I63  # -1 where several options remain
-        drop_m = (count - 1) >> _I63  # -1 where the card cannot capture
-        cap_m = ~(pend_m | drop_m)  # -1 where exactly one option: it executes
-        cap_u = cap_m.view(np.uint64)
-        card_bit = _ONE << card.view(np.uint64)
-        take_mask = (taken | inter) & cap_u
-        new_table = put("table", np.bitwise_and, table | (card_bit & drop_m.view(np.uint64)), ~take_mask)
-        gained = (take_mask | card_bit) & cap_u
-        for k, m in enumerate(seat_masks):
-            piles[:, k] |= gained & m
-        esc = ((new_table - _ONE) >> _U63).view(np.int64) & cap_m  # 1: the capture swept the table
-        hands_empty = hand_count == 0
-        if not self.rules.last_play_escoba:
-            esc &= ~(hands_empty & (self.stock_pos[sel] >= self._nc))
-        for k, m in enumerate(seat_masks):
-            escobas[:, k] += esc & m.view(np.int64)
+        taken, taken_value, stop = self._name_table_card(sel, a, action_bit, playing, pending)
+        count, union, inter, joker_games, can_stop = self._options_left(table, taken, taken_value, card,
+                                                                        playing, stop)
+        choosing = (1 - count) >> _I63  # -1 where several options remain: the seat chooses on
+        gained, escoba = self._resolve(g, full, table, card, taken, inter, count, choosing, piles,
+                                       escobas, seat_masks, hands_empty)
         if not full:
             self.hands[g], self.played[g], self.piles[g], self.escobas[g] = hands, played, piles, escobas
         lc = self.last_capturer[sel]
-        put("last_capturer", np.bitwise_xor, lc, (lc ^ seat) & cap_m)
-        put("pending", np.subtract, (card + 1) & pend_m, 1)
-        put("taken", np.bitwise_and, taken, pend_m.view(np.uint64))
-        put("taken_value", np.bitwise_and, taken_value, pend_m)
-        if p == 2:
-            nxt = put("to_act", np.bitwise_xor, seat, ~pend_m & 1)  # seat: a view of to_act
+        captures = ~(choosing | ((count - 1) >> _I63))  # -1 where exactly one option executed
+        self._store(g, full, "last_capturer", np.bitwise_xor, lc, (lc ^ seat) & captures)
+        self._store(g, full, "pending", np.subtract, (card + 1) & choosing, 1)
+        self._store(g, full, "taken", np.bitwise_and, taken, choosing.view(np.uint64))
+        self._store(g, full, "taken_value", np.bitwise_and, taken_value, choosing)
+        self._pass_turn(g, full, seat, card, union, inter, choosing, joker_games, can_stop)
+        turn_over = np.flatnonzero(hands_empty & (choosing == 0))
+        if turn_over.size:
+            self._after_last_card(g[turn_over])
+        return gained, escoba
+
+    def _store(self, g, full, name, ufunc, *args):
+        """Return ``ufunc(*args)``, stored into state array ``name`` (rows ``g``; in place when ``full``)."""
+        if full:
+            return ufunc(*args, out=getattr(self, name))
+        r = ufunc(*args)
+        getattr(self, name)[g] = r
+        return r
+
+    def _seat_masks(self, seat):
+        """Return one uint64 all-ones/zero mask per seat: where ``seat`` is that seat (1-D arrays)."""
+        if self.num_players == 2:
+            second = np.negative(seat).view(np.uint64)
+            return (~second, second)
+        return [np.negative((seat == k).astype(np.uint64)) for k in range(self.num_players)]
+
+    def _play_from_hand(self, g, full, hands, played, seat_masks, action_bit, playing):
+        """Move the played card (where the action plays one) from the hand to ``played``; return
+        where every hand is now empty."""
+        play_bit = action_bit & playing.view(np.uint64)
+        keep = ~play_bit
+        for k, m in enumerate(seat_masks):
+            hands[:, k] &= keep
+            played[:, k] |= play_bit & m
+        sel = slice(None) if full else g
+        return self._store(g, full, "hand_count", np.add, self.hand_count[sel], playing) == 0
+
+    def _name_table_card(self, sel, a, action_bit, playing, pending):
+        """Return (taken, taken_value, stop): the table cards named so far with this action's, their
+        values, and (jokers) where the action is the pending card's own id, "stop"."""
+        naming = ~playing
+        if self._jokers:  # a named joker adds no value
+            stop = a == pending
+            not_stop = ~np.negative(stop.astype(np.int64))
+            taken = self.taken[sel] | (action_bit & (naming & not_stop).view(np.uint64))
+            taken_value = self.taken_value[sel] + (CARD_VALUES[a] & naming & not_stop)
+            return taken, taken_value, stop
+        taken = self.taken[sel] | (action_bit & naming.view(np.uint64))
+        taken_value = self.taken_value[sel] + (((a >> _I2) + 1) & naming)
+        return taken, taken_value, None
+
+    def _options_left(self, table, taken, taken_value, card, playing, stop):
+        """Return (count, union, intersection) of the capture options that hold ``taken``, and, with
+        jokers, the games where a joker is involved and where "stop" is legal there (else None)."""
+        target = (FIFTEEN - 1) - (card >> _I2) - taken_value
+        if self._jokers:  # jokers leave the plain summary; garbage target where a joker is played
+            np.maximum(target, 0, out=target)
+            count, union, inter = plain_summary(table & ~taken & _STD, target)
         else:
-            nxt = np.where(pend_m != 0, seat, self._next_seat[seat])
-            self.to_act[sel] = nxt
-        # Legal actions: the next seat's hand, or the cards still to name where a choice is pending.
-        pend = pend_m != 0
-        legal = put("legal", _take_clip, self.hands.reshape(-1), g * p + nxt)
-        np.copyto(legal, union & ~inter, where=pend)
-        if jg is not None:  # a pending choice that may stop at the option taken | inter
-            stop_ok = np.negative((can_stop & pend[jg]).astype(np.uint64))
+            count, union, inter = plain_summary(table & ~taken, target)
+        if self.rules.prefer_single:
+            s_count, s_union, s_inter = single_summary(table, target)
+            use_single = (playing != 0) & (s_count > 0)
+            count = np.where(use_single, s_count, count)
+            union = np.where(use_single, s_union, union)
+            inter = np.where(use_single, s_inter, inter)
+        if not self._jokers:
+            return count, union, inter, None, None
+        joker_games = np.flatnonzero((card >= NUM_CARDS) | ((table & _JM) != _ZERO))
+        if not joker_games.size:
+            return count, union, inter, None, None
+        jg = joker_games
+        j_count, j_union, j_inter, can_stop = joker_summary(
+            table[jg], taken[jg], taken_value[jg], card[jg], playing[jg] != 0, self.rules.prefer_single,
+            self._jokers)
+        j_count[stop[jg]] = 1  # a legal stop: the option taken | inter executes
+        count[jg], union[jg], inter[jg] = j_count, j_union, j_inter
+        return count, union, inter, joker_games, can_stop
+
+    def _resolve(self, g, full, table, card, taken, inter, count, choosing, piles, escobas, seat_masks,
+                 hands_empty):
+        """Put the card on the table (no option), or execute the one option left; return the cards
+        captured (played card included) and the escobas (0/1) per game."""
+        to_table = (count - 1) >> _I63  # -1 where the card cannot capture
+        captures = ~(choosing | to_table)  # -1 where exactly one option: it executes
+        captures_u = captures.view(np.uint64)
+        card_bit = _ONE << card.view(np.uint64)
+        take = (taken | inter) & captures_u
+        on_table = table | (card_bit & to_table.view(np.uint64))
+        new_table = self._store(g, full, "table", np.bitwise_and, on_table, ~take)
+        gained = (take | card_bit) & captures_u
+        for k, m in enumerate(seat_masks):
+            piles[:, k] |= gained & m
+        escoba = ((new_table - _ONE) >> _U63).view(np.int64) & captures  # 1: the capture swept the table
+        if not self.rules.last_play_escoba:
+            sel = slice(None) if full else g
+            escoba &= ~(hands_empty & (self.stock_pos[sel] >= self._nc))
+        for k, m in enumerate(seat_masks):
+            escobas[:, k] += escoba & m.view(np.int64)
+        return gained, escoba
+
+    def _pass_turn(self, g, full, seat, card, union, inter, choosing, joker_games, can_stop):
+        """Set the seat to act and its legal actions: the same seat naming cards while a choice is
+        open (with jokers, maybe "stop"), else the next seat playing from its hand."""
+        if self.num_players == 2:
+            nxt = self._store(g, full, "to_act", np.bitwise_xor, seat, ~choosing & 1)  # seat: a view
+        else:
+            nxt = np.where(choosing != 0, seat, self._next_seat[seat])
+            self.to_act[slice(None) if full else g] = nxt
+        still_choosing = choosing != 0
+        legal = self._store(g, full, "legal", _take_clip, self.hands.reshape(-1), g * self.num_players + nxt)
+        np.copyto(legal, union & ~inter, where=still_choosing)
+        if joker_games is not None:  # a pending choice that may stop at the option taken | inter
+            jg = joker_games
+            stop_ok = np.negative((can_stop & still_choosing[jg]).astype(np.uint64))
             legal[jg] |= (_ONE << card[jg].view(np.uint64)) & stop_ok
         if not full:
             self.legal[g] = legal
-        # Turn over: new deal or end of round.
-        moved = np.flatnonzero(hands_empty & ~pend)
-        if moved.size:
-            self._after_last_card(g[moved])
-        return gained, esc
 
     def _after_last_card(self, g):
         """Deal three more cards (with jokers, the last short deal), or end the round, in games ``g``."""

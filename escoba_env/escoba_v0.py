@@ -4,7 +4,7 @@
 
 The Spanish fishing card game Escoba ("broom"), for 2, 3 or 4 players or two teams of two, as a
 PettingZoo AEC environment in the conventions of PettingZoo's classic environments. Every rule is
-in ``RULES.md``; this page documents the environment.
+in ``docs/rules.md``; this page documents the environment.
 
 | Import             | `from escoba_env import escoba_v0`                                  |
 |--------------------|---------------------------------------------------------------------|
@@ -34,13 +34,14 @@ escoba_v0.env(
 ```
 
 - every field of `escoba_env.Rules` is a keyword argument (or pass `rules=Rules(...)` instead),
-  including the variants of RULES.md §8: `jokers` (0, 1 or 2 wild cards, ids 40 and 41; the
+  including the variants of docs/rules.md §11: `jokers` (0, 1 or 2 wild cards, ids 40 and 41; the
   action space and every card plane grow to `W = 40 + jokers`) and `mesa_deal` (escoba de mesa);
 - `episode`: `"game"` (play rounds until a side wins) or `"round"` (one round is one episode);
 - `reward`: `"game"` (+1 / -1 at the end of the game) or `"round_points"` (see Rewards);
 - `max_rounds`: cut a game that has not ended after this many rounds (a truncation);
-- `render_mode`: `None`, `"ansi"` (`render()` returns the text) or `"human"` (prints it, also
-  after every step);
+- `render_mode`: `None`, `"ansi"` (`render()` returns the text), `"human"` (prints it, also
+  after every step) or `"rgb_array"` (an RGB picture of the table, the hand of the seat to act,
+  the capture piles and the scores, as a uint8 array; needs the `[render]` extra, Pillow);
 - `french`: render cards with French names and suit symbols (`7♦`) instead of `7o`.
 
 Bad values raise `ValueError`.
@@ -163,7 +164,7 @@ at the end of the game it also holds `winner` (the winning side, -1 for none).
 every face of this package). Options, for tests, replays and analysis:
 
 - `{"dealer": 0}`: the first dealer (default: drawn from the seed);
-- `{"deck": [rules.num_cards card ids, top first]}`: the first round's deck, dealt as in RULES.md §3;
+- `{"deck": [rules.num_cards card ids, top first]}`: the first round's deck, dealt as in docs/rules.md §3;
 - `{"hands": [[3 ids] per seat], "table": [4 ids], "stock": [the rest, top first]}`.
 
 An explicit deal applies to the first round; later rounds are dealt from the seed. Card names
@@ -186,7 +187,6 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from . import faces
-from .observation import action_mask_one, encode_one
 from .render import render_face
 from .rules import Rules
 
@@ -203,10 +203,14 @@ def env(**kwargs: Any) -> AECEnv:
 
 
 class raw_env(AECEnv):
-    """Escoba as a PettingZoo AEC env over a one-game ``EscobaEngine`` (see the module docstring)."""
+    """Escoba as a PettingZoo AEC env over the one-game executor ``Game`` (see the module docstring).
+
+    ``game`` is the executor; ``engine`` is a one-game ``EscobaEngine`` view of the same state,
+    refreshed when read (for code written for the batched engine: search agents, tests).
+    """
 
     metadata = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "escoba_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -226,7 +230,9 @@ class raw_env(AECEnv):
         self.episode = episode
         self.reward_kind = reward
         self.max_rounds = max_rounds
-        self.engine = faces.make_engine(1, self.rules, episode, reward, max_rounds)
+        self.game = faces.make_game(self.rules, episode, reward, max_rounds)
+        self._view = None
+        self._view_stale = True
         self.render_mode = render_mode
         self.french = bool(french)
         p = self.rules.num_players
@@ -237,7 +243,6 @@ class raw_env(AECEnv):
         # One space object per agent, returned identically on every call (PettingZoo requires it).
         self.observation_spaces = {a: faces.observation_space(self.rules) for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(nc) for a in self.possible_agents}
-        self._action = np.zeros(1, np.int64)
         self._np_random: np.random.Generator | None = None
         self._obs_cache: dict[int, dict[str, np.ndarray]] = {}
         self._last = None
@@ -248,6 +253,16 @@ class raw_env(AECEnv):
         self.truncations = {}
         self.infos = {}
         self.agent_selection = self.possible_agents[0]
+
+    @property
+    def engine(self):
+        """Return a one-game ``EscobaEngine`` holding the game's current state (do not modify it)."""
+        if self._view is None:
+            self._view = self.game.to_engine()
+        elif self._view_stale:
+            self.game.write_engine(self._view)
+        self._view_stale = False
+        return self._view
 
     # ------------------------------------------------------------------ spaces
 
@@ -264,7 +279,8 @@ class raw_env(AECEnv):
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """Start a new game (see "Reset options" in the module docstring); return None."""
         # validates the seed, options and deal; raises before any change
-        self._np_random = faces.reset_engine(self.engine, seed, options, self._np_random)
+        self._np_random = faces.reset_engine(self.game, seed, options, self._np_random)
+        self._view_stale = True
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -275,10 +291,10 @@ class raw_env(AECEnv):
         self._obs_cache.clear()
         self._last = None
         self._skip_agent_selection = None
-        seat = self.engine.to_act.item(0)
-        self.agent_selection = self.possible_agents[seat]
+        self.agent_selection = self.possible_agents[self.game.to_act]
         if self.legal_moves_info:
-            self.infos[self.agent_selection]["legal_moves"] = faces.legal_moves(self.engine)
+            self.infos[self.agent_selection]["legal_moves"] = faces.legal_moves(self.game)
+            self._rewards_dirty = True
         if self.render_mode == "human":
             self.render()
 
@@ -292,8 +308,7 @@ class raw_env(AECEnv):
         seat = self._seat[agent]
         obs = self._obs_cache.get(seat)
         if obs is None:
-            obs = {"observation": encode_one(self.engine, seat),
-                   "action_mask": action_mask_one(self.engine, seat)}
+            obs = {"observation": self.game.observe(seat), "action_mask": self.game.action_mask(seat)}
             self._obs_cache[seat] = obs
         return obs
 
@@ -304,52 +319,52 @@ class raw_env(AECEnv):
 
         Raises ValueError, changing nothing, if the action is not legal.
         """
+        if not self.game.started:
+            raise ValueError("the env was never reset: call reset() before step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        eng = self.engine
+        game = self.game
         a = faces.as_action(action, self.num_cards)
-        if a < 0 or not eng.legal.item(0) >> a & 1:
-            raise ValueError(faces.illegal_action_message(eng, action, agent, self.french))
-        pending = eng.pending.item(0)
-        self._action[0] = a
-        info = eng.step(self._action)
+        if a < 0 or not game.legal >> a & 1:
+            raise ValueError(faces.illegal_action_message(game, action, agent, self.french))
+        st = game.step(a)
+        self._view_stale = True
         self._obs_cache.clear()
-        self._last = (a, a if pending < 0 else pending, info)
+        self._last = (a, st)
         self._cumulative_rewards[agent] = 0.0
         agents = self.possible_agents
-        round_over = info.round_over.item(0)
-        if round_over:
-            r = faces.step_rewards(eng, info, self.reward_kind)[0].tolist()
+        if st.round_over:
+            r = faces.game_step_rewards(self.rules, st, self.reward_kind)
             self.rewards = dict(zip(agents, r, strict=True))
             self._rewards_dirty = True
             self._cumulative_rewards = {k: v + self.rewards[k] for k, v in self._cumulative_rewards.items()}
-            self.infos = {k: faces.round_info(info) for k in agents}
+            self.infos = {k: faces.game_round_info(st) for k in agents}
         else:
-            if self._rewards_dirty:
+            if self._rewards_dirty:  # rewards or infos hold something from the previous step
                 self.rewards = dict.fromkeys(agents, 0.0)
+                self.infos = {k: {} for k in agents}
                 self._rewards_dirty = False
-            self.infos = {k: {} for k in agents}
-        if info.game_over.item(0):
-            flag = info.truncated.item(0)
+        if st.game_over:
+            flag = st.truncated
             self.terminations = dict.fromkeys(agents, not flag)
             self.truncations = dict.fromkeys(agents, flag)
-            winner = info.winner.item(0)
             for k in agents:
-                self.infos[k]["winner"] = winner
+                self.infos[k]["winner"] = st.winner
             self._deads_step_first()
         else:
-            self.agent_selection = agents[eng.to_act.item(0)]
+            self.agent_selection = agents[game.to_act]
             if self.legal_moves_info:
-                self.infos[self.agent_selection]["legal_moves"] = faces.legal_moves(eng)
+                self.infos[self.agent_selection]["legal_moves"] = faces.legal_moves(game)
+                self._rewards_dirty = True
         if self.render_mode == "human":
             self.render()
 
     # ------------------------------------------------------------------ render
 
     def render(self) -> str | None:
-        """Return the text picture (``"ansi"``), print it (``"human"``, returns None), or warn."""
+        """Return the text (``"ansi"``), print it (``"human"``), an RGB array (``"rgb_array"``), or warn."""
         return render_face(self.engine, self.render_mode, self._last, self.french, self.possible_agents)
 
     def close(self) -> None:

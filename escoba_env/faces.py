@@ -1,7 +1,8 @@
 """What the three environment faces share: configuration, reset options, rewards, spaces, moves.
 
-The PettingZoo env (``escoba_v0``), the Gymnasium single-agent env (``single_agent``) and the
-batched vector env (``vector_env``) are thin adapters over one ``EscobaEngine``. Everything they
+The PettingZoo env (``escoba_v0``) and the Gymnasium single-agent env (``single_agent``) are thin
+adapters over the one-game executor ``Game``; the batched vector env (``vector_env``) over one
+``EscobaEngine``. Everything they
 must agree on lives here, once: how constructor arguments become a ``Rules`` and engine options,
 how ``reset(options=...)`` is validated, how rewards are computed from an engine step, what the
 observation space is, and how the ``legal_moves`` info is listed.
@@ -33,8 +34,10 @@ from gymnasium import spaces
 from .capture import capture_options
 from .cards import FULL_DECK, NUM_CARDS, card_name, cards_of, parse_card
 from .engine import EscobaEngine, StepInfo
+from .game import Game, GameStep
 from .observation import obs_size, scalar_offsets
 from .rules import Rules
+from .rules import check_seed as _check_seed_int
 
 EPISODES = ("game", "round")
 REWARDS = ("game", "round_points")
@@ -76,13 +79,20 @@ def make_engine(num_games: int, rules: Rules, episode: str, reward: str,
     return EscobaEngine(num_games, rules, single_round=episode == "round", max_rounds=max_rounds)
 
 
+def make_game(rules: Rules, episode: str, reward: str, max_rounds: int | None) -> Game:
+    """Return a new one-game executor configured for the given episode kind and truncation."""
+    check_config(episode, reward, max_rounds)
+    return Game(rules, single_round=episode == "round", max_rounds=max_rounds)
+
+
+def _int(x: Any) -> int:
+    """Return a Game's int field as is, or game 0 of an engine's array field."""
+    return x if type(x) is int else x.item(0)
+
+
 def check_seed(seed: Any) -> int | None:
-    """Return ``seed`` as an int (or None), or raise ValueError for anything but a non-negative int."""
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be None or a non-negative int, got {seed!r}")
-    return int(seed)
+    """Return ``seed`` as an int (or None): a face's ``reset`` takes None or ``rules.check_seed``'s range."""
+    return None if seed is None else _check_seed_int(seed)
 
 
 def as_action(action: Any, num_cards: int = NUM_CARDS) -> int:
@@ -98,13 +108,16 @@ def as_action(action: Any, num_cards: int = NUM_CARDS) -> int:
     return a if 0 <= a < num_cards else -1
 
 
-def illegal_action_message(engine: EscobaEngine, action: Any, who: str, french: bool = False) -> str:
-    """Return the error text for an illegal ``action`` of ``who``, naming the legal actions."""
-    legal = engine.legal.item(0)
-    nc = engine.rules.num_cards
+def illegal_action_message(state: Game | EscobaEngine, action: Any, who: str, french: bool = False) -> str:
+    """Return the error text for an illegal ``action`` of ``who``, naming the legal actions.
+
+    ``state`` is a ``Game`` or a one-game engine.
+    """
+    legal = _int(state.legal)
+    nc = state.rules.num_cards
     a = as_action(action, nc)
     what = card_name(a, french) if a >= 0 else f"not a card id 0..{nc - 1}"
-    phase = "name a table card to take" if engine.pending.item(0) >= 0 else "play a card from hand"
+    phase = "name a table card to take" if _int(state.pending) >= 0 else "play a card from hand"
     ids = cards_of(legal)
     return (f"illegal action {action!r} ({what}) for {who}, who must {phase}; legal actions are "
             f"{ids} ({' '.join(card_name(c, french) for c in ids)})")
@@ -206,6 +219,20 @@ def step_rewards(engine: EscobaEngine, info: StepInfo, reward: str,
     return out
 
 
+def game_step_rewards(rules: Rules, step, reward: str) -> list[float]:
+    """Return the rewards per seat of one ``Game.step`` (``step_rewards`` for the one-game executor)."""
+    p = rules.num_players
+    if not step.round_over:
+        return [0.0] * p
+    if reward == "game":
+        if step.game_over and not step.truncated and step.winner >= 0:
+            return [1.0 if rules.side_of(i) == step.winner else -1.0 for i in range(p)]
+        return [0.0] * p
+    pts = step.round_points
+    diff = [x - max(y for t, y in enumerate(pts) if t != s) for s, x in enumerate(pts)]
+    return [float(diff[rules.side_of(i)]) for i in range(p)]
+
+
 def observation_bounds(rules: Rules | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Return the (low, high) float32 bounds of the observation vector of ``rules`` (observation.py).
 
@@ -238,22 +265,23 @@ def observation_space(rules: Rules | None = None) -> spaces.Dict:
     })
 
 
-def legal_moves(engine: EscobaEngine, game: int = 0) -> list[tuple[int, int]]:
+def legal_moves(engine: Game | EscobaEngine, game: int = 0) -> list[tuple[int, int]]:
     """Return the moves of the seat to act as ``(card, capture_mask)`` pairs of Python ints.
 
     Outside a capture choice: every legal card with each of its capture options (``capture_mask``
     is the set of table cards taken, 0 for a discard). During a capture choice: the remaining
     options of the pending card (those containing every table card named so far). Empty when the
-    game is over.
+    game is over. ``engine`` is a ``Game`` or a batched engine (then ``game`` picks the slot).
     """
     rules = engine.rules
-    table = engine.table.item(game)
-    pending = engine.pending.item(game)
+    if isinstance(engine, Game):
+        table, pending, taken, legal = engine.table, engine.pending, engine.taken, engine.legal
+    else:
+        table, pending = engine.table.item(game), engine.pending.item(game)
+        taken, legal = engine.taken.item(game), engine.legal.item(game)
     if pending >= 0:
-        taken = engine.taken.item(game)
         return [(pending, o) for o in capture_options(pending, table, rules) if o & taken == taken]
     out: list[tuple[int, int]] = []
-    legal = engine.legal.item(game)
     # A card can capture only if 15 minus its value is a subset sum of the table's values: a
     # bitset of the reachable sums (below 15) skips capture_options for the cards that cannot.
     # With a joker on the table or in hand every card is asked.
@@ -274,6 +302,12 @@ def legal_moves(engine: EscobaEngine, game: int = 0) -> list[tuple[int, int]]:
         else:
             out.append((c, 0))
     return out
+
+
+def game_round_info(step: GameStep) -> dict[str, Any]:
+    """Return ``round_info`` of a ``Game.step`` report that ended a round (fresh lists)."""
+    return {"round_points": step.round_points[:], "scores": step.scores[:],
+            "round_categories": {k: v[:] for k, v in step.round_categories.items()}}
 
 
 def round_info(info: StepInfo, game: int = 0) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Seat-relative observation vectors, encoded for a whole batch at once (DESIGN.md decision 5).
+"""Seat-relative observation vectors, encoded for a whole batch at once.
 
 The card planes are ``W = rules.num_cards`` wide: 40 for the standard deck, 41 or 42 with jokers
 (``Rules.jokers``; the jokers are ids 40 and 41). For a given deck width the vector has a fixed
@@ -46,6 +46,8 @@ An observation never contains another player's hand or the stock order.
 
 from __future__ import annotations
 
+import struct
+import sys
 from typing import Any
 
 import numpy as np
@@ -271,67 +273,103 @@ def encode(engine, seats, games=None, out: np.ndarray | None = None, *, clean: b
     return out
 
 
+# The float32 bytes (0.0 or 1.0) of the 8 bits of each byte value, bit 0 first, and the packer of
+# the scalars: a one-game observation is assembled as bytes and read by one NumPy call.
+_BYTE_F32 = [np.unpackbits(np.array([b], np.uint8), bitorder="little").astype("<f4").tobytes()
+             for b in range(256)]
+_pack_scalars = struct.Struct(f"<{NUM_SCALARS}f").pack
 # The int8 bytes of the 8 bits of each byte value, bit 0 first: a one-game mask is assembled from
 # these with bytes.join (one NumPy call in all).
 _BYTE_I8 = [np.unpackbits(np.array([b], np.uint8), bitorder="little").tobytes() for b in range(256)]
 
 
 def encode_one(engine, seat: int, game: int = 0, out: np.ndarray | None = None) -> np.ndarray:
-    """Return the float32 observation (obs_size(rules),) of ``seat`` in one ``game``.
+    """Return the float32 observation (obs_size(rules),) of ``seat`` in one ``game`` of a batched engine.
 
-    The same vector as ``encode`` (the tests compare them), computed from Python ints with three
-    NumPy calls: the one-game faces call it once per step, where NumPy's per-call overhead would
-    dominate. Writes into ``out`` when given.
+    The same vector as ``encode`` (the tests compare them), read into Python ints and built by
+    ``encode_state``. Writes into ``out`` when given.
     """
-    rules = engine.rules
-    w, p = rules.num_cards, engine.num_players
-    hands = engine.hands[game].tolist()
-    piles = engine.piles[game].tolist()
-    played = engine.played[game].tolist()
-    table = engine.table.item(game)
-    pending = engine.pending.item(game)
-    taken = engine.taken.item(game)
-    rel = [seat + j - p if seat + j >= p else seat + j for j in range(p)]
+    return encode_state(engine.rules, seat, engine.hands[game].tolist(), engine.piles[game].tolist(),
+                        engine.played[game].tolist(), engine.table.item(game), engine.pending.item(game),
+                        engine.taken.item(game), engine.escobas[game].tolist(),
+                        engine.scores[game].tolist(), engine.stock_pos.item(game),
+                        engine.dealer.item(game), engine.last_capturer.item(game), out)
+
+
+def encode_state(rules, seat: int, hands: list[int], piles: list[int], played: list[int], table: int,
+                 pending: int, taken: int, escobas: list[int], scores: list[int], stock_pos: int,
+                 dealer: int, last_capturer: int, out: np.ndarray | None = None) -> np.ndarray:
+    """Return the float32 observation of ``seat`` from one game's state given as Python ints.
+
+    Per-seat lists are indexed by absolute seat (``scores`` by side). The vector is assembled as
+    bytes (the planes as one bit string, 16 bits at a time through a table of their float32
+    bytes; the scalars packed by ``struct``) and read by one NumPy call: the one-game executor
+    and faces call it once per step, where NumPy's per-call overhead would dominate. Writes into
+    ``out`` when given.
+    """
+    w, p = rules.num_cards, rules.num_players
+    rel = _REL[p][seat]
     pend = 1 << pending if pending >= 0 else 0
-    pile_masks = [piles[r] for r in rel]
-    played_masks = [played[r] for r in rel]
-    public = hands[seat] | table | taken | pend
-    for m in pile_masks:
+    own = hands[seat]
+    public = own | table | taken | pend
+    # The 13 planes as one bit string (plane k in bits k * W ..), then 4 float32 bytes per bit.
+    bits = own | (table << (5 * w)) | (pend << (11 * w)) | (taken << (12 * w))
+    shift = w
+    for r in rel:
+        m = piles[r]
         public |= m
-    for m in played_masks:
+        bits |= m << shift
+        m = played[r]
         public |= m
-    empty = [0] * (MAX_SEATS - p)
-    masks = [hands[seat], *pile_masks, *empty, table, *played_masks, *empty,
-             ((1 << w) - 1) & ~public, pend, taken]
+        bits |= m << (shift + 5 * w)
+        shift += w
+    bits |= (((1 << w) - 1) & ~public) << (10 * w)
     sc = [0.0] * NUM_SCALARS
-    esc = engine.escobas[game].tolist()
-    scores = engine.scores[game].tolist()
     target = rules.target_score
     if rules.partnerships:
         for j in range(2):
             side = (seat + j) % 2
-            sc[j] = esc[side] + esc[side + 2]
+            sc[j] = escobas[side] + escobas[side + 2]
             sc[4 + j] = scores[side] / target
     else:
         for j, r in enumerate(rel):
-            sc[j] = esc[r]
+            sc[j] = escobas[r]
             sc[4 + j] = scores[r] / target
-    sc[8] = (w - engine.stock_pos.item(game)) / w
+    sc[8] = (w - stock_pos) / w
     for j, r in enumerate(rel):
         sc[9 + j] = hands[r].bit_count() / 3.0
-    sc[13 + (engine.dealer.item(game) - seat) % p] = 1.0
-    lc = engine.last_capturer.item(game)
-    if lc >= 0:
-        sc[17 + (lc - seat) % p] = 1.0
+    sc[13 + (dealer - seat) % p] = 1.0
+    if last_capturer >= 0:
+        sc[17 + (last_capturer - seat) % p] = 1.0
     sc[21] = 1.0 if pending >= 0 else 0.0
     sc[22 + p - 2] = 1.0
     sc[25] = 1.0 if rules.partnerships else 0.0
+    n = NUM_PLANES * w
+    chunks = memoryview(bits.to_bytes(-(-n // 16) * 2, "little")).cast("H")
+    raw = b"".join(map(_chunk_bytes(), chunks))[:4 * n] + _pack_scalars(*sc)
     if out is None:
-        out = np.empty(NUM_PLANES * w + NUM_SCALARS, np.float32)
-    bits = np.unpackbits(np.array(masks, np.uint64).view(np.uint8), bitorder="little")
-    out[:NUM_PLANES * w].reshape(NUM_PLANES, w)[:] = bits.reshape(NUM_PLANES, 64)[:, :w]
-    out[NUM_PLANES * w:] = sc
+        return np.frombuffer(bytearray(raw), np.float32)
+    out[:] = np.frombuffer(raw, np.float32)
     return out
+
+
+# Relative seats (observer first) of every seat, per number of players.
+_REL = {p: [[(seat + j) % p for j in range(p)] for seat in range(p)] for p in (2, 3, 4)}
+
+
+def _chunk_bytes():
+    """Return the look-up 16-bit chunk -> its 16 float32 (0.0 / 1.0) bytes, built on first use (6 MB)."""
+    global _CHUNK_GET
+    if _CHUNK_GET is None:
+        if sys.byteorder == "little":  # chunks are read as native unsigned shorts
+            table = [lo + hi for hi in _BYTE_F32 for lo in _BYTE_F32]
+        else:
+            table = [hi + lo for hi in _BYTE_F32 for lo in _BYTE_F32]
+        _CHUNK_GET = table.__getitem__
+    return _CHUNK_GET
+
+
+_CHUNK_GET = None
 
 
 def action_masks(engine, seats, games=None, out: np.ndarray | None = None) -> np.ndarray:
@@ -354,8 +392,19 @@ def action_masks(engine, seats, games=None, out: np.ndarray | None = None) -> np
 
 def action_mask_one(engine, seat: int, game: int = 0) -> np.ndarray:
     """Return the int8 action mask (W,) of ``seat`` in one ``game`` (zeros if it is not to act)."""
-    w = engine.rules.num_cards
     legal = engine.legal.item(game) if engine.to_act.item(game) == seat else 0
-    nb = (w + 7) // 8
-    raw = b"".join(map(_BYTE_I8.__getitem__, legal.to_bytes(nb, "little")))
+    return mask_array(legal, engine.rules.num_cards)
+
+
+def mask_array(legal: int, w: int) -> np.ndarray:
+    """Return the int8 array (W,) of the bits of the int mask ``legal`` (one NumPy call)."""
+    raw = _MASK_BYTES.get(legal)
+    if raw is None:
+        if len(_MASK_BYTES) >= 1 << 16:
+            _MASK_BYTES.clear()
+        raw = _MASK_BYTES[legal] = b"".join(map(_BYTE_I8.__getitem__, legal.to_bytes(6, "little")))
     return np.frombuffer(bytearray(raw[:w]), np.int8)
+
+
+_MASK_BYTES: dict[int, bytes] = {}
+

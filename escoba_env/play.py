@@ -11,7 +11,8 @@ name (``7o`` or ``7♦``, ``Rc`` or ``K♥``). When the card can capture in more
 options are listed by number and you pick one; the program then gives the engine the play and
 take actions of that move. ``?`` shows help, ``q`` or end-of-file (Ctrl-D) quits.
 
-Bad input never ends the game: it gets a one-line message and the prompt again.
+Bad input never ends the game: it gets a one-line message and the prompt again. A bad command
+line gets one line on stderr and exit status 2; output closed early (``| head``) ends quietly.
 
 ``escoba_env`` never imports ``agents`` at import time: the registry is imported inside ``main``.
 """
@@ -32,11 +33,10 @@ import numpy as np
 
 from .capture import capture_options
 from .cards import JOKER_MASK, NUM_CARDS, OROS, SEVENS, VELO, card_name, cards_of, mask_value, parse_card
-from .cli import add_rules_arguments, rules_from_args
+from .cli import OneLineParser, add_rules_arguments, rules_from_args, seconds, seed_arg
 from .cli import non_negative_int as _non_negative
 from .cli import positive_int as _positive
-from .engine import EscobaEngine, StepInfo
-from .observation import action_masks, encode
+from .game import Game, GameStep
 from .rules import Rules
 
 PROG = "python -m escoba_env.play"
@@ -54,7 +54,9 @@ _CATEGORY_LABELS = (("cards", "most cards"), ("oros", "most oros"), ("velo", "ve
 HELP = """\
 How to play: on your turn type the number of a card in your hand (1, 2, 3) or its name.
   Names: rank 1-7, S (sota, 8), C (caballo, 9), R (rey, 10), then suit o (oros), c (copas),
-  e (espadas), b (bastos): 7o is the velo, Rc the rey de copas. French names work too: 7♦, K♥.
+  e (espadas), b (bastos): 7o is the velo, Rc the rey de copas.
+  French names (shown by default; --spanish for the others): A = 1, J = sota (8), Q = caballo (9),
+  K = rey (10); ♦ = oros, ♥ = copas, ♠ = espadas, ♣ = bastos. So 7♦ is the velo, K♥ = Rc.
   A card that sums to 15 with table cards must capture; if it can capture in several ways you
   choose the option by number (b goes back to the card choice). A card that cannot capture is
   laid on the table. Capturing every table card is an escoba (1 point).
@@ -172,7 +174,7 @@ class TerminalGame:
         self.out = out
         self.seed = seed
         self.delay = delay
-        self.engine = EscobaEngine(1, rules, max_rounds=max_rounds)
+        self.game = Game(rules, max_rounds=max_rounds)
         p = rules.num_players
         self.names = [("You" if s == human else labels[s]) for s in range(p)]
         if rules.partnerships:
@@ -208,13 +210,13 @@ class TerminalGame:
 
     def run(self) -> int:
         """Play the game to its end (or until the player quits); return the exit status 0."""
-        eng = self.engine
-        eng.reset(self.seed)
+        game = self.game
+        game.reset(self.seed)
         self.say(self.style.bold("Escoba") + f" · {self._rules_line()} · seed {self.seed}")
         self._announce_round()
         try:
-            while not bool(eng.done[0]):
-                seat = int(eng.to_act[0])
+            while not game.done:
+                seat = game.to_act
                 move = self._human_move() if seat == self.human else self._bot_move(seat)
                 self._execute(seat, *move)
         except Quit:
@@ -239,14 +241,14 @@ class TerminalGame:
 
     def _announce_round(self) -> None:
         """Print who deals, and the dealer's initial fifteen if there was one."""
-        eng, st = self.engine, self.style
-        dealer = int(eng.dealer[0])
+        game, st = self.game, self.style
+        dealer = game.dealer
         self.say()
-        self.say(st.bold(f"── Round {int(eng.round_index[0]) + 1} ──") + f" {self.names[dealer]} "
+        self.say(st.bold(f"── Round {game.round_index + 1} ──") + f" {self.names[dealer]} "
                  + ("deal." if dealer == self.human else "deals."))
-        pile = int(eng.piles[0, dealer])
+        pile = game.piles[dealer]
         if pile:
-            n = int(eng.escobas[0, dealer])
+            n = game.escobas[dealer]
             takes = "take" if dealer == self.human else "takes"
             if self.rules.mesa_deal:
                 # Escoba de mesa: the dealer took each fifteen as the table was turned up.
@@ -258,10 +260,10 @@ class TerminalGame:
 
     def show(self) -> None:
         """Print the scores, table, capture piles, hand sizes and the human's numbered hand."""
-        eng, st, g = self.engine, self.style, 0
-        scores = " · ".join(f"{self.side_names[s]} {int(v)}" for s, v in enumerate(eng.scores[g]))
-        stock = self.rules.num_cards - int(eng.stock_pos[g])
-        table = int(eng.table[g])
+        game, st = self.game, self.style
+        scores = " · ".join(f"{self.side_names[s]} {v}" for s, v in enumerate(game.scores))
+        stock = self.rules.num_cards - game.stock_pos
+        table = game.table
         self.say()
         self.say(f"Score:  {scores}  (target {self.rules.target_score}) · stock {stock}")
         jokers = (table & JOKER_MASK).bit_count()
@@ -270,13 +272,13 @@ class TerminalGame:
         self.say(f"Table:  {st.cards(table)}{tsum}")
         for s in range(self.rules.num_sides):
             self.say(f"  {self.side_names[s]} captured: {self._pile_summary(s)}")
-        others = [f"{self.names[q]} {int(eng.hands[g, q]).bit_count()}"
+        others = [f"{self.names[q]} {game.hands[q].bit_count()}"
                   for q in range(self.rules.num_players) if q != self.human]
         self.say(f"  cards in hand: {', '.join(others)}")
-        hand = cards_of(int(eng.hands[g, self.human]))
+        hand = cards_of(game.hands[self.human])
         self.say("Your hand: " + "  ".join(f"{i}) {st.card(c)}" for i, c in enumerate(hand, 1)))
 
-    def _side_mask(self, piles: np.ndarray, side: int) -> int:
+    def _side_mask(self, piles: list[int], side: int) -> int:
         m = 0
         for q in range(self.rules.num_players):
             if self.rules.side_of(q) == side:
@@ -284,9 +286,9 @@ class TerminalGame:
         return m
 
     def _pile_summary(self, side: int) -> str:
-        eng = self.engine
-        pile = self._side_mask(eng.piles[0], side)
-        esc = sum(int(eng.escobas[0, q]) for q in range(self.rules.num_players)
+        game = self.game
+        pile = self._side_mask(game.piles, side)
+        esc = sum(game.escobas[q] for q in range(self.rules.num_players)
                   if self.rules.side_of(q) == side)
         parts = [_plural(pile.bit_count(), "card"), f"{(pile & OROS).bit_count()} oros",
                  _plural((pile & SEVENS).bit_count(), "seven")]
@@ -302,10 +304,9 @@ class TerminalGame:
 
     def moves(self) -> dict[int, list[int]]:
         """Return the legal moves of the seat to act: card -> its capture options ([0] = discard)."""
-        eng = self.engine
-        table = int(eng.table[0])
+        table = self.game.table
         out: dict[int, list[int]] = {}
-        for c in cards_of(int(eng.legal[0])):
+        for c in cards_of(self.game.legal):
             out[c] = capture_options(c, table, self.rules) or [0]
         return out
 
@@ -314,7 +315,7 @@ class TerminalGame:
         st = self.style
         self.show()
         moves = self.moves()
-        hand = cards_of(int(self.engine.hands[0, self.human]))
+        hand = cards_of(self.game.hands[self.human])
         while True:
             nums = "1" if len(hand) == 1 else f"1-{len(hand)}"
             text = self.ask(f"Your move [{nums} or a card name, ? help, q quit]: ")
@@ -332,23 +333,25 @@ class TerminalGame:
             self.say(f"{st.card(card)} can capture in {len(options)} ways:")
             for i, o in enumerate(options, 1):
                 self.say(f"  {i}) {st.cards(o)}" + (f"  {st.bold('escoba!')}"
-                                                   if o == int(self.engine.table[0]) else ""))
+                                                   if o == self.game.table else ""))
             choice = self._ask_option(len(options))
             if choice is not None:
                 return card, options[choice]
 
     def _parse_hand_choice(self, text: str, hand: list[int]) -> int | None:
         """Return the hand card that ``text`` names (a number or a card name), or None after a message."""
-        if text.isdigit():
-            k = int(text)
+        if text.isascii() and text.isdigit():
+            k = int(text) if len(text) <= 3 else 0  # never convert a 4,301-digit number
             if 1 <= k <= len(hand):
                 return hand[k - 1]
-            self.say(f"There is no card {k} in your hand: type 1-{len(hand)} or a card name.")
+            self.say(f"There is no card {text[:12]}{'...' if len(text) > 12 else ''} in your hand: "
+                     f"type 1-{len(hand)} or a card name.")
             return None
         try:
             card = parse_card(text)
         except ValueError:
-            self.say(f"Unknown card {text!r}: type 1-{len(hand)}, a name like 7o or Rc, or ? for help.")
+            shown = text if len(text) <= 20 else text[:20] + "..."
+            self.say(f"Unknown card {shown!r}: type 1-{len(hand)}, a name like 7o or Rc, or ? for help.")
             return None
         if card not in hand:
             self.say(f"{self.style.card(card)} is not in your hand.")
@@ -364,7 +367,7 @@ class TerminalGame:
             if text in ("?", "h", "help"):
                 self.say(HELP)
                 continue
-            if text.isdigit() and 1 <= int(text) <= n:
+            if text.isascii() and text.isdigit() and len(text) <= 3 and 1 <= int(text) <= n:
                 return int(text) - 1
             self.say(f"Choose a capture by its number, 1 to {n} (or b to choose another card).")
 
@@ -372,69 +375,69 @@ class TerminalGame:
         """Return the (card, capture mask) the bot at ``seat`` plays (it may name several cards)."""
         # The bot acts through play/take actions; replay them on a copy to find its whole move.
         bot = self.bots[seat]
-        sim = self.engine.clone()
-        seats, games = np.array([seat]), np.array([0])
+        sim = self.game.clone()
+        games = np.array([0])
         card = -1
         while True:
-            obs = encode(sim, seats, games)
-            mask = action_masks(sim, seats, games)
-            state = (sim, games) if getattr(bot, "needs_state", False) else None
+            obs = sim.observe(seat)[None]
+            mask = sim.action_mask(seat)[None]
+            state = (sim.to_engine(), games) if getattr(bot, "needs_state", False) else None
             a = int(bot.act_batch(obs, mask, state)[0])
             if card < 0:
                 card = a
-            info = sim.step(np.array([a]))
-            if int(sim.pending[0]) < 0 or int(sim.to_act[0]) != seat or bool(sim.done[0]):
+            info = sim.step(a)
+            if sim.pending < 0 or sim.to_act != seat or sim.done:
                 break
-        captured = int(info.captured[0]) & ~(1 << card)
+        captured = info.captured & ~(1 << card)
         return card, captured
 
     def _execute(self, seat: int, card: int, capture: int) -> None:
-        """Play ``card`` taking ``capture`` as play/take actions on the engine, and report it."""
-        eng, st = self.engine, self.style
-        table_before = int(eng.table[0])
-        last_capturer = int(eng.last_capturer[0])
-        piles_before = eng.piles[0].copy()
-        escobas_before = eng.escobas[0].copy()
-        info = eng.step(np.array([card]))
-        while int(eng.pending[0]) >= 0:
+        """Play ``card`` taking ``capture`` as play/take actions on the game, and report it."""
+        game, st = self.game, self.style
+        table_before = game.table
+        last_capturer = game.last_capturer
+        piles_before = game.piles[:]
+        escobas_before = game.escobas[:]
+        info = game.step(card)
+        while game.pending >= 0:
             # Name a table card of the chosen option that the mask still offers; with jokers, an
             # option nested in a larger one is taken by the played card's own id ("stop").
-            offered = int(eng.legal[0]) & capture & ~int(eng.taken[0])
+            offered = game.legal & capture & ~game.taken
             if offered:
-                info = eng.step(np.array([cards_of(offered)[0]]))
-            elif int(eng.legal[0]) >> card & 1:
-                info = eng.step(np.array([card]))
+                info = game.step(cards_of(offered)[0])
+            elif game.legal >> card & 1:
+                info = game.step(card)
             else:
                 raise RuntimeError("the chosen capture is not among the remaining options")
-        captured = int(info.captured[0])
+        captured = info.captured
         if captured and captured & ~(1 << card) != capture:
-            raise RuntimeError("the engine captured other cards than the chosen option")
+            raise RuntimeError("the game captured other cards than the chosen option")
         who = self.names[seat]
         you = seat == self.human
         verb = "play" if you else "plays"
         if captured:
             last_capturer = seat
             text = f"{who} {verb} {st.card(card)} and {'take' if you else 'takes'} {st.cards(capture)}"
-            if int(info.escoba[0]):
+            if info.escoba:
                 text += " · " + st.bold(st.paint("ESCOBA!", "35"))
         else:
             text = f"{who} {verb} {st.card(card)} to the table"
         self.say(("> " if you else "  ") + text)
         if not you and self.delay:
             time.sleep(self.delay)
-        if bool(info.round_over[0]):
+        if info.round_over:
             left = (table_before | (1 << card)) & ~captured
             self._round_over(info, left, last_capturer, piles_before, escobas_before, seat, captured)
 
-    def _round_over(self, info: StepInfo, left: int, last_capturer: int, piles_before: np.ndarray,
-                    escobas_before: np.ndarray, seat: int, captured: int) -> None:
+    def _round_over(self, info: GameStep, left: int, last_capturer: int, piles_before: list[int],
+                    escobas_before: list[int], seat: int, captured: int) -> None:
         """Print the end of a round: the last table cards, each category, the round and total points."""
         st, r = self.style, self.rules
-        piles = piles_before.copy()
-        piles[seat] |= np.uint64(captured)
+        piles = piles_before[:]
+        piles[seat] |= captured
         if left:
             if last_capturer >= 0:
-                piles[last_capturer] |= np.uint64(left)
+                piles[last_capturer] |= left
                 self.say(f"  The last table cards {st.cards(left)} go to {self.names[last_capturer]} "
                          "(last capture).")
             else:
@@ -449,22 +452,22 @@ class TerminalGame:
                      + (", velo" if m >> VELO & 1 else ""))
         cats = info.round_categories
         for key, label in _CATEGORY_LABELS:
-            pts = [int(v) for v in cats[key][0]]
+            pts = cats[key]
             got = [f"{self.side_names[s]} {v}" for s, v in enumerate(pts) if v]
             self.say(f"  {label:<17} {', '.join(got) if got else 'nobody'}")
-        pts = ", ".join(f"{self.side_names[s]} {int(v)}" for s, v in enumerate(info.round_points[0]))
-        tot = ", ".join(f"{self.side_names[s]} {int(v)}" for s, v in enumerate(info.scores[0]))
+        pts = ", ".join(f"{self.side_names[s]} {int(v)}" for s, v in enumerate(info.round_points))
+        tot = ", ".join(f"{self.side_names[s]} {int(v)}" for s, v in enumerate(info.scores))
         self.say(f"  points this round: {pts}")
         self.say(st.bold(f"  total: {tot}") + f" (target {r.target_score})")
-        if not bool(info.game_over[0]):
+        if not info.game_over:
             self._announce_round()
 
     def _game_over(self) -> None:
-        eng, st = self.engine, self.style
+        game, st = self.game, self.style
         self.say()
-        winner = int(eng.winner[0])
-        if bool(eng.truncated[0]):
-            self.say(st.bold(f"Game over: cut after {_plural(int(eng.round_index[0]), 'round')}, no winner."))
+        winner = game.winner
+        if game.truncated:
+            self.say(st.bold(f"Game over: cut after {_plural(game.round_index, 'round')}, no winner."))
         elif winner < 0:
             self.say(st.bold("Game over: no winner."))
         elif winner == self.rules.side_of(self.human):
@@ -472,7 +475,7 @@ class TerminalGame:
         else:
             self.say(st.bold(f"Game over: {self.side_names[winner]} "
                              f"{'win' if self.rules.partnerships else 'wins'}."))
-        tot = ", ".join(f"{self.side_names[s]} {int(v)}" for s, v in enumerate(eng.scores[0]))
+        tot = ", ".join(f"{self.side_names[s]} {int(v)}" for s, v in enumerate(game.scores))
         self.say(f"Final score: {tot}")
 
 
@@ -481,24 +484,24 @@ class TerminalGame:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``python -m escoba_env.play``."""
-    p = argparse.ArgumentParser(
+    p = OneLineParser(
         prog=PROG, description="Play Escoba in the terminal against bots from the agent registry.",
         epilog="Example: python -m escoba_env.play --players 4 --partnerships --opponent expert --seed 7")
     p.add_argument("--opponent", "-o", nargs="+", metavar="SPEC",
                    help="agent spec of the bots (random, greedy, expert, search:sims=N, oracle, "
-                        "checkpoint:PATH): one for every bot seat, or one per bot seat in seat order "
-                        "(partner included). Default: the shipped neural agent (checkpoint:<its path>) "
+                        "endgame, checkpoint:PATH): one for every bot seat, or one per bot seat in seat "
+                        "order (partner included). Default: the shipped neural agent (checkpoint:<its path>) "
                         f"when it exists and fits the rules, else {FALLBACK_OPPONENT}")
     p.add_argument("--seat", type=_non_negative, default=0, help="your seat, 0 to players-1 (default 0)")
-    p.add_argument("--seed", type=_non_negative, help="seed of the deals and the bots (default: random; "
+    p.add_argument("--seed", type=seed_arg, help="seed of the deals and the bots (default: random; "
                    "the game prints it so you can replay it)")
     p.add_argument("--spanish", action="store_true", help="Spanish short names (7o, Rc) instead of 7♦, K♥")
     colour = p.add_mutually_exclusive_group()
     colour.add_argument("--no-color", dest="color", action="store_false", default=None,
                         help="no ANSI colours (default: colours on a terminal, unless NO_COLOR is set)")
     colour.add_argument("--color", dest="color", action="store_true", help="ANSI colours even when piped")
-    p.add_argument("--delay", type=float, default=0.0, metavar="SECONDS",
-                   help="pause after each bot move (default 0)")
+    p.add_argument("--delay", type=seconds, default=0.0, metavar="SECONDS",
+                   help="pause after each bot move, 0 to 60 (default 0)")
     p.add_argument("--max-rounds", type=_positive, metavar="N",
                    help="stop a game still undecided after N rounds (default: play until a side wins)")
     add_rules_arguments(p.add_argument_group("rules (defaults: escoba_env.Rules, see docs/rules.md)"),
@@ -513,6 +516,18 @@ def _bot_label(spec: str) -> str:
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Run the game with ``argv`` on the given streams (default: the process's); return the exit status."""
+    try:
+        return _main(argv, stdin, stdout)
+    except BrokenPipeError:  # the output was closed (e.g. piped into head): stop quietly
+        if stdout is None:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:  # Ctrl-C before the game started (e.g. while a bot loads)
+        print("\nInterrupted. Bye.", file=sys.stderr if stdout is None else stdout)
+        return 130
+
+
+def _main(argv: Sequence[str] | None, stdin: TextIO | None, stdout: TextIO | None) -> int:
     args = build_parser().parse_args(argv)
     inp = sys.stdin if stdin is None else stdin
     out = sys.stdout if stdout is None else stdout
@@ -552,6 +567,8 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
         labels[s] = f"partner {label}" if partner else f"{label} #{s}"
     if note:
         print(f"Note: {note}.", file=out)
+    elif args.opponent is None:  # the default opponent is named, as the fallback's note does
+        print(f"Opponent: {specs[0]} (the default; --opponent to choose another)", file=out)
     for s, bot in bots.items():
         if getattr(bot, "needs_state", False):
             print(f"Note: {labels[s]} cheats: it sees every hand and the stock (a reference, not a fair "

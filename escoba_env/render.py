@@ -117,18 +117,30 @@ def render_text(engine: EscobaEngine, game: int = 0, french: bool = False,
 
 
 
+class _OneStep:
+    """A ``Game.step`` report seen as a batch of one (the fields ``describe_step`` reads)."""
+
+    def __init__(self, st):
+        self.actor, self.captured, self.escoba = [st.actor], [st.captured], [st.escoba]
+        self.round_over, self.round_points = [st.round_over], [st.round_points]
+
+
 def render_face(engine, render_mode: str | None, last: tuple | None, french: bool, names) -> str | None:
     """Render game 0 for an env face: return the text (``"ansi"``), print it (``"human"``), or warn.
 
-    ``last`` is the face's record ``(action, played, step_info)`` of the latest step, or None.
+    ``last`` is the face's record ``(action, game_step)`` of the latest ``Game.step``, or None.
     """
     if render_mode is None:
         gymnasium.logger.warn("You are calling render method without specifying any render mode.")
         return None
     line = None
     if last is not None:
-        a, played, info = last
-        line = describe_step(engine, a, played, info, 0, french, names)
+        a, st = last
+        line = describe_step(engine, a, st.card, _OneStep(st), 0, french, names)
+    if render_mode == "rgb_array":
+        from .render_rgb import render_rgb
+
+        return render_rgb(engine, None, 0, french, names, line)
     text = render_text(engine, 0, french, names, line)
     if render_mode == "ansi":
         return text

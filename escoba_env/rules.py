@@ -1,4 +1,4 @@
-"""The rules configuration (RULES.md §2, §4, §6, §7): one frozen object that validates itself."""
+"""The rules configuration (docs/rules.md §2, §4, §6, §7, §9): one frozen object that validates itself."""
 
 from __future__ import annotations
 
@@ -16,10 +16,37 @@ def _is_int(x: Any) -> bool:
 
 SEVENS_RULES = ("most_sevens", "most_sevens_tiebreak", "primera")
 
+SEED_LIMIT = 2**64
+"""Seeds are ints with ``0 <= seed < SEED_LIMIT`` (the engine hashes them as 64-bit words)."""
+
+
+class WrongTypeError(TypeError, ValueError):
+    """A value of the wrong type: a TypeError, and a ValueError as this library raised before."""
+
+
+def check_int(x: Any, what: str) -> int:
+    """Return ``x`` as an int; raise WrongTypeError unless it is a Python or NumPy int (not a bool)."""
+    if not _is_int(x):
+        raise WrongTypeError(f"{what} must be an int, got {type(x).__name__} {x!r}")
+    return int(x)
+
+
+def check_seed(seed: Any) -> int:
+    """Return ``seed`` as an int; the one seed check of every part of ``escoba_env``.
+
+    A seed is an int (Python or NumPy, not a bool: WrongTypeError otherwise) with
+    ``0 <= seed < 2**64`` (ValueError otherwise: larger seeds would wrap around to the same deals).
+    """
+    if not _is_int(seed):
+        raise WrongTypeError(f"seed must be an int in 0..2**64-1, got {type(seed).__name__} {seed!r}")
+    if not 0 <= int(seed) < SEED_LIMIT:
+        raise ValueError(f"seed must be an int in 0..2**64-1, got {seed!r}")
+    return int(seed)
+
 
 @dataclass(frozen=True)
 class Rules:
-    """Every rule option of RULES.md; field names follow the rule book."""
+    """Every rule option of docs/rules.md (§9); field names follow the rule book."""
 
     num_players: int = 2
     """2, 3 or 4 seats."""
@@ -28,7 +55,7 @@ class Rules:
     target_score: int = 21
     """A game ends after the round in which a side reaches this total (and one side leads)."""
     sevens_rule: str = "most_sevens"
-    """``"most_sevens"``, ``"most_sevens_tiebreak"`` or ``"primera"`` (RULES.md §6)."""
+    """``"most_sevens"``, ``"most_sevens_tiebreak"`` or ``"primera"`` (docs/rules.md §6)."""
     bonus_sweeps: bool = False
     """All ten oros score 2 for oros; all four sevens score 2 for sevens."""
     prefer_single: bool = False
@@ -38,9 +65,9 @@ class Rules:
     initial_fifteen: bool = True
     """A first table of 15 (or two fifteens) goes to the dealer as escoba(s)."""
     jokers: int = 0
-    """0, 1 or 2 wild jokers (ids 40 and 41, RULES.md §8); actions and masks grow to 40 + jokers."""
+    """0, 1 or 2 wild jokers (ids 40 and 41, docs/rules.md §11); actions and masks grow to 40 + jokers."""
     mesa_deal: bool = False
-    """Escoba de mesa (RULES.md §8): table cards are turned one at a time and the dealer takes each
+    """Escoba de mesa (docs/rules.md §11): table cards are turned one at a time and the dealer takes each
     fifteen as it forms (this replaces the ``initial_fifteen`` check)."""
 
     def __post_init__(self) -> None:
@@ -62,6 +89,9 @@ class Rules:
         if not _is_int(self.jokers) or self.jokers not in (0, 1, 2):
             raise ValueError(f"Rules.jokers must be 0, 1 or 2, got {self.jokers!r}")
         object.__setattr__(self, "jokers", int(self.jokers))
+        if not isinstance(self.sevens_rule, str):
+            raise WrongTypeError(f"Rules.sevens_rule must be a str (one of {', '.join(SEVENS_RULES)}), "
+                                 f"got {type(self.sevens_rule).__name__} {self.sevens_rule!r}")
         if self.sevens_rule not in SEVENS_RULES:
             raise ValueError(
                 f"Rules.sevens_rule must be one of {', '.join(SEVENS_RULES)}; got {self.sevens_rule!r}"

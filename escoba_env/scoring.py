@@ -1,6 +1,6 @@
-"""Round scoring (RULES.md §6), batched over games, with a plain per-round wrapper.
+"""Round scoring (docs/rules.md §6): batched over games, and one round on Python ints (``round_awards``).
 
-With jokers (RULES.md §8; bits 40, 41 of a pile) the jokers count for "most cards" and nothing
+With jokers (docs/rules.md §11; bits 40, 41 of a pile) the jokers count for "most cards" and nothing
 else: "most cards" is strictly the most of 41 or 42 cards (with two sides, 21 cards no longer
 settle it when the deck has 42; only strictly more than the other side does).
 """
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .cards import OROS, SEVENS, VELO, value_nibble
-from .rules import Rules
+from .cards import OROS, SEVENS, VELO, check_mask, value_nibble
+from .rules import Rules, check_int
 
 CATEGORIES = ("cards", "oros", "velo", "sevens")
 _PRIMERA_OF_VALUE = (16, 12, 13, 14, 15, 18, 21, 10, 10, 10)  # values 1..10
@@ -82,6 +82,60 @@ def score_round_batch(piles: np.ndarray, escobas: np.ndarray, rules: Rules) -> d
     return out
 
 
+def _strict_winner_of(metric: list[int]) -> list[int]:
+    """Return 1 for the side with the strictly highest metric (if any), 0 for the others."""
+    best = max(metric)
+    if metric.count(best) != 1:
+        return [0] * len(metric)
+    return [int(m == best) for m in metric]
+
+
+def _primera_of(pile: int) -> int:
+    """Return the primera of one side's pile (an int mask); -1 if it misses a suit."""
+    total = 0
+    for suit in range(4):
+        best = 0
+        for value, points in enumerate(_PRIMERA_OF_VALUE, start=1):
+            if pile >> (4 * (value - 1) + suit) & 1 and points > best:
+                best = points
+        if not best:
+            return -1
+        total += best
+    return total
+
+
+def round_awards(piles: Sequence[int], escobas: Sequence[int], rules: Rules) -> dict[str, list[int]]:
+    """Return ``score_round_batch`` of one round on Python ints: category -> points per side.
+
+    The one-game form (the one-game executor's round end); ``piles`` are int masks per side.
+    """
+    n_oros = [(p & OROS).bit_count() for p in piles]
+    n_sevens = [(p & SEVENS).bit_count() for p in piles]
+    out = {
+        "cards": _strict_winner_of([p.bit_count() for p in piles]),
+        "oros": _strict_winner_of(n_oros),
+        "velo": [p >> VELO & 1 for p in piles],
+    }
+    if rules.sevens_rule == "most_sevens":
+        metric = n_sevens
+    elif rules.sevens_rule == "most_sevens_tiebreak":
+        metric = [0] * len(piles)
+        for v in _TIEBREAK_VALUES:
+            metric = [m * 5 + (p & value_nibble(v)).bit_count() for m, p in zip(metric, piles, strict=True)]
+    else:
+        metric = [_primera_of(p) for p in piles]
+        if max(metric) < 0:  # nobody has one
+            metric = [0] * len(piles)
+    out["sevens"] = _strict_winner_of(metric)
+    if rules.bonus_sweeps:
+        out["oros"] = [x * (2 if n == 10 else 1) for x, n in zip(out["oros"], n_oros, strict=True)]
+        out["sevens"] = [x * (2 if n == 4 else 1) for x, n in zip(out["sevens"], n_sevens, strict=True)]
+    out["escobas"] = list(escobas)
+    out["points"] = [sum(x) for x in zip(out["cards"], out["oros"], out["velo"], out["sevens"], escobas,
+                                         strict=True)]
+    return out
+
+
 def score_round(piles: Sequence[int], escobas: Sequence[int], rules: Rules | None = None) -> list[int]:
     """Return the round's points per side from one capture-pile mask and escoba count per side.
 
@@ -95,16 +149,13 @@ def score_round(piles: Sequence[int], escobas: Sequence[int], rules: Rules | Non
         )
     seen = 0
     nc = rules.num_cards
-    for p in piles:
-        p = int(p)
-        if p < 0 or p >> nc:
-            raise ValueError(f"{p:#x} is not a card mask of the {nc}-card deck (bits 0..{nc - 1})")
+    masks = [check_mask(p, nc, "a pile") for p in piles]
+    for p in masks:
         if seen & p:
             raise ValueError("two sides' piles share a card")
         seen |= p
-    if any(int(e) < 0 for e in escobas):
-        raise ValueError(f"escoba counts must be >= 0, got {list(escobas)}")
-    res = score_round_batch(
-        np.array([[int(p) for p in piles]], np.uint64), np.array([list(escobas)], np.int64), rules
-    )
+    counts = [check_int(e, "an escoba count") for e in escobas]
+    if any(e < 0 for e in counts):
+        raise ValueError(f"escoba counts must be >= 0, got {counts}")
+    res = score_round_batch(np.array([masks], np.uint64), np.array([counts], np.int64), rules)
     return [int(x) for x in res["points"][0]]

@@ -14,12 +14,12 @@ action to its next turn (rewards come at round ends and at the game end only).
   ``opponents[1]`` is the learner's partner. An agent is any object with
   ``act(observation, action_mask, state=None) -> int`` and ``reset(seed)`` (the protocol of
   ``agents.base.Agent``). It is called with its own seat-relative observation and mask. An agent
-  whose ``needs_state`` is True (the oracle) also gets ``state=(engine, games)``: the env's
-  one-game ``EscobaEngine`` and ``games = numpy.array([0])``, the slot to act in; it must not
-  modify the engine.
+  whose ``needs_state`` is True (the oracle) also gets ``state=(engine, games)``: a one-game
+  ``EscobaEngine`` view of the env's game (``env.engine``, refreshed when read) and
+  ``games = numpy.array([0])``, the slot to act in; it must not modify the engine.
 - ``seat``: the learner's seat, or None to draw it at every reset from the env's generator.
 - every ``Rules`` field (or ``rules=Rules(...)``), ``episode``, ``reward``, ``max_rounds``,
-  ``render_mode`` (``"ansi"``/``"human"``) and ``french`` as in ``escoba_v0``.
+  ``render_mode`` (``"ansi"``/``"human"``/``"rgb_array"``) and ``french`` as in ``escoba_v0``.
 - ``illegal_action``: what an action outside the mask does. ``"terminate"`` (default, the
   convention of PettingZoo's classic ``env()``): the episode ends at once, the reward is
   ``illegal_reward`` (default -1), ``info["illegal_action"]`` holds the action and the state is
@@ -51,7 +51,6 @@ from gymnasium import spaces
 
 from . import faces
 from .cards import cards_of
-from .observation import action_mask_one, encode_one
 from .render import render_face
 from .rules import Rules
 
@@ -61,7 +60,7 @@ ILLEGAL_ACTIONS = ("terminate", "raise")
 class SingleAgentEscobaEnv(gymnasium.Env):
     """One learner seat of Escoba against fixed opponents (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 1}
 
     def __init__(self, opponents: Any | Sequence[Any], seat: int | None = 0, rules: Rules | None = None,
                  *, episode: str = "game", reward: str = "game", max_rounds: int | None = None,
@@ -77,7 +76,9 @@ class SingleAgentEscobaEnv(gymnasium.Env):
             raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTIONS}, got {illegal_action!r}")
         self.rules = faces.make_rules(rules, rule_options)
         p = self.rules.num_players
-        self.engine = faces.make_engine(1, self.rules, episode, reward, max_rounds)
+        self.game = faces.make_game(self.rules, episode, reward, max_rounds)
+        self._view = None
+        self._view_stale = True
         self.episode, self.reward_kind, self.max_rounds = episode, reward, max_rounds
         if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer))
                                  or not 0 <= seat < p):
@@ -104,10 +105,18 @@ class SingleAgentEscobaEnv(gymnasium.Env):
         self.names = [f"player_{i}" for i in range(p)]
         self.seat = 0 if seat is None else int(seat)
         self._games = np.zeros(1, np.int64)
-        self._state = (self.engine, self._games)
-        self._action = np.zeros(1, np.int64)
         self._done = True
         self._last: tuple | None = None
+
+    @property
+    def engine(self):
+        """Return a one-game ``EscobaEngine`` holding the game's current state (do not modify it)."""
+        if self._view is None:
+            self._view = self.game.to_engine()
+        elif self._view_stale:
+            self.game.write_engine(self._view)
+        self._view_stale = False
+        return self._view
 
     # ------------------------------------------------------------------ helpers
 
@@ -115,45 +124,42 @@ class SingleAgentEscobaEnv(gymnasium.Env):
         return self.opponents[(seat - self.seat - 1) % self.rules.num_players]
 
     def _observe(self) -> dict[str, np.ndarray]:
-        return {"observation": encode_one(self.engine, self.seat),
-                "action_mask": action_mask_one(self.engine, self.seat)}
+        return {"observation": self.game.observe(self.seat), "action_mask": self.game.action_mask(self.seat)}
 
     def _apply(self, action: int, rewards: list[float], info: dict[str, Any]) -> None:
-        """Step the engine with ``action``, adding the learner's reward and round info."""
-        eng = self.engine
-        pending = eng.pending.item(0)
-        self._action[0] = action
-        step = eng.step(self._action)
-        self._last = (action, action if pending < 0 else pending, step)
-        if bool(step.round_over[0]):
-            rewards[0] += float(faces.step_rewards(eng, step, self.reward_kind)[0, self.seat])
-            info.update(faces.round_info(step))
+        """Step the game with ``action``, adding the learner's reward and round info."""
+        st = self.game.step(action)
+        self._view_stale = True
+        self._last = (action, st)
+        if st.round_over:
+            rewards[0] += faces.game_step_rewards(self.rules, st, self.reward_kind)[self.seat]
+            info.update(faces.game_round_info(st))
         if self.render_mode == "human":
             self.render()
 
     def _play_opponents(self, rewards: list[float], info: dict[str, Any]) -> None:
         """Let the opponents act until the learner is to act or the game is over."""
-        eng = self.engine
-        while not eng.done.item(0) and eng.to_act.item(0) != self.seat:
-            seat = eng.to_act.item(0)
+        game = self.game
+        while not game.done and game.to_act != self.seat:
+            seat = game.to_act
             agent = self._opponent_of(seat)
-            obs = encode_one(eng, seat)
-            mask = action_mask_one(eng, seat)
-            state = self._state if getattr(agent, "needs_state", False) else None
+            obs = game.observe(seat)
+            mask = game.action_mask(seat)
+            state = (self.engine, self._games) if getattr(agent, "needs_state", False) else None
             action = agent.act(obs, mask, state=state)
             a = faces.as_action(action, self.num_cards)
-            if a < 0 or not eng.legal.item(0) >> a & 1:
+            if a < 0 or not game.legal >> a & 1:
                 who = f"opponent {agent!r} (seat {seat})"
-                raise ValueError(faces.illegal_action_message(eng, action, who))
+                raise ValueError(faces.illegal_action_message(game, action, who))
             self._apply(a, rewards, info)
 
     def _finish_info(self, info: dict[str, Any]) -> dict[str, Any]:
         info["seat"] = self.seat
-        eng = self.engine
-        if eng.done.item(0):
-            info["winner"] = eng.winner.item(0)
+        game = self.game
+        if game.done:
+            info["winner"] = game.winner
         elif self.legal_moves_info:
-            info["legal_moves"] = faces.legal_moves(eng)
+            info["legal_moves"] = faces.legal_moves(game)
         return info
 
     # ------------------------------------------------------------------ Gymnasium API
@@ -165,7 +171,8 @@ class SingleAgentEscobaEnv(gymnasium.Env):
         kwargs = faces.parse_reset_options(options)
         super().reset(seed=seed)
         engine_seed = seed if seed is not None else int(self.np_random.integers(2**63))
-        self.engine.reset(engine_seed, **kwargs)
+        self.game.reset(engine_seed, **kwargs)
+        self._view_stale = True
         p = self.rules.num_players
         self.seat = int(self.np_random.integers(p)) if self.seat_option is None else self.seat_option
         seen: set[int] = set()
@@ -185,21 +192,21 @@ class SingleAgentEscobaEnv(gymnasium.Env):
         """Play the learner's ``action`` and the opponents' replies; return the Gymnasium 5-tuple."""
         if self._done:
             raise ValueError("the episode is over (or was never started): call reset() first")
-        eng = self.engine
+        game = self.game
         a = faces.as_action(action, self.num_cards)
-        if a < 0 or not eng.legal.item(0) >> a & 1:
+        if a < 0 or not game.legal >> a & 1:
             if self.illegal_action == "raise":
-                raise ValueError(faces.illegal_action_message(eng, action, f"the learner (seat {self.seat})",
+                raise ValueError(faces.illegal_action_message(game, action, f"the learner (seat {self.seat})",
                                                               self.french))
             self._done = True
-            info = {"seat": self.seat, "illegal_action": action, "legal_actions": cards_of(eng.legal.item(0))}
+            info = {"seat": self.seat, "illegal_action": action, "legal_actions": cards_of(game.legal)}
             return self._observe(), self.illegal_reward, True, False, info
         rewards = [0.0]
         info: dict[str, Any] = {}
         self._apply(a, rewards, info)
         self._play_opponents(rewards, info)
-        done = eng.done.item(0)
-        truncated = done and eng.truncated.item(0)
+        done = game.done
+        truncated = done and game.truncated
         self._done = done
         return self._observe(), rewards[0], done and not truncated, truncated, self._finish_info(info)
 
@@ -207,8 +214,8 @@ class SingleAgentEscobaEnv(gymnasium.Env):
         """Return the learner's legal actions as a bool array (W,) (for sb3-contrib MaskablePPO)."""
         if self._done:
             return np.zeros(self.num_cards, bool)
-        return action_mask_one(self.engine, self.seat).astype(bool)
+        return self.game.action_mask(self.seat).astype(bool)
 
     def render(self) -> str | None:
-        """Return the text picture (``"ansi"``), print it (``"human"``), or warn and return None."""
+        """Return the text (``"ansi"``), print it (``"human"``), an RGB array (``"rgb_array"``), or warn."""
         return render_face(self.engine, self.render_mode, self._last, self.french, self.names)

@@ -45,6 +45,14 @@ next episode of that slot, dealt from ``(s, g, episode)``. ``reset()`` without a
 from the env's generator (seeded by the last seeded reset, else from the OS). Options are those
 of ``escoba_v0`` and apply to every game (a ``deck`` may also be one row of W per game).
 
+Not a ``gymnasium.vector.VectorEnv`` (it is the self-play trainer's env): every seat is the caller's,
+so rewards are (N, num_players) and ``obs`` carries ``to_act``; ``final_obs`` holds every seat's view
+as one array (K, P, obs_size) with ``final_index`` rather than Gymnasium's object array; the arrays
+are reused buffers; Gymnasium's vector wrappers do not apply. ``metadata["autoreset_mode"]`` is
+``AutoresetMode.SAME_STEP``. For Gymnasium's vector API (a learner against fixed opponents) use
+``gymnasium.make_vec("escoba_env/Escoba-v0", num_envs=N, vectorization_mode="vector_entry_point")``
+(``escoba_env.gym_vector``).
+
 Speed: the returned ``obs`` arrays and ``rewards`` are preallocated buffers that the next
 ``step`` or ``reset`` overwrites; copy what you keep, and treat them as read-only (the encoder
 never rewrites the observation entries that are always 0 for the env's rules). ``step`` costs a
@@ -57,16 +65,30 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
 
 from . import faces
 from .observation import action_masks, encode, obs_size
-from .rules import Rules
+from .rules import Rules, check_seed
+
+
+def _deck_rows(options: Any) -> list | None:
+    """Return the rows of a one-deck-per-game ``deck`` option, or None for anything else."""
+    if not isinstance(options, dict) or "deck" not in options:
+        return None
+    deck = options["deck"]
+    if isinstance(deck, np.ndarray) and deck.ndim == 2:
+        return list(deck)
+    if isinstance(deck, (list, tuple)) and deck and all(
+            isinstance(r, (list, tuple, np.ndarray)) for r in deck):
+        return list(deck)
+    return None
 
 
 class EscobaVectorEnv:
     """N self-play Escoba games on one batched engine, with auto-reset (see the module docstring)."""
 
-    metadata = {"name": "escoba_vector_v0", "autoreset_mode": "SameStep"}
+    metadata = {"name": "escoba_vector_v0", "autoreset_mode": AutoresetMode.SAME_STEP}
 
     def __init__(self, num_envs: int, rules: Rules | None = None, *, episode: str = "game",
                  reward: str = "game", max_rounds: int | None = None, **rule_options: Any):
@@ -131,8 +153,25 @@ class EscobaVectorEnv:
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """Start a new game in every slot; return ``(obs, infos)``."""
-        self._np_random = faces.reset_engine(self.engine, seed, options, self._np_random)
+        """Start a new game in every slot; return ``(obs, infos)``.
+
+        Bad seeds (``escoba_env.rules.check_seed``), options or deals raise before anything changes.
+        """
+        if seed is not None:
+            seed = check_seed(seed)
+        rows = _deck_rows(options)
+        if rows is None:
+            self._np_random = faces.reset_engine(self.engine, seed, options, self._np_random)
+        else:  # one deck per game: each row read like a single deck, then dealt as one (N, W) array
+            decks = [faces.parse_reset_options({"deck": r})["deck"] for r in rows]
+            kw = faces.parse_reset_options({k: v for k, v in options.items() if k != "deck"})
+            if seed is None:
+                rng = self._np_random if self._np_random is not None else np.random.default_rng()
+                engine_seed = int(rng.integers(2**63))
+            else:
+                rng, engine_seed = np.random.default_rng(seed), seed
+            self.engine.reset(engine_seed, deck=decks, **kw)
+            self._np_random = rng
         self._length[:] = 0
         return self._observe(), {}
 
@@ -142,6 +181,9 @@ class EscobaVectorEnv:
 
         Raises ValueError, changing nothing, if any action is illegal.
         """
+        if self.engine.done.item(0):  # a new engine's games are all over; reset starts them (and
+            # an env never leaves a finished game between steps: auto-reset replaces it)
+            raise RuntimeError("EscobaVectorEnv.step called before reset(): call reset() first")
         eng = self.engine
         info = eng.step(actions)
         faces.step_rewards(eng, info, self.reward_kind, out=self._rewards)

@@ -156,7 +156,7 @@ def capture_summary(table: np.ndarray, card: np.ndarray, taken: np.ndarray | int
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return ``(count, union, intersection)`` of the capture options of ``card`` on ``table``.
 
-    Jokers (ids 40, 41) are wild, played or on the table (RULES.md §8): a set of table cards with
+    Jokers (ids 40, 41) are wild, played or on the table (docs/rules.md §11): a set of table cards with
     ``k`` jokers and other cards worth ``s`` is an option for a card of value ``c`` when
     ``15 - c - s`` is in ``[k, 10k]``; a played joker adds one wild and no value. Only the options
     that contain ``taken`` (cards already named in a capture choice) are counted; ``union`` and

@@ -1,12 +1,12 @@
-"""A tiny, obviously-correct reference of one Escoba game (RULES.md §1-8), for cross-checking.
+"""A tiny, obviously-correct reference of one Escoba game (docs/rules.md §1-7, §11), for cross-checking.
 
 Plain Python sets of card ids and ``itertools.combinations``; it shares nothing with the engine's
 tables. A card id is ``4 * (value - 1) + suit`` (suit 0 oros). The reference follows the same
-play/take decision scheme as the engine (DESIGN.md decision 4) so that the two can be compared
+play/take decision scheme as the engine (docs/rules.md §10) so that the two can be compared
 action by action: an action plays a card from hand, or, while a capture with several options is
 pending, names one table card of the capture.
 
-The variants of RULES.md §8 follow the project's reading (see ``escoba_env.engine``): jokers (ids
+The variants of docs/rules.md §11 follow the project's reading (see ``escoba_env.engine``): jokers (ids
 40, 41) wild for 1..10, checked by trying every subset; the last short deal one card at a time,
 empty-handed seats skipped; escoba de mesa with its tie-break as a plain ``max`` over tuples.
 """
@@ -54,7 +54,7 @@ def all_subsets_with_sum(cards: Iterable[int], target: int) -> list[frozenset[in
 
 
 def capture_options(card: int, table: Iterable[int], prefer_single: bool = False) -> list[frozenset[int]]:
-    """Return the legal captures of ``card`` on ``table`` (RULES.md §4, §8) as sets of table cards."""
+    """Return the legal captures of ``card`` on ``table`` (docs/rules.md §4, §11) as sets of table cards."""
     table = list(table)
     if card < 40 and all(c < 40 for c in table):
         options = all_subsets_with_sum(table, 15 - value(card))
@@ -85,7 +85,7 @@ def primera(pile: set[int]) -> int | None:
 
 
 def score(piles: Sequence[set[int]], escobas: Sequence[int], rules) -> dict[str, list[int]]:
-    """Return each category's points per side and their sum under ``"points"`` (RULES.md §6)."""
+    """Return each category's points per side and their sum under ``"points"`` (docs/rules.md §6)."""
     n = len(piles)
     cats = {k: [0] * n for k in CATEGORIES}
     w = _strict_best([len(p) for p in piles])

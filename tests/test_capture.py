@@ -1,4 +1,4 @@
-"""Capture options (RULES.md §4): worked examples, prefer_single, and brute-force equivalence."""
+"""Capture options (docs/rules.md §4): worked examples, prefer_single, and brute-force equivalence."""
 
 from __future__ import annotations
 

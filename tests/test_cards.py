@@ -1,4 +1,4 @@
-"""Card ids, values, names and masks (RULES.md §1)."""
+"""Card ids, values, names and masks (docs/rules.md §1)."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_parse_card_rejects_non_strings(bad):
         parse_card(bad)
 
 
-@pytest.mark.parametrize("bad", [-1, 42, 43, 1000])  # 40, 41 are the jokers (RULES.md §8)
+@pytest.mark.parametrize("bad", [-1, 42, 43, 1000])  # 40, 41 are the jokers (docs/rules.md §11)
 def test_out_of_range_ids_raise(bad):
     with pytest.raises(ValueError, match="range"):
         card_name(bad)

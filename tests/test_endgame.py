@@ -216,7 +216,7 @@ def test_solve_equals_brute_force_on_random_joker_endgames():
 
 # ---------------------------------------------------------- 2. hand-made positions, by hand
 #
-# Scoring (RULES.md §6, 2 sides): cards 21+ of 40, oros 6+, velo (7o), sevens (strictly most), one
+# Scoring (docs/rules.md §6, 2 sides): cards 21+ of 40, oros 6+, velo (7o), sevens (strictly most), one
 # point per escoba. Each position puts most cards in the piles so that the categories are easy to
 # count; the comments give each line of play and its points (seat 0 minus seat 1).
 

@@ -1,6 +1,6 @@
-"""Hypothesis properties of random engine games (RULES.md §4-7).
+"""Hypothesis properties of random engine games (docs/rules.md §4-7).
 
-- the 40 cards (41 or 42 with jokers, RULES.md §8) are conserved at every step;
+- the 40 cards (41 or 42 with jokers, docs/rules.md §11) are conserved at every step;
 - every masked action is accepted, every unmasked one is rejected and changes nothing;
 - a round's points are its categories plus escobas, each category awarded to one side at most;
 - cumulative scores are the sum of round points, and games end exactly as §7 says.

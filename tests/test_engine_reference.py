@@ -1,6 +1,6 @@
 """Cross-check: random games played action by action in the engine and in tests/reference.py.
 
-The reference is a plain-Python implementation of RULES.md §1-7 that shares nothing with the
+The reference is a plain-Python implementation of docs/rules.md §1-7 that shares nothing with the
 engine but the deck order (read from ``engine.deck`` at each new round, since the reference does
 not reproduce the engine's shuffle). After every step the two must agree on everything public.
 """
@@ -112,7 +112,7 @@ CONFIGS = [
     (Rules(bonus_sweeps=True, last_play_escoba=False, target_score=6), {}),
     (Rules(initial_fifteen=False, num_players=4, partnerships=True, prefer_single=True), {"max_rounds": 2}),
     (Rules(num_players=3, target_score=30, initial_fifteen=False, bonus_sweeps=True), {"max_rounds": 2}),
-    # RULES.md §8 variants
+    # docs/rules.md §11 variants
     (Rules(jokers=1), {"max_rounds": 3}),
     (Rules(jokers=2, target_score=11), {}),
     (Rules(jokers=2, prefer_single=True), {"max_rounds": 2}),

@@ -1,4 +1,4 @@
-"""Scripted deals played through the engine with exact captures, escobas and points (RULES.md §2-7).
+"""Scripted deals played through the engine with exact captures, escobas and points (docs/rules.md §2-7).
 
 Every expected value below was worked out by hand from the rule book; the comments show the
 arithmetic. Scripts are written as in tests/conftest.py: plays in turn order from the seat after
@@ -75,7 +75,7 @@ PILES_E = [
 
 
 # ---------------------------------------------------------------------------------------------
-# The deal (RULES.md §3)
+# The deal (docs/rules.md §3)
 
 
 def test_deal_order_two_players():
@@ -247,7 +247,7 @@ def test_initial_fifteen_off_the_first_card_can_capture_from_the_table():
 
 
 # ---------------------------------------------------------------------------------------------
-# A turn (RULES.md §4)
+# A turn (docs/rules.md §4)
 
 
 def test_round_a_turn_by_turn():
@@ -498,7 +498,7 @@ def test_round_e_primera_with_missing_suits():
 
 
 # ---------------------------------------------------------------------------------------------
-# End of a round, dealer rotation and the game (RULES.md §5, §7)
+# End of a round, dealer rotation and the game (docs/rules.md §5, §7)
 
 
 def test_next_round_passes_the_deal_and_deals_from_the_seed():

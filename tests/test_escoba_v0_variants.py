@@ -1,4 +1,4 @@
-"""The env faces with the rule variants of RULES.md §8: jokers (ids 40, 41) and escoba de mesa.
+"""The env faces with the rule variants of docs/rules.md §11: jokers (ids 40, 41) and escoba de mesa.
 
 PettingZoo's conformance tests run for each variant in tests/test_pettingzoo.py; here: the spaces
 and masks sized by ``rules.num_cards``, no leaks with jokers in hidden places, and the three faces agreeing.

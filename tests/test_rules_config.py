@@ -1,4 +1,4 @@
-"""The rules configuration object validates itself (RULES.md §2, §4, §6, §7 options)."""
+"""The rules configuration object validates itself (docs/rules.md §2, §4, §6, §7 options)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_sides_of_seats():
 
 def test_deals_per_round():
     assert [Rules(num_players=p).deals_per_round for p in (2, 3, 4)] == [6, 4, 3]
-    # With jokers one more, short deal gives out the 1 or 2 cards left (RULES.md §8).
+    # With jokers one more, short deal gives out the 1 or 2 cards left (docs/rules.md §11).
     assert [Rules(num_players=p, jokers=j).deals_per_round for j in (1, 2) for p in (2, 3, 4)] == [
         7, 5, 4, 7, 5, 4]
     assert [Rules(jokers=j).num_cards for j in (0, 1, 2)] == [40, 41, 42]

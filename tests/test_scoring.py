@@ -1,4 +1,4 @@
-"""Round scoring (RULES.md §6): every category with exact values and ties."""
+"""Round scoring (docs/rules.md §6): every category with exact values and ties."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The agents, worlds, rendering, terminal game and tournaments under the variants (RULES.md §8).
+"""The agents, worlds, rendering, terminal game and tournaments under the variants (docs/rules.md §11).
 
 Jokers (ids 40, 41, wild) and escoba de mesa: every agent plays whole rounds legally in every seat
 configuration, the heuristics value a joker, search worlds deal all 41/42 cards from what the

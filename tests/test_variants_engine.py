@@ -1,4 +1,4 @@
-"""RULES.md §8 variants in cards, capture, scoring and the engine: jokers and escoba de mesa.
+"""docs/rules.md §11 variants in cards, capture, scoring and the engine: jokers and escoba de mesa.
 
 Hand-made positions with exact results. Jokers are ids 40 ("*1") and 41 ("*2"), wild for 1..10:
 a set of table cards with ``k`` jokers and other cards summing to ``s`` is an option for a played

@@ -3,18 +3,27 @@
 Bad input (an unknown agent, a missing, corrupt or incompatible checkpoint, options that do not
 fit together, a zero or negative count) ends with one line on stderr and a non-zero exit status:
 2 for a bad command line, 1 for anything that fails later. Never a traceback.
+
+Nothing is lost or clobbered: every finished block of deals is appended (fsynced) to a journal
+next to the results as it arrives, so a run stopped by Ctrl-C or SIGTERM (exit 130 / 143) or by a
+dead worker (exit 1) keeps its finished blocks and ``--resume`` finishes it with the numbers of an
+uninterrupted run. Existing result files, replays or journals are refused (before anything is
+written) unless ``--overwrite`` is given.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from escoba_env.cli import add_rules_arguments, rules_from_args
-from escoba_env.cli import non_negative_int as _non_negative
+from escoba_env.cli import add_rules_arguments, rules_from_args, seed_arg
 from escoba_env.cli import positive_int as _positive
 
 DEFAULT_AGENTS = ("random", "greedy", "expert", "search")
@@ -62,8 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
                 formatter_class=argparse.RawDescriptionHelpFormatter)
     who = p.add_argument_group("agents")
     who.add_argument("--agents", nargs="+", metavar="SPEC",
-                     help="agent specs (random, greedy, expert, search:sims=N, oracle, checkpoint:PATH); "
-                          f"a round robin, or the opponents of --vs (default: {' '.join(DEFAULT_AGENTS)})")
+                     help="agent specs (random, greedy, expert, search:sims=N, oracle, endgame, "
+                          "checkpoint:PATH, sb3:PATH, python:module:factory); a round robin, or the "
+                          f"opponents of --vs (default: {' '.join(DEFAULT_AGENTS)})")
     who.add_argument("--vs", metavar="SPEC",
                      help="play this agent against each of --agents instead of a round robin")
     add_rules_arguments(p.add_argument_group("rules (defaults: escoba_env.Rules)"),
@@ -80,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="play each deal once (seats still alternate) instead of once per seat rotation")
     size.add_argument("--max-rounds", type=_positive, default=100, metavar="N",
                       help="with --games: a game undecided after N rounds is cut and counts as a draw")
-    size.add_argument("--seed", type=_non_negative, default=0, help="seed of the deals and the agents")
+    size.add_argument("--seed", type=seed_arg, default=0, help="seed of the deals and the agents")
     size.add_argument("--confidence", type=_confidence, default=0.95, help="level of the intervals")
     run = p.add_argument_group("running")
     run.add_argument("--workers", type=_positive, default=min(2, os.cpu_count() or 1), metavar="N",
@@ -98,27 +108,82 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--no-plot", dest="plot", action="store_false", help="do not write the PNG plot")
     out.add_argument("--save-replays", metavar="DIR",
                      help="write every game as JSON lines to DIR/<lineup>.jsonl")
+    out.add_argument("--overwrite", action="store_true",
+                     help="replace result files, replays or an unfinished run's journal that already exist "
+                          "(without it the run refuses before writing anything)")
+    out.add_argument("--resume", action="store_true",
+                     help="continue the interrupted run of the same options from its journal "
+                          "(PREFIX.journal.jsonl): only the missing blocks are played, same numbers")
     out.add_argument("--check-replays", metavar="PATH",
                      help="only re-play a replay file (or a directory of them) through the engine and "
                           "verify it")
     return p
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C so that the same cleanup runs."""
+
+
+class _Signals:
+    """SIGINT / SIGTERM handlers that can hold an interrupt back while a block is being journaled.
+
+    Python runs signal handlers in the main thread between bytecodes, so checking a flag here is
+    enough: an interrupt that arrives while a block is written (and counted) is raised right after.
+    """
+
+    def __init__(self) -> None:
+        self.holding = False
+        self.pending: type[KeyboardInterrupt] | None = None
+
+    def handler(self, signum: int, frame) -> None:
+        """Raise KeyboardInterrupt (SIGINT) or _Terminated (SIGTERM), or keep it for later."""
+        exc = _Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+        if self.holding:
+            self.pending = exc
+            return
+        raise exc
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold interrupts back inside the block; raise a held one when it ends."""
+        self.holding = True
+        try:
+            yield
+        finally:
+            self.holding = False
+            if self.pending is not None:
+                exc, self.pending = self.pending, None
+                raise exc
+
+
+_SIGNALS = _Signals()
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run evaluate.py with ``argv``; return the exit status."""
+    main_thread = threading.current_thread() is threading.main_thread()
+    old = {}
+    if main_thread:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            old[sig] = signal.signal(sig, _SIGNALS.handler)
     try:
         return _main(argv)
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        term = isinstance(exc, _Terminated)
+        note = getattr(exc, "escoba_note", "")
+        print(f"{PROG}: {'terminated' if term else 'interrupted'}{note}", file=sys.stderr)
+        return 143 if term else 130
     except BrokenPipeError:  # stdout closed early (e.g. piped into head): nothing left to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except Exception as exc:  # one clear line, never a traceback
         from .runner import one_line
 
-        print(f"{PROG}: error: {one_line(exc)}", file=sys.stderr)
+        print(f"{PROG}: error: {one_line(exc)}{getattr(exc, 'escoba_note', '')}", file=sys.stderr)
         return 1
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
 
 
 def _main(argv: list[str] | None) -> int:
@@ -142,27 +207,75 @@ def _main(argv: list[str] | None) -> int:
                               backend=args.backend, ray_address=args.ray_address)
     config.check()
     return run_and_report(config, out=args.out, plot=args.plot, progress=args.progress,
-                          replays=args.save_replays)
+                          replays=args.save_replays, resume=args.resume, overwrite=args.overwrite)
+
+
+def result_prefix(out: str) -> Path:
+    """Return the prefix of the result files that ``--out`` names (a directory: DIR/evaluation)."""
+    prefix = Path(out)
+    if out.endswith(("/", "\\")) or prefix.is_dir():
+        prefix = prefix / "evaluation"
+    return prefix
 
 
 def run_and_report(config, *, out: str, plot: bool = True, progress: bool = False,
-                   replays: str | None = None) -> int:
-    """Run ``config``, print the table and write the result files under the ``out`` prefix."""
-    from . import analysis, report
-    from .replay import ReplayWriter
-    from .runner import lineups, run_tournament
+                   replays: str | None = None, resume: bool = False, overwrite: bool = False) -> int:
+    """Run ``config``, print the table and write the result files under the ``out`` prefix.
 
-    prefix = Path(out)
-    if out.endswith(("/", "\\")) or prefix.is_dir():  # a directory: the default file names inside it
-        prefix = prefix / "evaluation"
+    Everything is checked before anything is written: the agents, and that no result file, replay
+    file or journal already exists (unless ``overwrite``; with ``resume`` the journal and the
+    replays are the interrupted run's own and are continued).
+    """
+    from . import analysis, report
+    from .journal import Journal, journal_path, run_key
+    from .replay import ReplayWriter, replay_paths
+    from .runner import lineups, make_tasks, prepare_agents, run_tournament
+
+    prefix = result_prefix(out)
+    cheating = prepare_agents(config)  # a bad spec or checkpoint fails here, before any file is touched
+    outputs = [prefix.with_name(prefix.name + s) for s in (".json", "_pairs.csv", "_ratings.csv")]
+    if plot:
+        outputs.append(prefix.with_name(prefix.name + ".png"))
+    specs = [tuple(config.entrants[i] for i in lu) for lu in lineups(config)]
+    jpath = journal_path(prefix)
+    journal = Journal(jpath, run_key(config, record=replays is not None))
+    finished = journal.load() if resume else []
+    if not overwrite:
+        taken = [p for p in outputs if p.exists()]
+        if not resume:
+            taken += [p for p in (jpath, *(replay_paths(replays, specs) if replays else [])) if p.exists()]
+        if taken:
+            hint = "" if resume or not jpath.exists() else " or --resume to continue that unfinished run"
+            raise ValueError(f"{taken[0]} already exists: pass --overwrite to replace it{hint}, "
+                             "or choose another --out / --save-replays")
     prefix.parent.mkdir(parents=True, exist_ok=True)
+    journal.start(resume)
+    total = len(make_tasks(config))
+    kept = len(finished)
     writer = None
     if replays:
-        specs = [tuple(config.entrants[i] for i in lu) for lu in lineups(config)]
         writer = ReplayWriter(replays, specs, seed=config.seed, rules=config.rules, games=config.games,
                               max_rounds=config.max_rounds)
-    run = run_tournament(config, progress=progress, record=writer is not None,
-                         on_block=writer.add if writer else None)
+        for b in sorted(finished, key=lambda b: (b.lineup, b.block)):
+            writer.add(b)
+
+    def on_block(block) -> None:
+        nonlocal kept
+        with _SIGNALS.held():  # written and counted together: the final message counts right
+            journal.add(block)
+            kept += 1
+        if writer is not None:
+            writer.add(block)
+
+    try:
+        run = run_tournament(config, progress=progress, record=writer is not None, on_block=on_block,
+                             finished=finished, cheating=cheating)
+    except BaseException as exc:
+        journal.close()
+        exc.escoba_note = (f"; {kept} of {total} blocks finished, kept in {jpath}: run the same command "
+                           "with --resume to finish")
+        raise
+    journal.close()
     pairs = analysis.pair_stats(run)
     agents = analysis.agent_stats(run)
     ratings = analysis.fit_ratings(run)
@@ -171,6 +284,7 @@ def run_and_report(config, *, out: str, plot: bool = True, progress: bool = Fals
     files = [report.write_json(prefix, results), *report.write_csv(prefix, pairs, agents, ratings)]
     if plot:
         files.append(report.write_plot(prefix, run, pairs, ratings))
+    journal.remove()  # the result files hold everything now
     if writer is not None:
         files.append(Path(replays))
     print(f"\nwall {run.wall_s:.1f} s, CPU {run.cpu_s:.1f} s; wrote {', '.join(str(f) for f in files)}")

@@ -152,7 +152,7 @@ class ReplayWriter:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.specs = lineup_specs
         self.kw = {"seed": seed, "rules": rules, "games": games, "max_rounds": max_rounds}
-        self.paths = [self.dir / f"{i:02d}_{_slug(s)}.jsonl" for i, s in enumerate(lineup_specs)]
+        self.paths = replay_paths(directory, lineup_specs)
         for p in self.paths:
             p.write_text("", encoding="utf-8")
         self.next = [0] * len(lineup_specs)
@@ -169,6 +169,11 @@ class ReplayWriter:
                     fh.write(line + "\n")
                 b.replays = None  # written: do not keep every game in memory
                 self.next[li] += 1
+
+
+def replay_paths(directory: str | Path, lineup_specs: list[tuple[str, ...]]) -> list[Path]:
+    """Return the replay file of each lineup in ``directory``."""
+    return [Path(directory) / f"{i:02d}_{_slug(s)}.jsonl" for i, s in enumerate(lineup_specs)]
 
 
 def _slug(specs: tuple[str, ...]) -> str:

@@ -8,7 +8,7 @@ import math
 import platform
 import subprocess
 from importlib import metadata
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import numpy as np
 
@@ -188,6 +188,30 @@ def write_json(path: Path, results: dict) -> Path:
     return out
 
 
+def plot_labels(specs: list[str], width: int = 26) -> list[str]:
+    """Return short, distinct plot labels for agent specs.
+
+    A checkpoint is named by the shortest end of its path that tells it apart from the other
+    checkpoints (``neural agent.pt``, ``neural demo/…/latest.pt``), never by the start of its path
+    (``checkpoint:../ru..`` says nothing); other specs longer than ``width`` keep their start.
+    """
+    paths = {s: PurePath(s.partition(":")[2].split(",")[0]).parts for s in specs
+             if s.startswith("checkpoint:") and s.partition(":")[2]}
+    out = []
+    for s in specs:
+        if s in paths:
+            parts = paths[s]
+            k = 1
+            while k < len(parts) and any(o != s and paths[o][-k:] == parts[-k:] for o in paths):
+                k += 1
+            tail = "/".join(parts[-k:]) if k <= 2 else f"{parts[-k]}/…/{parts[-1]}"
+            label = "neural " + (tail if len(tail) <= width - 7 else "…" + tail[-(width - 8):])
+        else:
+            label = s if len(s) <= width else s[:width - 1] + "…"
+        out.append(label)
+    return out
+
+
 def write_plot(path: Path, run: TournamentRun, pairs: list[dict], ratings: list[dict]) -> Path:
     """Write ``<path>.png``: the pairwise points-difference matrix and the ratings with intervals."""
     import matplotlib
@@ -215,7 +239,8 @@ def write_plot(path: Path, run: TournamentRun, pairs: list[dict], ratings: list[
                 dark = abs(mat[i, j]) > 0.6 * lim
                 ax0.text(j, i, f"{mat[i, j]:+.2f}\n±{half[i, j]:.2f}", ha="center", va="center", fontsize=8,
                          color="white" if dark else "black")
-    short = [e if len(e) <= 18 else e[:16] + ".." for e in ent]
+    labels = dict(zip(ent, plot_labels(ent), strict=True))
+    short = [labels[e] for e in ent]
     ax0.set_xticks(range(n), short, rotation=30, ha="right")
     ax0.set_yticks(range(n), short)
     ax0.set_title(f"row minus column: points/round ({pct}% CI)")
@@ -225,7 +250,7 @@ def write_plot(path: Path, run: TournamentRun, pairs: list[dict], ratings: list[
     lo = np.array([r["lo"] for r in ratings])[::-1]
     hi = np.array([r["hi"] for r in ratings])[::-1]
     ax1.errorbar(mu, range(len(names)), xerr=[mu - lo, hi - mu], fmt="o", capsize=4)
-    ax1.set_yticks(range(len(names)), [e if len(e) <= 18 else e[:16] + ".." for e in names])
+    ax1.set_yticks(range(len(names)), [labels.get(e, e) for e in names])
     ax1.set_xlabel(f"OpenSkill rating mu ({pct}% interval)")
     ax1.set_title("ratings")
     ax1.grid(axis="x", alpha=0.3)

@@ -23,15 +23,19 @@ import itertools
 import multiprocessing
 import os
 import re
+import signal
 import sys
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from escoba_env.rules import Rules
+from escoba_env.rules import Rules, check_seed
 
 from ..base import Agent
 from .play import Block, play_block
@@ -79,8 +83,7 @@ class TournamentConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
                 raise ValueError(f"{name} must be a positive integer, got {v!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed!r}")
+        check_seed(self.seed)
         if not 0.0 < self.confidence < 1.0:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence!r}")
         if self.backend not in ("local", "ray"):
@@ -189,17 +192,32 @@ def run_task(task: Task) -> Block:
                       lineup=task.lineup, block=task.block)
 
 
+class WorkerDied(RuntimeError):
+    """A worker process (local or Ray) died in the middle of a tournament."""
+
+
 def _worker_init() -> None:
-    """Keep each worker process to one thread of BLAS / torch (the processes are the parallelism)."""
+    """Set up a worker process: one thread of BLAS / torch, Ctrl-C and SIGTERM left to the parent.
+
+    A terminal's Ctrl-C reaches the whole process group: the workers ignore it and the parent,
+    which handles it, stops them. SIGTERM gets its default action back (the parent's handler
+    was inherited by the fork).
+    """
     os.environ["OMP_NUM_THREADS"] = "1"
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def run_tasks(tasks: list[Task], config: TournamentConfig,
               on_done: Callable[[Block], None] | None = None) -> list[Block]:
-    """Return the blocks of all tasks, in task order, run on the configured backend."""
-    out: list[Block | None] = [None] * len(tasks)
+    """Return the blocks of all tasks, in task order, run on the configured backend.
+
+    A worker that dies raises WorkerDied at once (the other workers are stopped); ``on_done`` has
+    then been called for every block that finished before.
+    """
+    out: dict[int, Block] = {}
 
     def done(i: int, block: Block) -> None:
         out[i] = block
@@ -208,26 +226,47 @@ def run_tasks(tasks: list[Task], config: TournamentConfig,
 
     if config.backend == "ray":
         _run_ray(tasks, config, done)
-    elif config.workers == 1 or len(tasks) == 1:
+    elif config.workers == 1 or len(tasks) <= 1:
         for t in tasks:
             done(t.index, run_task(t))
     else:
-        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-        ctx = multiprocessing.get_context(method)
-        with ctx.Pool(min(config.workers, len(tasks)), initializer=_worker_init) as pool:
-            for i, block in pool.imap_unordered(_indexed, tasks, chunksize=1):
-                done(i, block)
-            pool.close()
-            pool.join()
-    return out  # type: ignore[return-value]
+        _run_pool(tasks, config, done)
+    return [out[t.index] for t in tasks]
 
 
-def _indexed(task: Task) -> tuple[int, Block]:
-    return task.index, run_task(task)
+def _run_pool(tasks: list[Task], config: TournamentConfig, done: Callable[[int, Block], None]) -> None:
+    """Run the tasks on a local process pool; a dead worker ends the run (no task is lost silently)."""
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    pool = ProcessPoolExecutor(min(config.workers, len(tasks)), initializer=_worker_init,
+                               mp_context=multiprocessing.get_context(method))
+    ok = False
+    try:
+        futures = {pool.submit(run_task, t): t.index for t in tasks}
+        for fut in as_completed(futures):
+            try:
+                block = fut.result()
+            except BrokenProcessPool:
+                raise WorkerDied("a worker process died (killed, or out of memory)") from None
+            done(futures[fut], block)
+        ok = True
+    finally:
+        _stop_pool(pool, wait=ok)
+
+
+def _stop_pool(pool: ProcessPoolExecutor, wait: bool) -> None:
+    """Shut the pool down; unless ``wait``, terminate its workers instead of letting them finish."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())  # no public handle on them
+    pool.shutdown(wait=wait, cancel_futures=True)
+    if not wait:
+        for p in procs:
+            if p.is_alive():
+                p.terminate()
+        for p in procs:
+            p.join(5)
 
 
 def _run_ray(tasks: list[Task], config: TournamentConfig, done: Callable[[int, Block], None]) -> None:
-    """Run the tasks as Ray tasks (a local instance unless ``ray_address`` is given)."""
+    """Run the tasks as Ray tasks (a local instance on 127.0.0.1 unless ``ray_address`` is given)."""
     try:
         import ray
     except ImportError as exc:
@@ -237,10 +276,13 @@ def _run_ray(tasks: list[Task], config: TournamentConfig, done: Callable[[int, B
         if config.ray_address:
             ray.init(address=config.ray_address, log_to_driver=False)
         else:
-            ray.init(num_cpus=config.workers, include_dashboard=False, log_to_driver=False)
+            with _loopback_only():
+                ray.init(**local_ray_options(config.workers))
         started = True
+    pending = []
     try:
-        remote = ray.remote(num_cpus=1)(_indexed)
+        # no retries: a task whose worker died is not silently re-run elsewhere, the run stops
+        remote = ray.remote(num_cpus=1, max_retries=0)(_indexed)
         pending = [remote.remote(t) for t in tasks]
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
@@ -252,10 +294,52 @@ def _run_ray(tasks: list[Task], config: TournamentConfig, done: Callable[[int, B
                     if isinstance(cause, Exception):
                         raise cause from None
                     raise
+                except ray.exceptions.RayError as exc:
+                    raise WorkerDied(f"a Ray worker died ({type(exc).__name__})") from None
                 done(i, block)
     finally:
-        if started:
+        if not started:  # a cluster we joined keeps running: take our tasks off it
+            for ref in pending:
+                ray.cancel(ref, force=True)
+        else:
             ray.shutdown()
+
+
+def local_ray_options(workers: int) -> dict:
+    """Return the ``ray.init`` options of the local Ray instance: no dashboard, no log lines."""
+    return {"num_cpus": workers, "include_dashboard": False, "log_to_driver": False,
+            "logging_level": "error", "_node_ip_address": "127.0.0.1"}
+
+
+_RAY_CLUSTER_VAR = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+@contextmanager
+def _loopback_only() -> Iterator[None]:
+    """Make a Ray instance started inside bind every port to 127.0.0.1 (nothing reachable from outside).
+
+    On Linux Ray turns ``_node_ip_address="127.0.0.1"`` into the machine's address and its servers
+    listen on every interface; with clusters switched off (what Ray does on macOS and Windows, read
+    from this variable by its processes and from ``ray_constants`` by ``ray.init``) the node is
+    127.0.0.1 and so is every server's address.
+    """
+    from ray._private import ray_constants
+
+    old_env, old_flag = os.environ.get(_RAY_CLUSTER_VAR), ray_constants.ENABLE_RAY_CLUSTER
+    os.environ[_RAY_CLUSTER_VAR] = "0"
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = old_flag
+        if old_env is None:
+            os.environ.pop(_RAY_CLUSTER_VAR, None)
+        else:
+            os.environ[_RAY_CLUSTER_VAR] = old_env
+
+
+def _indexed(task: Task) -> tuple[int, Block]:
+    return task.index, run_task(task)
 
 
 @dataclass
@@ -274,15 +358,16 @@ class TournamentRun:
     """Specs of agents that see hidden information (the oracle): references, never fair opponents."""
 
 
-def run_tournament(config: TournamentConfig, *, progress: bool = False,
-                   on_block: Callable[[Block], None] | None = None,
-                   record: bool = False) -> TournamentRun:
-    """Return the played tournament (``progress``: a tqdm bar on stderr; ``on_block``: callback)."""
+def prepare_agents(config: TournamentConfig) -> list[str]:
+    """Build every entrant in this process (a bad spec or checkpoint fails here, before any play).
+
+    Return the specs of the agents that see hidden information.
+    """
     config.check()
     rules = config.rules
     cheating = []
     _AGENTS.clear()  # a checkpoint file may have changed since the last tournament in this process
-    for spec in config.entrants:  # fail fast, in this process, on a bad spec or checkpoint
+    for spec in config.entrants:
         if (spec, rules) not in _AGENTS:
             try:
                 _AGENTS[(spec, rules)] = build_agent(spec, rules)
@@ -291,8 +376,24 @@ def run_tournament(config: TournamentConfig, *, progress: bool = False,
                 raise ValueError(msg if spec in msg else f"agent {spec!r}: {msg}") from exc
         if _AGENTS[(spec, rules)].needs_state:
             cheating.append(spec)
+    return cheating
+
+
+def run_tournament(config: TournamentConfig, *, progress: bool = False,
+                   on_block: Callable[[Block], None] | None = None,
+                   record: bool = False, finished: Sequence[Block] = (),
+                   cheating: list[str] | None = None) -> TournamentRun:
+    """Return the played tournament (``progress``: a tqdm bar on stderr; ``on_block``: callback).
+
+    ``finished``: blocks of an earlier, interrupted run of the same config (a journal): only the
+    other blocks are played. ``cheating``: what ``prepare_agents`` returned, if already called.
+    """
+    if cheating is None:
+        cheating = prepare_agents(config)
+    rules = config.rules
     ls = lineups(config)
-    tasks = make_tasks(config, record)
+    have = {(b.lineup, b.block): b for b in finished}
+    tasks = [t for t in make_tasks(config, record) if (t.lineup, t.block) not in have]
     t0, c0 = time.perf_counter(), _cpu_time()
     bar = None
     if progress:
@@ -301,8 +402,9 @@ def run_tournament(config: TournamentConfig, *, progress: bool = False,
         tqdm.monitor_interval = 0  # no monitor thread: worker processes are forked after this
         reps = rules.num_sides if config.duplicate else 1
         total = config.deals * reps * len(ls)
-        bar = tqdm(total=total, unit="game" if config.games else "round", file=sys.stderr,
-                   dynamic_ncols=True, smoothing=0.1)
+        bar = tqdm(total=total, initial=sum(len(b.rounds) for b in have.values()),
+                   unit="game" if config.games else "round", file=sys.stderr, dynamic_ncols=True,
+                   smoothing=0.1)
     rounds_done = 0
 
     def on_done(block: Block) -> None:
@@ -316,7 +418,7 @@ def run_tournament(config: TournamentConfig, *, progress: bool = False,
             on_block(block)
 
     try:
-        blocks = run_tasks(tasks, config, on_done)
+        blocks = list(have.values()) + run_tasks(tasks, config, on_done)
     finally:
         if bar is not None:
             bar.close()

@@ -1,0 +1,133 @@
+"""The command line of ``train.py``: one flag per ``Config`` field (generated from the dataclass and its
+field docstrings) plus the rules flags every program of the project shares."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from escoba_env.cli import OneLineParser, add_rules_arguments
+
+from .config import Config
+from .trainer import TrainingInterrupted, train
+from .workers import WorkerError
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """Return {field name: docstring} of a dataclass, read from the string under each field."""
+    tree = ast.parse(inspect.getsource(cls))
+    body = tree.body[0].body
+    docs: dict[str, str] = {}
+    for a, b in zip(body, body[1:], strict=False):
+        if (isinstance(a, ast.AnnAssign) and isinstance(a.target, ast.Name) and isinstance(b, ast.Expr)
+                and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str)):
+            docs[a.target.id] = " ".join(b.value.value.split())
+    return docs
+
+
+def _parse_bool(s: str) -> bool:
+    if s.lower() in ("1", "true", "yes", "on"):
+        return True
+    if s.lower() in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError(f"expected true/false, got {s!r}")
+
+
+def _optional(conv: Callable[[str], Any]) -> Callable[[str], Any]:
+    def parse(s: str) -> Any:
+        return None if s.lower() == "none" else conv(s)
+    return parse
+
+
+_CONVERTERS: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "str": str, "bool": _parse_bool}
+
+
+_RULE_DEST = {"players": "num_players"}
+"""Rules fields whose flag (from ``escoba_env.cli.add_rules_arguments``) has another name."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argparse parser of ``train.py``: one flag per Config field, and the shared rules flags."""
+    parser = OneLineParser(
+        prog="train.py", description="PPO self-play training for Escoba (see agents/training/).",
+        argument_default=argparse.SUPPRESS)
+    docs = field_docs(Config)
+    for f in dataclasses.fields(Config):
+        if f.name == "rules":
+            continue
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+        typ = str(f.type)
+        help_ = f"{docs.get(f.name, '')} (default: {default!r})".replace("%", "%%")
+        if typ.startswith("tuple["):
+            item = typ[len("tuple["):].split(",")[0].strip()
+            parser.add_argument(flag, nargs="+", type=_CONVERTERS[item], help=help_, dest=f.name)
+        elif typ == "bool":
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, help=help_, dest=f.name)
+        elif typ.endswith("| None"):
+            parser.add_argument(flag, type=_optional(_CONVERTERS[typ.split("|")[0].strip()]), help=help_,
+                                dest=f.name, metavar=typ.split("|")[0].strip().upper())
+        else:
+            parser.add_argument(flag, type=_CONVERTERS[typ], help=help_, dest=f.name)
+    group = parser.add_argument_group("rules (passed to the env; defaults: escoba_env.Rules, docs/rules.md)")
+    add_rules_arguments(group)
+    for action in group._group_actions:  # only the rules flags given override a resumed run's rules
+        action.default = argparse.SUPPRESS
+        action.dest = "rules." + _RULE_DEST.get(action.dest, action.dest)
+    group.add_argument("--num-players", type=int, choices=(2, 3, 4), dest="rules.num_players",
+                       help=argparse.SUPPRESS)  # the old name of --players
+    return parser
+
+
+def config_from_args(argv: Sequence[str] | None = None) -> tuple[Config, list[str]]:
+    """Return (Config, names of the fields given on the command line) for ``argv``."""
+    ns = vars(build_parser().parse_args(argv))
+    rules = {k[len("rules."):]: v for k, v in ns.items() if k.startswith("rules.")}
+    kw = {k: tuple(v) if isinstance(v, list) else v for k, v in ns.items() if not k.startswith("rules.")}
+    if rules:
+        kw["rules"] = rules
+    return Config(**kw), sorted(kw)
+
+
+def _one_line(e: BaseException) -> str:
+    return " ".join(str(e).split()) or type(e).__name__
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse the command line, train, print the summary; return the exit status.
+
+    Bad input, a dying worker or a signal end the run with one line on stderr and a non-zero status
+    (2, 1, 128 + the signal); a signal or a dying worker first saves the last completed update.
+    """
+    try:
+        try:
+            cfg, given = config_from_args(argv)
+        except SystemExit as e:  # argparse has printed its one line (or the help)
+            return e.code if isinstance(e.code, int) else 2
+        summary = train(cfg, overrides=given if cfg.resume is not None else None)
+    except TrainingInterrupted as e:
+        print(f"train.py: {_one_line(e)}", file=sys.stderr)
+        return 128 + (signal.SIGTERM if "SIGTERM" in str(e) else signal.SIGINT)
+    except KeyboardInterrupt:
+        print("train.py: interrupted before training started; nothing was saved", file=sys.stderr)
+        return 128 + signal.SIGINT
+    except WorkerError as e:
+        print(f"train.py: error: {_one_line(e)}", file=sys.stderr)
+        return 1
+    except (ValueError, TypeError, OSError) as e:
+        print(f"train.py: error: {_one_line(e)}", file=sys.stderr)
+        return 2
+    except (RuntimeError, MemoryError) as e:  # e.g. out of memory on the device
+        print(f"train.py: error: {type(e).__name__}: {_one_line(e)}", file=sys.stderr)
+        return 1
+    print(f"trained to step {summary['global_step']:,} ({summary['updates']} updates, "
+          f"{summary['wall_s']:.0f} s); checkpoint: {summary['checkpoint']}")
+    for name, (m, lo, hi) in summary["eval"].items():
+        print(f"  vs {name}: {m:+.3f} points/round [95% CI {lo:+.3f}, {hi:+.3f}]")
+    return 0

@@ -1,0 +1,320 @@
+"""Where the rollout workers run: in the trainer's process, in local processes, or as Ray actors.
+
+All three give the trainer the same interface (``set_snapshot``, ``rollout``, ``close``) and fill the
+trainer's rollout buffers with the same numbers for the same worker count:
+
+- ``InProcess`` (``workers=1``): one ``RolloutWorker`` over all games, sharing the learner's network
+  when it is on the CPU;
+- ``LocalProcesses`` (``workers=K``, ``backend="local"``): K forked processes; the rollout buffers and
+  a copy of the weights live in shared memory, so one rollout costs two small pipe messages per
+  worker (the command, then the shard's episode statistics and game state), never a per-step object;
+- ``RayActors`` (``backend="ray"``): K Ray actors, on a cluster or a private local Ray instance bound
+  to 127.0.0.1 without dashboard; the weights go out once per rollout through the object store and
+  each actor sends its shard's buffers back.
+
+A worker that dies or fails raises ``WorkerError`` in the trainer, which saves the last completed
+update and stops (see ``Trainer.run``); the other workers are shut down, nothing waits forever.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+from typing import Any
+
+import torch
+
+from escoba_env.rules import Rules
+
+from ..neural import PolicyValueNet
+from .config import Config
+from .learner import ValueNet
+from .rollout import RolloutWorker, make_buffers, per_game_keys, shard_state
+
+
+class WorkerError(RuntimeError):
+    """A rollout worker died or failed: the run stops after saving its last completed update."""
+
+
+def shards(num_games: int, workers: int) -> list[tuple[int, int]]:
+    """Return the (lo, hi) game ranges of ``workers`` near-equal shards of ``num_games`` games."""
+    cuts = [num_games * k // workers for k in range(workers + 1)]
+    return list(zip(cuts[:-1], cuts[1:], strict=True))
+
+
+def _state_dicts(net: PolicyValueNet, critic: ValueNet | None) -> tuple[dict, dict | None]:
+    """Return CPU copies of the policy's and the critic's weights."""
+    def cpu(m: torch.nn.Module) -> dict[str, torch.Tensor]:
+        return {k: v.detach().cpu().clone() for k, v in m.state_dict().items()}
+    return cpu(net), None if critic is None else cpu(critic)
+
+
+class InProcess:
+    """One rollout worker over every game, in the trainer's own process."""
+
+    def __init__(self, cfg: Config, rules: Rules, state: dict[str, Any], buffers: dict[str, torch.Tensor],
+                 net: PolicyValueNet, critic: ValueNet | None):
+        """Start the worker; it plays with ``net``/``critic`` themselves when they are on the CPU."""
+        self.shared = next(net.parameters()).device.type == "cpu"
+        self.worker = RolloutWorker(cfg, rules, 0, 0, cfg.num_envs, state, buffers,
+                                    net if self.shared else None, critic if self.shared else None)
+        self.net, self.critic = net, critic
+
+    def set_snapshot(self, slot: int, weights: dict[str, torch.Tensor]) -> None:
+        """Put ``weights`` into league slot ``slot``; return None."""
+        self.worker.set_snapshot(slot, weights)
+
+    def rollout(self, update: int) -> list[dict[str, Any]]:
+        """Play rollout ``update`` with the learner's current weights; return [the worker's result]."""
+        if not self.shared:
+            self.worker.set_weights(*_state_dicts(self.net, self.critic))
+        return [self.worker.rollout(update)]
+
+    def close(self) -> None:
+        """Nothing to release; return None."""
+
+
+def _serve(conn: Any, inherited: list[Any], cfg: Config, rules: Rules, index: int, lo: int, hi: int,
+           state: dict[str, Any], buffers: dict[str, torch.Tensor],
+           weights: dict[str, dict[str, torch.Tensor] | None]) -> None:
+    """Worker-process loop: answer the trainer's commands until told to close, or the trainer is gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the trainer's to handle
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for c in inherited:  # the trainer's pipe ends, copied by fork: closed, so a dead trainer means EOF
+        c.close()
+    trainer = os.getppid()
+    torch.set_num_threads(1)
+    try:
+        worker = RolloutWorker(cfg, rules, index, lo, hi, state, {k: v[:, lo:hi] for k, v in buffers.items()})
+        while True:
+            while not conn.poll(1.0):
+                if os.getppid() != trainer:  # orphaned: the trainer died without closing us
+                    return
+            msg = conn.recv()
+            if msg[0] == "rollout":
+                worker.set_weights(weights["net"], weights["critic"])
+                res = worker.rollout(msg[1])
+                conn.send(("ok", res))
+            elif msg[0] == "snapshot":
+                worker.set_snapshot(msg[1], msg[2])
+            else:
+                return
+    except (EOFError, OSError, KeyboardInterrupt):
+        return
+    except Exception as e:  # reported to the trainer, which stops the run with one line
+        try:
+            conn.send(("error", f"{type(e).__name__}: {e}"))
+        except OSError:
+            pass
+
+
+class LocalProcesses:
+    """K forked worker processes sharing the rollout buffers and the weights through shared memory."""
+
+    def __init__(self, cfg: Config, rules: Rules, state: dict[str, Any], buffers: dict[str, torch.Tensor],
+                 net: PolicyValueNet, critic: ValueNet | None):
+        """Fork the workers, each with its shard of ``state``; ``buffers`` must be in shared memory."""
+        self.net, self.critic = net, critic
+        net_sd, critic_sd = _state_dicts(net, critic)
+        self.weights = {"net": {k: v.share_memory_() for k, v in net_sd.items()},
+                        "critic": None if critic_sd is None else {k: v.share_memory_()
+                                                                  for k, v in critic_sd.items()}}
+        ctx = mp.get_context("fork")
+        keys = per_game_keys(cfg, rules)
+        self.procs: list[Any] = []
+        self.conns: list[Any] = []
+        try:
+            for k, (lo, hi) in enumerate(shards(cfg.num_envs, cfg.workers)):
+                parent, child = ctx.Pipe()
+                p = ctx.Process(target=_serve, name=f"escoba-rollout-{k}", daemon=True,
+                                args=(child, [*self.conns, parent], cfg, rules, k, lo, hi,
+                                      shard_state(state, keys, lo, hi), buffers, self.weights))
+                p.start()
+                child.close()
+                self.procs.append(p)
+                self.conns.append(parent)
+        except BaseException:
+            self.close()
+            raise
+
+    def _send(self, k: int, msg: tuple) -> None:
+        try:
+            self.conns[k].send(msg)
+        except OSError as e:
+            raise self._died(k) from e
+
+    def _died(self, k: int) -> WorkerError:
+        p = self.procs[k]
+        p.join(timeout=1.0)
+        return WorkerError(f"rollout worker {k} (pid {p.pid}) died (exit code {p.exitcode})")
+
+    def set_snapshot(self, slot: int, weights: dict[str, torch.Tensor]) -> None:
+        """Send ``weights`` to every worker's league slot ``slot``; return None."""
+        for k in range(len(self.procs)):
+            self._send(k, ("snapshot", slot, weights))
+
+    def rollout(self, update: int) -> list[dict[str, Any]]:
+        """Publish the weights, run rollout ``update`` on every worker; return their results in order."""
+        for name, m in (("net", self.net), ("critic", self.critic)):
+            if m is not None:
+                for key, v in m.state_dict().items():
+                    self.weights[name][key].copy_(v)
+        for k in range(len(self.procs)):
+            self._send(k, ("rollout", update))
+        out = []
+        for k, conn in enumerate(self.conns):
+            while not conn.poll(0.2):
+                if not self.procs[k].is_alive():
+                    raise self._died(k)
+            try:
+                msg = conn.recv()
+            except (EOFError, OSError) as e:
+                raise self._died(k) from e
+            if msg[0] != "ok":
+                raise WorkerError(f"rollout worker {k} failed: {msg[1]}")
+            out.append(msg[1])
+        return out
+
+    def close(self) -> None:
+        """Stop every worker (politely, then by force after a second); return None."""
+        for conn in self.conns:
+            try:
+                conn.send(("close",))
+            except OSError:
+                pass
+        for p in self.procs:
+            p.join(timeout=1.0)
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=1.0)
+        for conn in self.conns:
+            conn.close()
+        self.procs, self.conns = [], []
+
+
+class RayRolloutActor:
+    """A ``RolloutWorker`` with its own buffers, run as a Ray actor (see ``RayActors``)."""
+
+    def __init__(self, cfg: Config, rules: Rules, index: int, lo: int, hi: int, state: dict[str, Any],
+                 num_features: int):
+        """Build the worker over games ``lo..hi-1`` from their ``state``."""
+        torch.set_num_threads(1)
+        self.worker = RolloutWorker(cfg, rules, index, lo, hi, state,
+                                    make_buffers(cfg, rules, num_features, hi - lo))
+
+    def set_snapshot(self, slot: int, weights: dict[str, torch.Tensor]) -> None:
+        """Put ``weights`` into league slot ``slot``; return None."""
+        self.worker.set_snapshot(slot, weights)
+
+    def rollout(self, update: int, weights: tuple[dict, dict | None]) -> tuple[dict[str, Any], dict]:
+        """Run rollout ``update`` with ``weights``; return (its result, the shard's buffers as arrays)."""
+        self.worker.set_weights(*weights)
+        res = self.worker.rollout(update)
+        return res, self.worker.np
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError as e:
+        raise ValueError("--backend ray needs Ray: pip install -e '.[ray]'") from e
+    return ray
+
+
+def _local_only(ray: Any) -> None:
+    """Make a local Ray instance bind its ports to 127.0.0.1 only; return None.
+
+    On Linux Ray turns a 127.0.0.1 node address into the machine's network address unless its
+    cluster mode is off (the default on macOS and Windows): the switch is read from the environment
+    by the processes Ray starts, and from ``ray_constants`` by this one.
+    """
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    from ray._private import ray_constants
+
+    ray_constants.ENABLE_RAY_CLUSTER = False
+
+
+class RayActors:
+    """K Ray actors, each a ``RayRolloutActor`` over one shard of the games."""
+
+    def __init__(self, cfg: Config, rules: Rules, state: dict[str, Any], buffers: dict[str, torch.Tensor],
+                 net: PolicyValueNet, critic: ValueNet | None):
+        """Connect to ``cfg.ray_address`` (or start a private local instance) and start the actors."""
+        ray = _ray()
+        self.ray, self.net, self.critic, self.started = ray, net, critic, False
+        if not ray.is_initialized():
+            if cfg.ray_address:
+                ray.init(address=cfg.ray_address, log_to_driver=False)
+            else:
+                # the processes Ray starts inherit this environment: they import this package from
+                # where the trainer found it, and bind to 127.0.0.1 (see _local_only)
+                saved = dict(os.environ)
+                root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                path = os.environ.get("PYTHONPATH", "")
+                os.environ["PYTHONPATH"] = root + (os.pathsep + path if path else "")
+                try:
+                    _local_only(ray)
+                    ray.init(num_cpus=cfg.workers, include_dashboard=False, log_to_driver=False,
+                             _node_ip_address="127.0.0.1")
+                finally:
+                    os.environ.clear()
+                    os.environ.update(saved)
+            self.started = True
+        self.np = {k: v.numpy() for k, v in buffers.items()}
+        self.bounds = shards(cfg.num_envs, cfg.workers)
+        actor = ray.remote(num_cpus=1, max_restarts=0)(RayRolloutActor)
+        keys = per_game_keys(cfg, rules)
+        nf = buffers["feat"].shape[-1]
+        self.actors = [actor.remote(cfg, rules, k, lo, hi, shard_state(state, keys, lo, hi), nf)
+                       for k, (lo, hi) in enumerate(self.bounds)]
+
+    def _get(self, refs: list[Any]) -> list[Any]:
+        try:
+            return self.ray.get(refs)
+        except self.ray.exceptions.RayActorError as e:
+            raise WorkerError(f"a Ray rollout actor died: {str(e).splitlines()[0] if str(e) else e}") from e
+        except self.ray.exceptions.RayTaskError as e:
+            raise WorkerError(f"a Ray rollout actor failed: {type(e.cause).__name__}: {e.cause}") from e
+
+    def set_snapshot(self, slot: int, weights: dict[str, torch.Tensor]) -> None:
+        """Send ``weights`` to every actor's league slot ``slot``; return None."""
+        ref = self.ray.put(weights)
+        self._get([a.set_snapshot.remote(slot, ref) for a in self.actors])
+
+    def rollout(self, update: int) -> list[dict[str, Any]]:
+        """Run rollout ``update`` on every actor, copy their buffers in; return their results in order."""
+        ref = self.ray.put(_state_dicts(self.net, self.critic))
+        got = self._get([a.rollout.remote(update, ref) for a in self.actors])
+        for (_, arrays), (lo, hi) in zip(got, self.bounds, strict=True):
+            for key, arr in arrays.items():
+                self.np[key][:, lo:hi] = arr
+        return [res for res, _ in got]
+
+    def close(self) -> None:
+        """Stop the actors, and the local Ray instance if this started it; return None."""
+        for a in self.actors:
+            try:
+                self.ray.kill(a)
+            except Exception:  # noqa: BLE001, S110 - already gone
+                pass
+        self.actors = []
+        if self.started:
+            self.ray.shutdown()
+            self.started = False
+
+
+def start_workers(cfg: Config, rules: Rules, state: dict[str, Any], buffers: dict[str, torch.Tensor],
+                  net: PolicyValueNet, critic: ValueNet | None) -> InProcess | LocalProcesses | RayActors:
+    """Return the rollout workers ``cfg`` asks for, started on ``state`` (the whole run's games)."""
+    if cfg.workers == 1 and cfg.backend == "local":
+        return InProcess(cfg, rules, state, buffers, net, critic)
+    if cfg.backend == "ray":
+        return RayActors(cfg, rules, state, buffers, net, critic)
+    return LocalProcesses(cfg, rules, state, buffers, net, critic)
+
+
+def buffers_for(cfg: Config, rules: Rules, num_features: int) -> dict[str, torch.Tensor]:
+    """Return the trainer's rollout buffers, in shared memory when local worker processes write them."""
+    return make_buffers(cfg, rules, num_features, cfg.num_envs,
+                        shared=cfg.backend == "local" and cfg.workers > 1)
