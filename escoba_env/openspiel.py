@@ -31,7 +31,8 @@ that many rounds ends as a draw, every return 0).
   stock) at random again, consistently with everything ``p`` has seen; ``state_from_world`` starts
   a game at a position given by an engine (the IS-MCTS agent's root, ``agents.ismcts``).
 
-The state runs on the batched engine with a batch of one, behind the small ``_Core`` seam.
+The state runs on the one-game executor ``escoba_env.game.Game`` (Python ints), behind the small
+``_Core`` seam.
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ except ImportError as e:  # pragma: no cover - depends on the installed extras
 
 from .cards import card_name, cards_of, names_of
 from .engine import EscobaEngine
-from .observation import encode_one, obs_size
+from .game import Game
+from .observation import obs_size
 from .rules import Rules
 
 SHORT_NAME = "python_escoba"
@@ -94,87 +96,101 @@ def rules_from_params(params: dict[str, Any]) -> tuple[Rules, str, int]:
     return Rules.from_dict(p), episode, max_rounds
 
 
-class _Core:
-    """The seam between the OpenSpiel state and an executor: one game on the batched engine.
+_GAME_FIELDS = ("hands", "piles", "played", "escobas", "scores")
+_GAME_SCALARS = ("hand_count", "table", "stock_pos", "dealer", "to_act", "last_capturer", "pending", "taken",
+                 "taken_value", "legal", "round_index", "winner")
 
-    The engine deals its own shuffles; ``play`` undoes any deal a step made, so that the cards
+
+def _game_from_engine(engine: EscobaEngine, game: int, single_round: bool, max_rounds: int | None) -> Game:
+    """Return a one-game executor holding game ``game`` of ``engine``."""
+    g = Game(engine.rules, single_round=single_round, max_rounds=max_rounds)
+    for name in _GAME_FIELDS:
+        setattr(g, name, [int(x) for x in getattr(engine, name)[game].tolist()])
+    for name in _GAME_SCALARS:
+        setattr(g, name, int(getattr(engine, name)[game]))
+    g.deck = [int(c) for c in engine.deck[game].tolist()]
+    g.done, g.truncated, g.started = bool(engine.done[game]), bool(engine.truncated[game]), True
+    return g
+
+
+class _Core:
+    """The seam between the OpenSpiel state and an executor: the one-game executor ``Game``.
+
+    The executor deals its own shuffles; ``play`` undoes any deal a step made, so that the cards
     come from the OpenSpiel chance nodes instead (``start_round`` and ``deal_hands``).
     """
 
-    __slots__ = ("eng",)
+    __slots__ = ("g",)
 
-    def __init__(self, eng: EscobaEngine):
-        self.eng = eng
+    def __init__(self, g: Game):
+        self.g = g
 
     @classmethod
     def new(cls, rules: Rules, episode: str, max_rounds: int) -> _Core:
         """Return a core for a new game (nothing dealt yet)."""
-        return cls(EscobaEngine(1, rules, single_round=episode == "round",
-                                max_rounds=None if episode == "round" else max_rounds))
+        return cls(Game(rules, single_round=episode == "round",
+                        max_rounds=None if episode == "round" else max_rounds))
 
     def clone(self) -> _Core:
         """Return an independent copy."""
-        return _Core(self.eng.clone())
+        return _Core(self.g.clone())
 
     def hands(self) -> list[int]:
         """Return every seat's hand mask."""
-        return self.eng.hands[0].tolist()
+        return self.g.hands
 
     def public_mask(self) -> int:
         """Return the cards on the table, in capture piles or pending (seen by every seat)."""
-        e = self.eng
-        pend = int(e.pending[0])
-        m = int(e.table[0]) | (1 << pend if pend >= 0 else 0)
-        for x in e.piles[0].tolist():
+        g = self.g
+        m = g.table | (1 << g.pending if g.pending >= 0 else 0)
+        for x in g.piles:
             m |= x
         return m
 
     def start_round(self, dealer: int, deck: list[int]) -> None:
         """Deal a new round from ``deck`` (top first) with ``dealer``, keeping scores and round count."""
-        e = self.eng
-        scores, rounds = e.scores.copy(), e.round_index.copy()
-        e.reset(0, dealer=dealer, deck=deck)
-        e.scores[:], e.round_index[:] = scores, rounds
+        g = self.g
+        scores, rounds = g.scores[:], g.round_index
+        g.reset(0, dealer=dealer, deck=deck)
+        g.scores, g.round_index = scores, rounds
 
     def deal_hands(self, cards: list[int]) -> None:
         """Deal ``cards`` (deal order) as the next stock cards of the round (every hand is empty)."""
-        e = self.eng
-        pos = int(e.stock_pos[0])
+        g = self.g
+        nc = g.num_cards
         gone = self.public_mask()
         chosen = set(cards)
-        stock = [c for c in range(e.rules.num_cards) if not gone >> c & 1 and c not in chosen]
+        stock = [c for c in range(nc) if not gone >> c & 1 and c not in chosen]
         # The deck's stock part is rewritten (the dealt cards first) and the deck stays a permutation.
-        e.deck[0] = [c for c in range(e.rules.num_cards) if gone >> c & 1] + list(cards) + stock
-        assert len(cards) + len(stock) == e.rules.num_cards - pos, "stock size mismatch"
-        e._deal_hands(np.zeros(1, np.int64))
-        e.legal[0] = e.hands[0, e.to_act[0]]
+        g.deck = [c for c in range(nc) if gone >> c & 1] + list(cards) + stock
+        assert len(cards) + len(stock) == nc - g.stock_pos, "stock size mismatch"
+        g._deal_hands()
+        g.legal = g.hands[g.to_act]
 
     def replace_hand(self, seat: int, mask: int) -> None:
         """Set ``seat``'s hand (resampling hidden cards); the legal mask follows if it acts."""
-        e = self.eng
-        e.hands[0, seat] = mask
-        if int(e.to_act[0]) == seat and int(e.pending[0]) < 0 and not e.done[0]:
-            e.legal[0] = mask
+        g = self.g
+        g.hands[seat] = mask
+        if g.to_act == seat and g.pending < 0 and not g.done:
+            g.legal = mask
 
     def play(self, action: int) -> str:
         """Apply one decision; return what comes next: "move", "deal", "round" or "over"."""
-        e = self.eng
-        pos, rnd = int(e.stock_pos[0]), int(e.round_index[0])
-        e.step(np.array([action], np.int64))
-        if e.done[0]:
+        g = self.g
+        pos, rnd = g.stock_pos, g.round_index
+        g.step(action)
+        if g.done:
             return "over"
-        if int(e.round_index[0]) != rnd:  # the engine dealt a round of its own: clear it
-            for name in ("hands", "piles", "played", "escobas"):
-                getattr(e, name)[0] = 0
-            e.table[0] = e.legal[0] = 0
-            e.hand_count[0] = e.stock_pos[0] = 0
-            e.last_capturer[0] = -1
+        p = g.num_players
+        if g.round_index != rnd:  # the executor dealt a round of its own: clear it
+            g.hands, g.piles, g.played, g.escobas = [0] * p, [0] * p, [0] * p, [0] * p
+            g.table = g.legal = g.hand_count = g.stock_pos = 0
+            g.last_capturer = -1
             return "round"
-        if int(e.stock_pos[0]) != pos:  # the engine dealt hands of its own (every hand was empty)
-            e.hands[0] = 0
-            e.hand_count[0] = 0
-            e.stock_pos[0] = pos
-            e.legal[0] = 0
+        if g.stock_pos != pos:  # the executor dealt hands of its own (every hand was empty)
+            g.hands = [0] * p
+            g.hand_count = g.legal = 0
+            g.stock_pos = pos
             return "deal"
         return "move"
 
@@ -220,15 +236,14 @@ class EscobaGame(pyspiel.Game):
         The state's history starts there (its information state strings begin with the position
         as each seat sees it); the engine's stock order is ignored (the stock is dealt by chance).
         """
-        from .worlds import take_games
-
         if engine.rules != self.rules:
             raise ValueError("the engine's rules differ from the game's")
         if engine.done[game]:
             raise ValueError(f"game {game} of the engine is over")
-        eng = take_games(engine, np.array([game]), single_round=self.episode == "round")
+        one = _game_from_engine(engine, game, self.episode == "round",
+                                None if self.episode == "round" else self.max_rounds)
         state = EscobaState(self)
-        state._set_root(_Core(eng))
+        state._set_root(_Core(one))
         return state
 
     def make_py_observer(self, iig_obs_type=None, params=None):
@@ -242,23 +257,22 @@ class EscobaGame(pyspiel.Game):
 
 def _position_string(core: _Core, seat: int) -> str:
     """Return the public position plus ``seat``'s hand, as text (the observation string)."""
-    e = core.eng
-    p = e.num_players
+    g = core.g
+    p = g.num_players
     rel = [(seat + j) % p for j in range(p)]
-    hands = core.hands()
-    pend = int(e.pending[0])
+    hands = g.hands
+    pend = g.pending
     parts = [
-        f"p{seat} hand:{names_of(hands[seat]) or '-'} table:{names_of(int(e.table[0])) or '-'}",
-        "piles:" + "|".join(names_of(int(e.piles[0, r])) or "-" for r in rel),
-        "played:" + "|".join(names_of(int(e.played[0, r])) or "-" for r in rel),
+        f"p{seat} hand:{names_of(hands[seat]) or '-'} table:{names_of(g.table) or '-'}",
+        "piles:" + "|".join(names_of(g.piles[r]) or "-" for r in rel),
+        "played:" + "|".join(names_of(g.played[r]) or "-" for r in rel),
         "hand sizes:" + ",".join(str(hands[r].bit_count()) for r in rel),
-        "escobas:" + ",".join(str(int(x)) for x in e.escobas[0]),
-        "scores:" + ",".join(str(int(x)) for x in e.scores[0]),
-        f"stock:{e.rules.num_cards - int(e.stock_pos[0])} dealer:{int(e.dealer[0])} "
-        f"last:{int(e.last_capturer[0])} to_act:{int(e.to_act[0])}",
+        "escobas:" + ",".join(str(x) for x in g.escobas),
+        "scores:" + ",".join(str(x) for x in g.scores),
+        f"stock:{g.num_cards - g.stock_pos} dealer:{g.dealer} last:{g.last_capturer} to_act:{g.to_act}",
     ]
     if pend >= 0:
-        parts.append(f"capturing with {card_name(pend)}, taken:{names_of(int(e.taken[0])) or '-'}")
+        parts.append(f"capturing with {card_name(pend)}, taken:{names_of(g.taken) or '-'}")
     return " ".join(parts)
 
 
@@ -285,11 +299,11 @@ class EscobaState(pyspiel.State):
             return pyspiel.PlayerId.TERMINAL
         if self._phase != "move":
             return pyspiel.PlayerId.CHANCE
-        return int(self._core.eng.to_act[0])
+        return self._core.g.to_act
 
     def _legal_actions(self, player: int) -> list[int]:
         """Return the legal actions of ``player`` (the seat to act), ascending."""
-        return cards_of(int(self._core.eng.legal[0]))
+        return cards_of(self._core.g.legal)
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         """Return the chance outcomes: the first dealer, or the next card, uniformly."""
@@ -312,7 +326,7 @@ class EscobaState(pyspiel.State):
         """Apply a chance outcome or a decision."""
         if self._phase == "dealer":
             self._events.append((_DEALER, -1, action))
-            self._core.eng.dealer[0] = action
+            self._core.g.dealer = action
             self._begin_deal(round_start=True)
         elif self._phase == "deal":
             who = self._plan[len(self._dealt)]
@@ -321,8 +335,8 @@ class EscobaState(pyspiel.State):
             if len(self._dealt) == len(self._plan):
                 self._finish_deal()
         else:
-            seat = int(self._core.eng.to_act[0])
-            self._events.append((_TAKE if int(self._core.eng.pending[0]) >= 0 else _MOVE, seat, action))
+            seat = self._core.g.to_act
+            self._events.append((_TAKE if self._core.g.pending >= 0 else _MOVE, seat, action))
             nxt = self._core.play(action)
             if nxt == "over":
                 self._phase = "over"
@@ -333,13 +347,13 @@ class EscobaState(pyspiel.State):
 
     def _begin_deal(self, round_start: bool) -> None:
         """Plan the receivers of the next deal (chance nodes follow)."""
-        e = self._core.eng
-        p, dealer = self._rules.num_players, int(e.dealer[0])
+        g = self._core.g
+        p, dealer = self._rules.num_players, g.dealer
         if round_start:
             self._round_from = len(self._events)
             n = 3 * p
         else:
-            n = min(3 * p, self._rules.num_cards - int(e.stock_pos[0]))
+            n = min(3 * p, self._rules.num_cards - g.stock_pos)
         self._plan = [(dealer + 1 + j % p) % p for j in range(n)] + ([-1] * 4 if round_start else [])
         self._dealt = []
         self._round_start = round_start
@@ -349,7 +363,7 @@ class EscobaState(pyspiel.State):
         """Hand the dealt cards to the engine; the seat after the dealer (or the next one) acts."""
         if self._round_start:
             rest = [c for c in range(self._rules.num_cards) if c not in set(self._dealt)]
-            self._core.start_round(int(self._core.eng.dealer[0]), self._dealt + rest)
+            self._core.start_round(self._core.g.dealer, self._dealt + rest)
         else:
             self._core.deal_hands(self._dealt)
         self._plan, self._dealt = [], []
@@ -361,7 +375,7 @@ class EscobaState(pyspiel.State):
             if self._phase == "dealer":
                 return f"Dealer:{action}"
             return f"Deal:{card_name(action)}"
-        if int(self._core.eng.pending[0]) >= 0:
+        if self._core.g.pending >= 0:
             return f"Take:{card_name(action)}"
         return f"Play:{card_name(action)}"
 
@@ -374,14 +388,14 @@ class EscobaState(pyspiel.State):
         p = self._rules.num_players
         if self._phase != "over":
             return [0.0] * p
-        e = self._core.eng
+        g = self._core.g
         side = [self._rules.side_of(s) for s in range(p)]
         if self.get_game().episode == "game":
-            w = int(e.winner[0])
+            w = g.winner
             if w < 0:
                 return [0.0] * p
             return [1.0 if side[s] == w else -1.0 for s in range(p)]
-        pts = e.scores[0].tolist()
+        pts = g.scores
         best_other = [max(x for j, x in enumerate(pts) if j != i) for i in range(len(pts))]
         return [float(pts[side[s]] - best_other[side[s]]) for s in range(p)]
 
@@ -455,10 +469,10 @@ class EscobaState(pyspiel.State):
 
     def __str__(self) -> str:
         """Return the whole state (every hand: for debugging, not an observation)."""
-        e = self._core.eng
-        hands = " ".join(f"{s}:{names_of(h) or '-'}" for s, h in enumerate(self._core.hands()))
-        return (f"phase:{self._phase} hands {hands} table:{names_of(int(e.table[0])) or '-'} "
-                f"scores:{e.scores[0].tolist()} history:{self.history()}")
+        g = self._core.g
+        hands = " ".join(f"{s}:{names_of(h) or '-'}" for s, h in enumerate(g.hands))
+        return (f"phase:{self._phase} hands {hands} table:{names_of(g.table) or '-'} "
+                f"scores:{g.scores} history:{self.history()}")
 
 
 class _Observer:
@@ -481,7 +495,7 @@ class _Observer:
     def set_from(self, state: EscobaState, player: int) -> None:
         """Fill ``tensor`` with ``player``'s view of ``state``."""
         self.tensor.fill(0.0)
-        encode_one(state._core.eng, player, 0, out=self.dict["observation"])
+        state._core.g.observe(player, out=self.dict["observation"])
         if self.perfect_recall:
             ev = self.dict["round_events"]
             hidden = self.width - 1

@@ -136,7 +136,7 @@ def test_game_episode_plays_rounds_until_a_side_wins():
     rng = np.random.default_rng(3)
     for _ in range(3):
         state, _, deck, _ = _random_round(game, rng)
-        scores = state._core.eng.scores[0].tolist()
+        scores = list(state._core.g.scores)
         assert len(deck) > 40 and max(scores) >= 6 and scores.count(max(scores)) == 1
         winner = scores.index(max(scores))
         assert state.returns() == [1.0 if s == winner else -1.0 for s in range(2)]
@@ -232,7 +232,7 @@ def test_resample_keeps_earlier_rounds_and_a_deal_in_progress():
     game = eos.load_game(episode="game", target_score=30)
     rng = np.random.default_rng(5)
     s = game.new_initial_state()
-    while s._core.eng.round_index[0] < 1:  # play the first round out
+    while s._core.g.round_index < 1:  # play the first round out
         s.apply_action(s.chance_outcomes()[rng.integers(len(s.chance_outcomes()))][0]
                        if s.is_chance_node() else s.legal_actions()[0])
     for _ in range(5):  # five cards of the second round's deal
@@ -269,13 +269,11 @@ def test_state_from_world_starts_at_the_observed_position():
 
 def test_ismcts_agent_is_legal_and_deterministic():
     from agents.registry import make_agent
-    from escoba_env.observation import action_mask_one
-
     game = eos.load_game()
     s = _random_decision_state(game, np.random.default_rng(4), 2)
     p = s.current_player()
     obs = np.asarray(s.observation_tensor(p), np.float32)
-    mask = action_mask_one(s._core.eng, p)
+    mask = s._core.g.action_mask(p)
     picks = [make_agent("openspiel-ismcts:sims=20", seed=9).act(obs, mask) for _ in range(2)]
     assert picks[0] == picks[1] and mask[picks[0]] == 1
     forced = np.zeros(40, np.int8)
