@@ -15,8 +15,8 @@ that many rounds ends as a draw, every return 0).
   seat starting after the dealer, then (first deal of a round) the four table cards; with jokers
   the last, short deal gives the cards left one at a time. Each outcome is a card id, uniform over
   the cards not dealt yet, so the game is exact and ``max_chance_outcomes`` is the deck size.
-  Until every card of a deal is out, the engine state (and so ``observation_tensor``) still shows
-  the previous position; the information state string shows each card as it comes.
+  Until every card of a deal is out, the executor's state (and so ``observation_tensor``) still
+  shows the previous position; the information state string shows each card as it comes.
 - **Decisions** are the envs' ``Discrete(40 + jokers)`` actions: play card ``c``; during a capture
   choice the same player names table cards one at a time (consecutive decisions by one player).
 - **Returns** are the envs' rewards: ``episode="round"``: the side's round points minus the best
