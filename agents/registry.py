@@ -14,6 +14,8 @@ endgame        ``base`` (expert) playing the exact 2-player endgame once the sto
 checkpoint     ``checkpoint:path/to/model.pt``: a neural agent trained by ``train.py``
 sb3            ``sb3:path/to/model.zip``: a Stable-Baselines3 model (``agents.outside``)
 python         ``python:module:factory``: your own agent, ``factory(rules=, seed=)``
+openspiel-     ``openspiel-ismcts:sims=N``: OpenSpiel's IS-MCTS bot (extra ``[openspiel]``,
+ismcts         ``agents.ismcts``)
 =============  ===========================================================================
 
 An unknown name or a bad parameter raises ``ValueError`` listing what exists. ``checkpoint:PATH``
@@ -157,6 +159,21 @@ register("sb3", _outside("load_sb3"), {"path": str, "algo": str, "deterministic"
          "a Stable-Baselines3 model file: sb3:path/to/model.zip (MaskablePPO; algo=ppo or a2c)")
 register("python", _outside("load_python"), {"target": str},
          "your own agent: python:module:factory, factory(rules=, seed=) returns it")
+
+
+def _ismcts(rules: Rules | None = None, seed: int | None = None, **params: Any) -> Agent:
+    """Return OpenSpiel's IS-MCTS agent (``agents.ismcts``; imports OpenSpiel)."""
+    try:
+        from .ismcts import ISMCTSAgent
+
+        return ISMCTSAgent(rules=rules, seed=seed, **params)
+    except ImportError as e:
+        raise ValueError(f"openspiel-ismcts needs OpenSpiel: pip install 'escoba-env[openspiel]' "
+                         f"({e})") from None
+
+
+register("openspiel-ismcts", _ismcts, {"sims": int, "uct_c": float, "rollouts": int},
+         "OpenSpiel's IS-MCTS bot on the python_escoba game; sims = simulations per decision (default 100)")
 _FIRST_PARAM = {"checkpoint": "path", "sb3": "path", "python": "target"}
 """Specs whose first parameter is written bare (a file or a module:factory)."""
 
