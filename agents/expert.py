@@ -31,7 +31,7 @@ It scores every legal move (card, capture) from the observation alone and plays 
   player may hold (wild: it sweeps a table whose other cards are worth 5 to 14 with one joker
   left there, ...), and a table joker left behind makes the next player's captures and sweeps
   likelier, so the expert is reluctant to leave a joker on the table and likes to capture it.
-  Capture options with jokers come from ``escoba_env.worlds.capture_summary``. With the short last
+  Capture options with jokers come from ``agents.worlds.capture_summary``. With the short last
   deal, a next player with an empty hand is skipped: the threat is that of the next seat that
   still holds cards (none when that seat is the partner).
 
@@ -46,10 +46,10 @@ import numpy as np
 from escoba_env.capture import FIFTEEN, makes_fifteen, option_summary
 from escoba_env.cards import NUM_CARDS, OROS, SEVENS, mask_values
 from escoba_env.observation import PLANE
-from escoba_env.worlds import capture_summary, observation_masks, observation_scalars
 
 from .base import Agent
 from .moves import best_per_row, bit, enumerate_moves, move_actions
+from .worlds import capture_summary, observation_masks, observation_scalars
 
 EXPERT_WEIGHTS = {"escoba": 1.0, "velo": 0.6, "seven": 0.3, "six": 0.0, "oro": 0.1, "card": 0.05,
                   "joker": 0.3, "joker_hold": 0.3}

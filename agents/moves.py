@@ -25,7 +25,8 @@ from escoba_env.capture import capture_options, option_summary
 from escoba_env.cards import NUM_CARDS, OROS, SEVENS, VELO
 from escoba_env.observation import PLANE
 from escoba_env.rules import Rules
-from escoba_env.worlds import (
+
+from .worlds import (
     obs_layout,
     observation_masks,
     observation_scalars,

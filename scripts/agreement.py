@@ -19,8 +19,8 @@ import numpy as np
 
 from agents.distill import load_labels
 from agents.registry import make_agent
+from agents.worlds import observation_scalars
 from escoba_env.rules import Rules
-from escoba_env.worlds import observation_scalars
 
 
 def main(argv: list[str] | None = None) -> None:

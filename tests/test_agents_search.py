@@ -7,9 +7,9 @@ import pytest
 
 from agents.moves import enumerate_moves, lowest_card
 from agents.search import OracleAgent, SearchAgent, expected_points, rollout_actions, rollout_values
+from agents.worlds import take_games
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
-from escoba_env.worlds import take_games
 from tests.conftest import C
 from tests.test_agents_heuristics import decide, position
 

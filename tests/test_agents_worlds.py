@@ -1,14 +1,14 @@
-"""Worlds rebuilt from observations (escoba_env.worlds): public facts kept, hidden cards resampled."""
+"""Worlds rebuilt from observations (agents.worlds): public facts kept, hidden cards resampled."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from agents.worlds import observation_masks, take_games, worlds_from_observations
 from escoba_env import EscobaEngine, Rules
 from escoba_env.engine import sample_actions
 from escoba_env.observation import PLANE, encode
-from escoba_env.worlds import observation_masks, take_games, worlds_from_observations
 
 RULES = [Rules(), Rules(num_players=3), Rules(num_players=4), Rules(num_players=4, partnerships=True),
          Rules(prefer_single=True)]

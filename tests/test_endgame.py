@@ -18,10 +18,10 @@ from agents import distill
 from agents.endgame import EndgameAgent, endgame_rows, endgame_values, solve
 from agents.evaluation import play_duplicate
 from agents.registry import make_agent
+from agents.worlds import take_games, worlds_from_observations
 from escoba_env import EscobaEngine, Rules, card_name
 from escoba_env.engine import sample_actions, unpack_mask
 from escoba_env.observation import action_masks, encode
-from escoba_env.worlds import take_games, worlds_from_observations
 from tests.conftest import C, M, set_position
 
 SPECS = ("expert", "greedy", "random")

@@ -1,4 +1,4 @@
-"""Tests for the terminal game ``python -m escoba_env.play``, driven by scripted input."""
+"""Tests for the terminal game ``python -m escoba_arena.terminal``, driven by scripted input."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import sys
 
 import pytest
 
-from escoba_env import Rules, parse_card, play
-from escoba_env.play import main
+from escoba_arena import terminal as play
+from escoba_arena.terminal import main
+from escoba_env import Rules, parse_card
 
 HAND = re.compile(r"^Your hand: (.*)$", re.M)
 OPTION = re.compile(r"^  (\d+)\) (.*?)(  escoba!)?$")
@@ -232,7 +233,7 @@ def test_bad_command_line_gives_one_error_line_and_status_2(argv, message):
     rc = main(["--no-color", *argv], stdin=io.StringIO(""), stdout=out)
     assert rc == 2
     lines = out.getvalue().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("python -m escoba_env.play: error: ")
+    assert len(lines) == 1 and lines[0].startswith("python -m escoba_arena.terminal: error: ")
     assert message in lines[0]
 
 
@@ -259,7 +260,7 @@ def test_default_opponent_is_the_shipped_checkpoint_when_it_fits_the_rules(monke
 
 
 def _run_module(args: list[str], stdin: str = "") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "escoba_env.play", *args], input=stdin, text=True,
+    return subprocess.run([sys.executable, "-m", "escoba_arena.terminal", *args], input=stdin, text=True,
                           capture_output=True, timeout=120)
 
 
@@ -268,12 +269,6 @@ def test_module_entry_point_quits_on_end_of_input_with_status_0():
     assert res.returncode == 0, res.stderr
     assert res.stderr == ""
     assert "Your hand:" in res.stdout and res.stdout.endswith("Game abandoned. Bye.\n")
-
-
-def test_importing_escoba_env_play_does_not_import_agents():
-    code = "import sys, escoba_env, escoba_env.play; print('agents' in sys.modules)"
-    res = subprocess.run([sys.executable, "-c", code], text=True, capture_output=True, timeout=60)
-    assert res.stdout.strip() == "False", res.stderr
 
 
 def test_a_cheating_opponent_is_announced_and_plays():

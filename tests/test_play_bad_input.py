@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from escoba_env import play
-from escoba_env.play import HELP, main
+from escoba_arena import terminal as play
+from escoba_arena.terminal import HELP, main
 
 
 def _game(argv: list[str], answers: list[str]) -> tuple[int, str]:
@@ -46,15 +46,16 @@ def test_a_huge_capture_choice_number_is_bad_input_too():
     (["--bogus"], "unrecognized arguments: --bogus"),
 ])
 def test_bad_flags_get_one_line_on_stderr_and_status_2(argv, message):
-    res = subprocess.run([sys.executable, "-m", "escoba_env.play", "--no-color", *argv], input="",
+    res = subprocess.run([sys.executable, "-m", "escoba_arena.terminal", "--no-color", *argv], input="",
                          text=True, capture_output=True, timeout=120)
     assert res.returncode == 2
     (line,) = res.stderr.splitlines()
-    assert line.startswith("python -m escoba_env.play: error: ") and message in line, line
+    assert line.startswith("python -m escoba_arena.terminal: error: ") and message in line, line
 
 
 def test_output_closed_early_ends_quietly():
-    proc = subprocess.run(f"yes 1 | {sys.executable} -m escoba_env.play --opponent random --seed 2 | head -1",
+    cmd = f"yes 1 | {sys.executable} -m escoba_arena.terminal --opponent random --seed 2 | head -1"
+    proc = subprocess.run(cmd,
                           shell=True, text=True, capture_output=True, timeout=120)
     assert proc.stdout.startswith("Escoba · 2 players") and len(proc.stdout.splitlines()) == 1
     assert "Traceback" not in proc.stderr and "BrokenPipeError" not in proc.stderr

@@ -2,7 +2,7 @@
 
 Jokers (ids 40, 41, wild) and escoba de mesa: every agent plays whole rounds legally in every seat
 configuration, the heuristics value a joker, search worlds deal all 41/42 cards from what the
-observer cannot see, and the tools (render, ``python -m escoba_env.play``, ``evaluate.py`` with
+observer cannot see, and the tools (render, ``python -m escoba_arena.terminal``, ``evaluate.py`` with
 replays) run end to end.
 """
 
@@ -22,18 +22,18 @@ from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
 from agents.moves import enumerate_moves, move_actions
 from agents.registry import make_agent
-from escoba_env import EscobaEngine, Rules
-from escoba_env.capture import capture_options
-from escoba_env.engine import sample_actions
-from escoba_env.observation import PLANE, action_masks, encode
-from escoba_env.play import default_opponent
-from escoba_env.render import render_text
-from escoba_env.worlds import (
+from agents.worlds import (
     capture_summary,
     observation_masks,
     observation_scalars,
     worlds_from_observations,
 )
+from escoba_arena.terminal import default_opponent
+from escoba_env import EscobaEngine, Rules
+from escoba_env.capture import capture_options
+from escoba_env.engine import sample_actions
+from escoba_env.observation import PLANE, action_masks, encode
+from escoba_env.render import render_text
 from tests.conftest import C, M
 from tests.test_play import run_game
 
@@ -322,7 +322,7 @@ def test_play_faces_the_expert_by_default_under_the_variants():
 def test_play_accepts_a_joker_by_name():
     out = io.StringIO()
     answers = io.StringIO("joker1\n" * 3 + "q\n")
-    from escoba_env.play import main
+    from escoba_arena.terminal import main
     rc = main(["--no-color", "--spanish", "--seed", "8", "--jokers", "2", "--opponent", "random"],
               stdin=answers, stdout=out)
     assert rc == 0

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .capture import CARD_VALUES, FIFTEEN, joker_summary, option_summary, single_summary
-from .cards import FULL_DECK, NUM_CARDS, mask_values
-from .engine import EscobaEngine
-from .observation import NUM_PLANES, NUM_SCALARS, PLANE, obs_size, scalar_offsets
-from .rules import Rules
+from escoba_env.capture import CARD_VALUES, FIFTEEN, joker_summary, option_summary, single_summary
+from escoba_env.cards import FULL_DECK, NUM_CARDS, mask_values
+from escoba_env.engine import EscobaEngine
+from escoba_env.observation import NUM_PLANES, NUM_SCALARS, PLANE, obs_size, scalar_offsets
+from escoba_env.rules import Rules
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)

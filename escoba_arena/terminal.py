@@ -1,4 +1,4 @@
-"""Play Escoba in a terminal against bots: ``python -m escoba_env.play``.
+"""Play Escoba in a terminal against bots: ``python -m escoba_arena.terminal`` (or ``escoba-play``).
 
 You sit at seat 0 (``--seat``); every other seat is a bot built from an agent spec of the
 ``agents`` registry (``--opponent expert``, ``--opponent random greedy`` for one per seat, ...).
@@ -13,37 +13,43 @@ take actions of that move. ``?`` shows help, ``q`` or end-of-file (Ctrl-D) quits
 
 Bad input never ends the game: it gets a one-line message and the prompt again. A bad command
 line gets one line on stderr and exit status 2; output closed early (``| head``) ends quietly.
-
-``escoba_env`` never imports ``agents`` at import time: the registry is imported inside ``main``.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import secrets
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 
-from .capture import capture_options
-from .cards import JOKER_MASK, NUM_CARDS, OROS, SEVENS, VELO, card_name, cards_of, mask_value, parse_card
-from .cli import OneLineParser, add_rules_arguments, rules_from_args, seconds, seed_arg
-from .cli import non_negative_int as _non_negative
-from .cli import positive_int as _positive
-from .game import Game, GameStep
-from .rules import Rules
+from agents.base import Agent
+from agents.registry import make_agent, shipped_checkpoint
+from escoba_env.capture import capture_options
+from escoba_env.cards import (
+    JOKER_MASK,
+    NUM_CARDS,
+    OROS,
+    SEVENS,
+    VELO,
+    card_name,
+    cards_of,
+    mask_value,
+    parse_card,
+)
+from escoba_env.cli import OneLineParser, add_rules_arguments, rules_from_args, seconds, seed_arg
+from escoba_env.cli import non_negative_int as _non_negative
+from escoba_env.cli import positive_int as _positive
+from escoba_env.game import Game, GameStep
+from escoba_env.rules import Rules
 
-PROG = "python -m escoba_env.play"
+PROG = "python -m escoba_arena.terminal"
 FALLBACK_OPPONENT = "expert"
 """The opponent used while no shipped checkpoint fits the chosen rules."""
-CHECKPOINT_DIRS = ("pretrained", "checkpoints", "")
-"""Folders under the ``agents`` package searched for the shipped checkpoint (``*.pt``), in order."""
 
 # ANSI colours per suit (oros gold, copas red, espadas blue, bastos green); jokers magenta.
 _SUIT_COLOUR = ("33", "31", "34", "32")
@@ -70,39 +76,8 @@ class Quit(Exception):
     """The player asked to stop (``q`` or end of input)."""
 
 
-def shipped_checkpoint() -> Path | None:
-    """Return the path of the shipped neural agent's checkpoint, or None while there is none.
-
-    Looks for ``agents.registry.SHIPPED_CHECKPOINT`` first, then for the first ``*.pt`` file (by
-    name) in ``agents/pretrained``, ``agents/checkpoints`` and ``agents`` itself, so a checkpoint
-    committed later is picked up without a change here.
-    """
-    spec = importlib.util.find_spec("agents")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    root = Path(next(iter(spec.submodule_search_locations)))
-    try:
-        from agents import registry
-
-        named = getattr(registry, "SHIPPED_CHECKPOINT", None)
-    except ImportError:
-        named = None
-    if named:
-        path = Path(named)
-        path = path if path.is_absolute() else root.parent / path
-        if path.is_file():
-            return path
-    for sub in CHECKPOINT_DIRS:
-        found = sorted((root / sub).glob("*.pt")) if (root / sub).is_dir() else []
-        if found:
-            return found[0]
-    return None
-
-
-def make_bot(spec: str, rules: Rules, seed: int):
+def make_bot(spec: str, rules: Rules, seed: int) -> Agent:
     """Return the agent that ``spec`` names for ``rules``, built by ``agents.registry``."""
-    from agents.registry import make_agent
-
     return make_agent(spec, rules=rules, seed=seed)
 
 
@@ -483,10 +458,11 @@ class TerminalGame:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser of ``python -m escoba_env.play``."""
+    """Return the argument parser of ``python -m escoba_arena.terminal``."""
     p = OneLineParser(
         prog=PROG, description="Play Escoba in the terminal against bots from the agent registry.",
-        epilog="Example: python -m escoba_env.play --players 4 --partnerships --opponent expert --seed 7")
+        epilog="Example: escoba-play --players 4 --partnerships --opponent expert --seed 7 "
+               "(or python -m escoba_arena.terminal ...)")
     p.add_argument("--opponent", "-o", nargs="+", metavar="SPEC",
                    help="agent spec of the bots (random, greedy, expert, search:sims=N, oracle, "
                         "endgame, checkpoint:PATH): one for every bot seat, or one per bot seat in seat "
