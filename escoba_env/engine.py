@@ -235,6 +235,11 @@ class EscobaEngine:
 
     # ------------------------------------------------------------------ reset and dealing
 
+    @property
+    def rows(self) -> np.ndarray:
+        """Return the game indices 0..n-1 (one shared array: read it, never write to it)."""
+        return self._rows
+
     def reset(self, seed: int = 0, *, game_ids=None, dealer=None, deck=None, hands=None,
               table=None, stock=None) -> None:
         """Start a new game in every slot.

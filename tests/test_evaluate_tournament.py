@@ -128,7 +128,7 @@ def test_pair_statistics_of_a_run_are_consistent():
 def test_points_difference_in_whole_games_is_per_round_over_all_rounds():
     run = _run(("random", "greedy"), deals=20, games=True, rules=Rules(target_score=11))
     (p,) = analysis.pair_stats(run)
-    d = analysis._lineup_arrays(run.blocks[0])
+    d = analysis.lineup_arrays(run.blocks[0])
     assert p["rounds"] == int(d["rounds"].sum()) > p["games"] == 40
     expect = (d["points"][:, 0].sum() - d["points"][:, 1].sum()) / d["rounds"].sum()
     assert p["diff"]["mean"] == pytest.approx(expect)

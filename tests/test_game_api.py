@@ -28,8 +28,7 @@ from escoba_env.deal import (
 from escoba_env.engine import EscobaEngine
 from escoba_env.game import Game
 from escoba_env.observation import encode_one
-from tests.reference import RefGame, can_make
-from tests.test_engine_reference import _compare_state
+from tests.reference import RefGame, can_make, compare_state
 
 
 def M(text: str) -> int:
@@ -189,7 +188,7 @@ def test_game_matches_reference(rules, kw):
         g.reset(31, game_id=gid)
         ref = RefGame(rules, g.dealer, g.deck, **kw)
         while not g.done:
-            _compare_state(g.to_engine(), [ref])
+            compare_state(g.to_engine(), [ref])
             a = g.legal_actions()[rng.randrange(len(g.legal_actions()))]
             ri = ref.step(a)
             st = g.step(a)
@@ -198,7 +197,7 @@ def test_game_matches_reference(rules, kw):
                 assert st.round_points == ri["round"]["points"]
                 if ref.needs_deck:
                     ref.new_round(g.deck)
-        _compare_state(g.to_engine(), [ref])
+        compare_state(g.to_engine(), [ref])
 
 
 # ---------------------------------------------------------------------- no NumPy on the step path
