@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agents import ExpertAgent, GreedyAgent, RandomAgent, make_agent, play_duplicate
-from agents.evaluation import mean_ci
+from agents.tournament.stats import mean_ci
 from escoba_env import Rules
 
 

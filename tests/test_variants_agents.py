@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.evaluation import agent_actions
 from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
 from agents.moves import enumerate_moves, move_actions
 from agents.registry import make_agent
+from agents.tournament.play import agent_actions
 from agents.worlds import (
     capture_summary,
     observation_masks,
