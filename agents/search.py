@@ -43,7 +43,7 @@ from math import comb
 import numpy as np
 
 from escoba_env.capture import CARD_VALUES, FIFTEEN, makes_fifteen, option_summary
-from escoba_env.cards import MAX_CARDS, NUM_CARDS, OROS, SEVENS, mask_values
+from escoba_env.cards import JOKER_MASK, MAX_CARDS, NUM_CARDS, OROS, SEVENS, mask_values
 from escoba_env.engine import EscobaEngine, sample_actions, unpack_mask
 
 from .base import Agent
@@ -68,7 +68,7 @@ _U1 = np.uint64(1)
 _NIB = np.uint64(0xF)
 _CARD_IDS = np.arange(MAX_CARDS)
 _BITS = _U1 << _CARD_IDS.astype(np.uint64)
-_JOKERS = np.uint64(0b11 << NUM_CARDS)
+_JOKERS = np.uint64(JOKER_MASK)
 _NIBBLES = [np.uint64(0xF << (4 * v)) for v in range(10)]
 # Capture-value sum of each 16-bit chunk of a card mask (chunks at bits 0, 16, 32).
 _CHUNK_SUM = [np.array([sum((16 * k + i) // 4 + 1 for i in range(16) if m >> i & 1 and 16 * k + i < NUM_CARDS)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from escoba_env import Rules, score_round
-from escoba_env.scoring import score_round_batch
+from escoba_env.scoring import score_round_batch, side_escobas, side_piles
 from tests.conftest import M
 
 FULL = (1 << 40) - 1
@@ -268,3 +268,13 @@ def test_score_round_batch_rows_are_independent():
 def test_bad_input_to_score_round_raises(piles, escobas, rules, match):
     with pytest.raises(ValueError, match=match):
         score_round(piles, escobas, rules)
+
+
+def test_partners_piles_and_escobas_are_pooled_per_side():
+    piles = np.array([[M("1o"), M("2o"), M("3o 7o"), M("Rb")]], np.uint64)
+    escobas = np.array([[1, 0, 2, 3]])
+    assert side_piles(piles, True).tolist() == [[M("1o 3o 7o"), M("2o Rb")]]
+    assert side_escobas(escobas, True).tolist() == [[3, 3]]
+    # Without partnerships every seat is its own side (three players here).
+    assert side_piles(piles[:, :3], False).tolist() == [[M("1o"), M("2o"), M("3o 7o")]]
+    assert side_escobas(escobas[:, :3], False).tolist() == [[1, 0, 2]]
