@@ -276,3 +276,13 @@ def test_a_cheating_opponent_is_announced_and_plays():
     assert rc == 0
     assert text.startswith("Note: oracle #1 cheats: it sees every hand and the stock")
     assert "Game over: cut after 1 round, no winner." in text
+
+
+def test_the_escoba_play_command_runs_this_terminal_game():
+    import tomllib
+    from pathlib import Path
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    assert pyproject["project"]["scripts"]["escoba-play"] == "escoba_arena.terminal:main"
+    assert "escoba_arena*" in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
+    assert play.main is main
