@@ -12,6 +12,8 @@ search         determinized Monte Carlo (PIMC); ``sims`` rollouts per decision, 
 oracle         CHEATING, upper-bound reference: the search seeing all hidden cards
 endgame        ``base`` (expert) playing the exact 2-player endgame once the stock is empty
 checkpoint     ``checkpoint:path/to/model.pt``: a neural agent trained by ``train.py``
+sb3            ``sb3:path/to/model.zip``: a Stable-Baselines3 model (``agents.outside``)
+python         ``python:module:factory``: your own agent, ``factory(rules=, seed=)``
 =============  ===========================================================================
 
 An unknown name or a bad parameter raises ``ValueError`` listing what exists. ``checkpoint:PATH``
@@ -151,6 +153,17 @@ def shipped_checkpoint() -> Path | None:
     return None
 
 
+def _outside(loader: str) -> Callable[..., Agent]:
+    """Return a factory that imports ``agents.outside`` (and its libraries) only when used."""
+    def factory(**kwargs: Any) -> Agent:
+        from . import outside
+
+        return getattr(outside, loader)(**kwargs)
+
+    factory.__name__ = loader
+    return factory
+
+
 def _bool(text: str) -> bool:
     """Return the bool written as true/false, 1/0, yes/no."""
     t = text.strip().lower()
@@ -164,6 +177,14 @@ def _bool(text: str) -> bool:
 _bool.__name__ = "bool (true/false)"
 register("checkpoint", _load_checkpoint, {"path": str, "device": str, "deterministic": _bool},
          "a neural agent trained by train.py: checkpoint:path/to/model.pt")
+
+
+register("sb3", _outside("load_sb3"), {"path": str, "algo": str, "deterministic": _bool},
+         "a Stable-Baselines3 model file: sb3:path/to/model.zip (MaskablePPO; algo=ppo or a2c)")
+register("python", _outside("load_python"), {"target": str},
+         "your own agent: python:module:factory, factory(rules=, seed=) returns it")
+_FIRST_PARAM = {"checkpoint": "path", "sb3": "path", "python": "target"}
+"""Specs whose first parameter is written bare (a file or a module:factory)."""
 
 
 def available() -> str:
@@ -182,10 +203,10 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
                          f"{available()}")
     name, _, rest = spec.strip().partition(":")
     name = name.strip()
-    if name == "checkpoint" and rest and "=" not in rest.split(",")[0]:
-        # checkpoint:path/to/model.pt[,key=value...]
+    if name in _FIRST_PARAM and rest and "=" not in rest.split(",")[0]:
+        # checkpoint:path/to/model.pt[,key=value...], sb3:model.zip, python:module:factory
         path, _, rest = rest.partition(",")
-        raw = {"path": path}
+        raw = {_FIRST_PARAM[name]: path}
     else:
         raw = {}
     for item in filter(None, (x.strip() for x in rest.split(","))):

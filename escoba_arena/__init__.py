@@ -1,1 +1,2 @@
-"""Front-ends above ``agents``: games a person plays against the bots (``escoba_arena.terminal``)."""
+"""Front-ends that sit above ``agents``: the terminal game (``escoba_arena.terminal``) and the web arena
+(``escoba_arena.web``)."""

@@ -8,15 +8,20 @@ from . import escoba_v0
 from .capture import capture_options
 from .cards import card_name, cards_of, mask_of, parse_card
 from .engine import EscobaEngine, StepInfo
+from .gym_vector import EscobaGymVectorEnv
+from .registration import register as _register
 from .rules import Rules
 from .scoring import score_round
 from .single_agent import SingleAgentEscobaEnv
 from .vector_env import EscobaVectorEnv
 
+_register()  # gymnasium.make("escoba_env/Escoba-v0"); see escoba_env.registration
+
 __version__ = "0.1.0"
 
 __all__ = [
     "EscobaEngine",
+    "EscobaGymVectorEnv",
     "EscobaVectorEnv",
     "Rules",
     "SingleAgentEscobaEnv",

@@ -399,8 +399,11 @@ class EscobaEngine:
         """Return the legal actions as a uint8 array (N, rules.num_cards); zeros for finished games."""
         return unpack_mask(self.legal, self._nc)
 
-    def check_actions(self, actions) -> np.ndarray:
-        """Return ``actions`` as an int64 array, or raise ValueError naming the first illegal one."""
+    def check_actions(self, actions, active=None) -> np.ndarray:
+        """Return ``actions`` as an int64 array, or raise ValueError naming the first illegal one.
+
+        Only unfinished games inside the optional bool mask ``active`` (N,) are checked.
+        """
         a = np.asarray(actions)
         if a.shape != (self.num_games,) or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be {self.num_games} ints (one per game), got shape "
@@ -411,6 +414,8 @@ class EscobaEngine:
         if ok.all():
             return a
         ok = ok.astype(bool) | self.done
+        if active is not None:
+            ok |= ~active
         if not ok.all():
             g = int(np.argmin(ok))
             in_range = 0 <= a[g] < self._nc
@@ -436,16 +441,23 @@ class EscobaEngine:
             self._zero_cache[key] = z
         return z
 
-    def step(self, actions) -> StepInfo:
+    def step(self, actions, active=None) -> StepInfo:
         """Apply one action per game (ignored for finished games) and return what happened.
 
-        Raises ValueError, changing nothing, if any unfinished game's action is illegal.
+        ``active``: an optional bool mask (N,); games outside it are left as they are and report
+        like finished games (actor -1), so callers can step a subset of the batch.
+        Raises ValueError, changing nothing, if any stepped game's action is illegal.
         """
-        a = self.check_actions(actions)
+        if active is not None:
+            active = np.asarray(active)
+            if active.shape != (self.num_games,) or active.dtype != np.bool_:
+                raise ValueError(f"active must be a bool array of shape ({self.num_games},), got "
+                                 f"shape {active.shape} and dtype {active.dtype}")
+        a = self.check_actions(actions, active)
         n, s = self.num_games, self.num_sides
         self._round_out = None
-        if self.done.any():
-            active = ~self.done
+        if active is not None or self.done.any():
+            active = ~self.done if active is None else active & ~self.done
             g = np.nonzero(active)[0]
             actor = np.where(active, self.to_act, -1)
             captured = np.zeros(n, np.uint64)

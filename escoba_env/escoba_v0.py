@@ -39,8 +39,9 @@ escoba_v0.env(
 - `episode`: `"game"` (play rounds until a side wins) or `"round"` (one round is one episode);
 - `reward`: `"game"` (+1 / -1 at the end of the game) or `"round_points"` (see Rewards);
 - `max_rounds`: cut a game that has not ended after this many rounds (a truncation);
-- `render_mode`: `None`, `"ansi"` (`render()` returns the text) or `"human"` (prints it, also
-  after every step);
+- `render_mode`: `None`, `"ansi"` (`render()` returns the text), `"human"` (prints it, also
+  after every step) or `"rgb_array"` (an RGB picture of the table, the hand of the seat to act,
+  the capture piles and the scores, as a uint8 array; needs the `[render]` extra, Pillow);
 - `french`: render cards with French names and suit symbols (`7♦`) instead of `7o`.
 
 Bad values raise `ValueError`.
@@ -209,7 +210,7 @@ class raw_env(AECEnv):
     """
 
     metadata = {
-        "render_modes": ["human", "ansi"],
+        "render_modes": ["human", "ansi", "rgb_array"],
         "name": "escoba_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -363,7 +364,7 @@ class raw_env(AECEnv):
     # ------------------------------------------------------------------ render
 
     def render(self) -> str | None:
-        """Return the text picture (``"ansi"``), print it (``"human"``, returns None), or warn."""
+        """Return the text (``"ansi"``), print it (``"human"``), an RGB array (``"rgb_array"``), or warn."""
         return render_face(self.engine, self.render_mode, self._last, self.french, self.possible_agents)
 
     def close(self) -> None:

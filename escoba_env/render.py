@@ -137,6 +137,10 @@ def render_face(engine, render_mode: str | None, last: tuple | None, french: boo
     if last is not None:
         a, st = last
         line = describe_step(engine, a, st.card, _OneStep(st), 0, french, names)
+    if render_mode == "rgb_array":
+        from .render_rgb import render_rgb
+
+        return render_rgb(engine, None, 0, french, names, line)
     text = render_text(engine, 0, french, names, line)
     if render_mode == "ansi":
         return text

@@ -19,7 +19,7 @@ action to its next turn (rewards come at round ends and at the game end only).
   ``games = numpy.array([0])``, the slot to act in; it must not modify the engine.
 - ``seat``: the learner's seat, or None to draw it at every reset from the env's generator.
 - every ``Rules`` field (or ``rules=Rules(...)``), ``episode``, ``reward``, ``max_rounds``,
-  ``render_mode`` (``"ansi"``/``"human"``) and ``french`` as in ``escoba_v0``.
+  ``render_mode`` (``"ansi"``/``"human"``/``"rgb_array"``) and ``french`` as in ``escoba_v0``.
 - ``illegal_action``: what an action outside the mask does. ``"terminate"`` (default, the
   convention of PettingZoo's classic ``env()``): the episode ends at once, the reward is
   ``illegal_reward`` (default -1), ``info["illegal_action"]`` holds the action and the state is
@@ -60,7 +60,7 @@ ILLEGAL_ACTIONS = ("terminate", "raise")
 class SingleAgentEscobaEnv(gymnasium.Env):
     """One learner seat of Escoba against fixed opponents (see the module docstring)."""
 
-    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 1}
 
     def __init__(self, opponents: Any | Sequence[Any], seat: int | None = 0, rules: Rules | None = None,
                  *, episode: str = "game", reward: str = "game", max_rounds: int | None = None,
@@ -217,5 +217,5 @@ class SingleAgentEscobaEnv(gymnasium.Env):
         return self.game.action_mask(self.seat).astype(bool)
 
     def render(self) -> str | None:
-        """Return the text picture (``"ansi"``), print it (``"human"``), or warn and return None."""
+        """Return the text (``"ansi"``), print it (``"human"``), an RGB array (``"rgb_array"``), or warn."""
         return render_face(self.engine, self.render_mode, self._last, self.french, self.names)

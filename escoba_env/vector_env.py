@@ -45,6 +45,14 @@ next episode of that slot, dealt from ``(s, g, episode)``. ``reset()`` without a
 from the env's generator (seeded by the last seeded reset, else from the OS). Options are those
 of ``escoba_v0`` and apply to every game (a ``deck`` may also be one row of W per game).
 
+Not a ``gymnasium.vector.VectorEnv`` (it is the self-play trainer's env): every seat is the caller's,
+so rewards are (N, num_players) and ``obs`` carries ``to_act``; ``final_obs`` holds every seat's view
+as one array (K, P, obs_size) with ``final_index`` rather than Gymnasium's object array; the arrays
+are reused buffers; Gymnasium's vector wrappers do not apply. ``metadata["autoreset_mode"]`` is
+``AutoresetMode.SAME_STEP``. For Gymnasium's vector API (a learner against fixed opponents) use
+``gymnasium.make_vec("escoba_env/Escoba-v0", num_envs=N, vectorization_mode="vector_entry_point")``
+(``escoba_env.gym_vector``).
+
 Speed: the returned ``obs`` arrays and ``rewards`` are preallocated buffers that the next
 ``step`` or ``reset`` overwrites; copy what you keep, and treat them as read-only (the encoder
 never rewrites the observation entries that are always 0 for the env's rules). ``step`` costs a
@@ -57,6 +65,7 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
 
 from . import faces
 from .observation import action_masks, encode, obs_size
@@ -79,7 +88,7 @@ def _deck_rows(options: Any) -> list | None:
 class EscobaVectorEnv:
     """N self-play Escoba games on one batched engine, with auto-reset (see the module docstring)."""
 
-    metadata = {"name": "escoba_vector_v0", "autoreset_mode": "SameStep"}
+    metadata = {"name": "escoba_vector_v0", "autoreset_mode": AutoresetMode.SAME_STEP}
 
     def __init__(self, num_envs: int, rules: Rules | None = None, *, episode: str = "game",
                  reward: str = "game", max_rounds: int | None = None, **rule_options: Any):

@@ -17,7 +17,7 @@ RULES_FLAGS = ("--players", "--partnerships", "--target-score", "--sevens-rule",
 # Programs that take rules: their files must build the flags with add_rules_arguments.
 PROGRAMS = ("agents/tournament/cli.py", "agents/training/cli.py", "agents/distill.py",
             "escoba_arena/terminal.py", "benchmarks/bench_agents.py", "benchmarks/bench_engine.py",
-            "benchmarks/bench_envs.py",
+            "benchmarks/bench_envs.py", "benchmarks/bench_gym_vector.py",
             "benchmarks/bench_train.py", "benchmarks/strength.py")
 
 

@@ -72,8 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     who = p.add_argument_group("agents")
     who.add_argument("--agents", nargs="+", metavar="SPEC",
                      help="agent specs (random, greedy, expert, search:sims=N, oracle, endgame, "
-                          "checkpoint:PATH); a round robin, or the opponents of --vs "
-                          f"(default: {' '.join(DEFAULT_AGENTS)})")
+                          "checkpoint:PATH, sb3:PATH, python:module:factory); a round robin, or the "
+                          f"opponents of --vs (default: {' '.join(DEFAULT_AGENTS)})")
     who.add_argument("--vs", metavar="SPEC",
                      help="play this agent against each of --agents instead of a round robin")
     add_rules_arguments(p.add_argument_group("rules (defaults: escoba_env.Rules)"),

@@ -1,0 +1,239 @@
+"""A Gymnasium ``VectorEnv``: N learner games against fixed opponents on the batched engine.
+
+``EscobaGymVectorEnv(num_envs, opponents="random", seat=0, **config)`` is what
+``gymnasium.make_vec("escoba_env/Escoba-v0", num_envs=N, vectorization_mode="vector_entry_point")``
+returns: slot ``g`` is one game in which the caller plays the learner's seat and the opponents play
+the others, exactly as ``SingleAgentEscobaEnv`` does for one game (same observations, masks,
+rewards, ``opponents`` and config keywords; ``opponents`` may also be spec strings, see
+``escoba_env.opponents``). Every ``step`` takes one action per slot, for the learner, and returns
+when the learner is to act again in every slot.
+
+- observations: a Dict of batched arrays, ``observation`` float32 (N, obs_size) and
+  ``action_mask`` int8 (N, W) (``batch_space`` of the single-agent space);
+- rewards float32 (N,), terminations and truncations bool (N,);
+- ``action_masks()`` returns the learner's legal actions, bool (N, W), for masked PPO;
+- ``seat``: the learner's seat (int), or None to draw it for every episode of every slot.
+
+Autoreset (``autoreset_mode=``, shown in ``metadata["autoreset_mode"]``, an ``AutoresetMode``):
+
+- ``NEXT_STEP`` (default, Gymnasium's own default, which every standard vector wrapper supports,
+  including the observation wrappers): a game that ends returns its final observation with
+  ``terminations``/``truncations`` set; the next ``step`` ignores that slot's action, starts the
+  slot's next game (opponents play until the learner's first turn) and returns its first
+  observation with reward 0 and both flags False. ``infos["winner"]`` (side, -1 for none; mask
+  ``infos["_winner"]``) and ``infos["rounds"]`` come with the final step.
+- ``SAME_STEP`` (the classic CleanRL loop, no step is wasted): a game that ends is replaced at once,
+  the returned row is the next game's first observation while reward and flags are those of the
+  game that ended. As in ``SyncVectorEnv``, ``infos["final_obs"]`` is an object array (N,) holding
+  the learner's final observation dict there (None elsewhere, mask ``infos["_final_obs"]``) and
+  ``infos["final_info"]`` holds ``winner``, ``scores`` and ``rounds`` (mask ``_final_info``).
+  Gymnasium's observation wrappers refuse this mode (they cannot transform ``final_obs``).
+
+Every ``infos`` holds ``seat`` (N,) and, where a round ended during the step, ``round_points`` and
+``scores`` (N, S) (masks ``_round_points``, ``_scores``).
+
+Deals: ``reset(seed=s)`` deals slot ``g`` from ``(s, g)`` (slot 0 is the game that the single-agent
+env deals with ``reset(seed=s)``); later episodes of a slot are dealt from ``(s, g, episode)``.
+From the generator seeded by ``s`` the env then draws the learner seats (``seat=None``) and one
+seed per distinct opponent object. Opponents with ``act_batch`` (the agents of ``agents``) are
+called once per opponent turn with the observations of all their slots; others get one ``act``
+call per slot. The engine step itself never loops over games.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from . import faces
+from .observation import action_masks, encode
+from .opponents import make_opponents
+from .rules import Rules
+
+
+class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
+    """N learner-vs-opponents Escoba games as a Gymnasium ``VectorEnv`` (see the module docstring)."""
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+
+    def __init__(self, num_envs: int, opponents: Any = "random", seat: int | None = 0,
+                 rules: Rules | None = None, *, episode: str = "game", reward: str = "game",
+                 max_rounds: int | None = None, render_mode: str | None = None,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, **rule_options: Any):
+        modes = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
+        mode = next((m for m in modes if autoreset_mode in (m, m.value, m.name, m.name.lower())), None)
+        if mode is None:
+            raise ValueError(f"autoreset_mode must be AutoresetMode.NEXT_STEP or SAME_STEP, "
+                             f"got {autoreset_mode!r}")
+        self.metadata = {**type(self).metadata, "autoreset_mode": mode}
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive int, got {num_envs!r}")
+        if render_mode is not None:
+            raise ValueError(f"the vector env does not render: render_mode must be None, got {render_mode!r}")
+        self.rules = faces.make_rules(rules, rule_options)
+        p = self.rules.num_players
+        if seat is not None and (isinstance(seat, bool) or not isinstance(seat, (int, np.integer))
+                                 or not 0 <= seat < p):
+            raise ValueError(f"seat must be None (random) or a seat in 0..{p - 1}, got {seat!r}")
+        self.engine = faces.make_engine(int(num_envs), self.rules, episode, reward, max_rounds)
+        self.reward_kind = reward
+        self.opponents = make_opponents(opponents, self.rules, p - 1)
+        self._callers: list[Any] = []
+        rel = [-1]  # relative seat -> index of its opponent object among the distinct ones
+        for o in self.opponents:
+            same = [k for k, c in enumerate(self._callers) if c is o]
+            if not same:
+                self._callers.append(o)
+            rel.append(same[0] if same else len(self._callers) - 1)
+        self._caller_of_rel = np.asarray(rel, np.int64)
+        self.num_envs = n = int(num_envs)
+        self.render_mode = None
+        self.seat_option = None if seat is None else int(seat)
+        self.single_observation_space = faces.observation_space(self.rules)
+        self.single_action_space = spaces.Discrete(self.rules.num_cards)
+        self.observation_space = batch_space(self.single_observation_space, n)
+        self.action_space = batch_space(self.single_action_space, n)
+        self.seats = np.full(n, 0 if seat is None else int(seat), np.int64)
+        self._rows = np.arange(n)
+        self._rng: np.random.Generator | None = None
+        self._started = False
+        self._autoreset = np.zeros(n, bool)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _observe(self, games: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        g = self._rows if games is None else games
+        seats = self.seats[g]
+        return {"observation": encode(self.engine, seats, g),
+                "action_mask": action_masks(self.engine, seats, g)}
+
+    def _draw_seats(self, games: np.ndarray) -> None:
+        if self.seat_option is None and games.size:
+            self.seats[games] = self._rng.integers(self.rules.num_players, size=games.size)
+
+    def _collect(self, info, rewards: np.ndarray, rounds: dict[str, np.ndarray]) -> None:
+        """Add the learner's rewards of one engine step; keep the latest round end per slot."""
+        if not info.round_over.any():
+            return
+        rewards += faces.step_rewards(self.engine, info, self.reward_kind)[self._rows, self.seats]
+        ended = info.round_over
+        rounds["over"] |= ended
+        rounds["points"][ended] = info.round_points[ended]
+        rounds["scores"][ended] = info.scores[ended]
+
+    def _play_opponents(self, rewards: np.ndarray, rounds: dict[str, np.ndarray]) -> None:
+        """Let the opponents act, turn by turn over the whole batch, until the learner is to act."""
+        eng, p = self.engine, self.rules.num_players
+        while True:
+            waiting = ~eng.done & (eng.to_act != self.seats)
+            if not waiting.any():
+                return
+            who = self._caller_of_rel[(eng.to_act - self.seats) % p]
+            actions = np.zeros(self.num_envs, np.int64)
+            for k, agent in enumerate(self._callers):
+                g = np.flatnonzero(waiting & (who == k))
+                if g.size:
+                    actions[g] = self._opponent_actions(agent, g)
+            self._collect(eng.step(actions, waiting), rewards, rounds)
+
+    def _opponent_actions(self, agent: Any, g: np.ndarray) -> np.ndarray:
+        eng = self.engine
+        seats = eng.to_act[g]
+        obs, masks = encode(eng, seats, g), action_masks(eng, seats, g)
+        needs = getattr(agent, "needs_state", False)
+        if callable(getattr(agent, "act_batch", None)):
+            return np.asarray(agent.act_batch(obs, masks, (eng, g) if needs else None), np.int64)
+        return np.array([agent.act(obs[i], masks[i], state=(eng, g[i:i + 1]) if needs else None)
+                         for i in range(g.size)], np.int64)
+
+    # ------------------------------------------------------------------ Gymnasium API
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Start a new game in every slot; return the learner's observations and infos."""
+        self._rng = faces.reset_engine(self.engine, seed, options, self._rng)
+        self._draw_seats(self._rows)
+        seen: set[int] = set()
+        for o in self._callers:
+            if id(o) not in seen and callable(getattr(o, "reset", None)):
+                seen.add(id(o))
+                o.reset(int(self._rng.integers(2**63)))
+        self._play_opponents(np.zeros(self.num_envs, np.float32), self._no_rounds())
+        self._started = True
+        self._autoreset[:] = False
+        return self._observe(), {"seat": self.seats.copy(), "_seat": np.ones(self.num_envs, bool)}
+
+    def _no_rounds(self) -> dict[str, np.ndarray]:
+        s = self.rules.num_sides
+        return {"over": np.zeros(self.num_envs, bool), "points": np.zeros((self.num_envs, s), np.int64),
+                "scores": np.zeros((self.num_envs, s), np.int64)}
+
+    def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray,
+                                          dict[str, Any]]:
+        """Play one learner action per slot and the opponents' replies; return the vector 5-tuple.
+
+        Raises ValueError, changing nothing, if an action is illegal (or before ``reset``); with
+        ``NEXT_STEP`` the actions of slots whose game ended at the previous step are not checked.
+        """
+        if not self._started:
+            raise ValueError("call reset() before step()")
+        eng = self.engine
+        a = np.asarray(actions)
+        if a.shape != (self.num_envs,) or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"actions must be {self.num_envs} ints (one per slot), got shape {a.shape} "
+                             f"and dtype {a.dtype}")
+        rewards = np.zeros(self.num_envs, np.float32)
+        rounds = self._no_rounds()
+        restart = self._autoreset
+        if restart.any():  # NEXT_STEP: these slots start their next game; their actions are ignored
+            self._restart(np.flatnonzero(restart))
+            self._collect(eng.step(a, ~restart), rewards, rounds)
+        else:
+            self._collect(eng.step(a), rewards, rounds)
+        self._play_opponents(rewards, rounds)
+        done = eng.done.copy()
+        truncations = done & eng.truncated
+        terminations = done & ~truncations
+        infos: dict[str, Any] = {"seat": self.seats.copy(), "_seat": np.ones(self.num_envs, bool)}
+        if rounds["over"].any():
+            over = rounds["over"]
+            infos.update(round_points=rounds["points"], _round_points=over, scores=rounds["scores"],
+                         _scores=over.copy())
+        if not done.any():
+            self._autoreset = done
+            return self._observe(), rewards, terminations, truncations, infos
+        idx = np.flatnonzero(done)
+        final = {"winner": np.where(done, eng.winner, -1), "_winner": done,
+                 "rounds": np.where(done, eng.round_index, 0), "_rounds": done}
+        if self.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP:
+            self._autoreset = done
+            infos.update(final)
+            return self._observe(), rewards, terminations, truncations, infos
+        last = self._observe(idx)
+        final_obs = np.full(self.num_envs, None, object)
+        for k, g in enumerate(idx):
+            final_obs[g] = {key: v[k] for key, v in last.items()}
+        scores = np.zeros((self.num_envs, self.rules.num_sides), np.int64)
+        scores[idx] = eng.scores[idx]
+        infos.update(final_obs=final_obs, _final_obs=done, _final_info=done,
+                     final_info={**final, "scores": scores, "_scores": done})
+        self._restart(idx)
+        return self._observe(), rewards, terminations, truncations, infos
+
+    def _restart(self, idx: np.ndarray) -> None:
+        """Start the next game in slots ``idx`` and play the opponents up to the learner's turn."""
+        self.engine.reset_games(idx)
+        self._draw_seats(idx)
+        self._autoreset = np.zeros(self.num_envs, bool)
+        self._play_opponents(np.zeros(self.num_envs, np.float32), self._no_rounds())
+
+    def action_masks(self) -> np.ndarray:
+        """Return the learner's legal actions, bool (N, W), for every slot."""
+        if not self._started:
+            return np.zeros((self.num_envs, self.rules.num_cards), bool)
+        return action_masks(self.engine, self.seats, self._rows).astype(bool)

@@ -1,0 +1,91 @@
+"""Opponents given by name: how the Gymnasium faces turn ``opponents="expert"`` into agent objects.
+
+``escoba_env`` knows no agent beyond the uniform random one (``"random"``, built in here). Every
+other spec string is resolved through the Python package entry points of the group
+``escoba_env.opponents``: the entry point named like the spec's first word (``"expert"`` for
+``"expert:decided=0.5"``) must load a callable ``factory(spec, rules=Rules, seed=int | None)``
+that returns an agent. This project declares its own agents there (``pyproject.toml``,
+``[project.entry-points."escoba_env.opponents"]``, pointing at ``agents.registry.make_agent``), so
+``pip install escoba-env`` makes every ``evaluate.py`` spec usable as an opponent; another
+package can add names the same way. Nothing is looked up until a spec string is given, and
+agent objects (anything with ``act(observation, action_mask, state=None)``) are used as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from importlib.metadata import entry_points
+from typing import Any
+
+import numpy as np
+
+from .rules import Rules
+
+GROUP = "escoba_env.opponents"
+
+
+class RandomOpponent:
+    """Uniform over the legal actions, from its own generator (``reset(seed)`` re-seeds it)."""
+
+    name = "random"
+    needs_state = False
+
+    def __init__(self, rules: Rules | None = None, seed: int | None = None):
+        self.rules = Rules() if rules is None else rules
+        self.reset(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        """Re-seed the generator."""
+        self.rng = np.random.default_rng(seed)
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray, state: Any = None) -> np.ndarray:
+        """Return one uniformly drawn legal action per row of ``action_masks``."""
+        m = np.asarray(action_masks) > 0
+        if not m.any(axis=1).all():
+            raise ValueError("random opponent got a row with no legal action")
+        k = (self.rng.random(m.shape[0]) * m.sum(axis=1)).astype(np.int64)
+        return (np.cumsum(m, axis=1) <= k[:, None]).sum(axis=1).astype(np.int64)
+
+    def act(self, observation: np.ndarray, action_mask: np.ndarray, state: Any = None) -> int:
+        """Return one legal action for a single mask."""
+        return int(self.act_batch(observation[None], np.asarray(action_mask)[None])[0])
+
+    def __repr__(self) -> str:
+        return "RandomOpponent()"
+
+
+def registered_names() -> list[str]:
+    """Return the spec names declared in the ``escoba_env.opponents`` entry point group, sorted."""
+    return sorted({ep.name for ep in entry_points(group=GROUP)} | {"random"})
+
+
+def make_opponent(spec: Any, rules: Rules, seed: int | None = None) -> Any:
+    """Return an agent for ``spec``: an agent object as is, ``"random"``, or a registered spec string."""
+    if not isinstance(spec, str):
+        if not callable(getattr(spec, "act", None)):
+            raise TypeError(f"an opponent must be a spec string or an agent with an "
+                            f"act(observation, action_mask, state=None) method, got {spec!r}")
+        return spec
+    name = spec.strip().partition(":")[0].strip()
+    if name == "random" and spec.strip() == "random":
+        return RandomOpponent(rules, seed)
+    found = [ep for ep in entry_points(group=GROUP) if ep.name == name]
+    if not found:
+        raise ValueError(f"unknown opponent {spec!r}: no entry point {name!r} in the group {GROUP!r} "
+                         f"(known: {', '.join(registered_names())}; is the package that provides it "
+                         f"installed?)")
+    factory = found[0].load()
+    return factory(spec, rules=rules, seed=seed)
+
+
+def make_opponents(opponents: Any, rules: Rules, num: int, seed: int | None = None) -> list[Any]:
+    """Return ``num`` opponents from one spec/agent (shared by every seat) or a list of ``num``."""
+    if isinstance(opponents, (list, tuple)):
+        if len(opponents) != num:
+            raise ValueError(f"opponents must be one agent/spec or a list of {num} (num_players - 1), "
+                             f"got {len(opponents)}")
+        return [make_opponent(o, rules, seed) for o in opponents]
+    if isinstance(opponents, Sequence) and not isinstance(opponents, str):
+        raise TypeError(f"opponents must be a spec string, an agent or a list, got {opponents!r}")
+    one = make_opponent(opponents, rules, seed)
+    return [one] * num
