@@ -5,7 +5,7 @@ one-element array costs more than a whole rule, so the faces that step one game 
 PettingZoo env ``escoba_v0``, the Gymnasium ``SingleAgentEscobaEnv``, the terminal game) run on
 ``Game`` instead. Both executors read the same rule book: capture tables and option summaries
 (``capture``), deal hashing, the initial fifteen and the mesa turn-up (``deal``), scoring
-(``scoring``). A differential test (tests/test_game_differential.py) pins them equal step by step
+(``scoring``). A differential test (tests/engine/test_game_differential.py) pins them equal step by step
 on random play of every rules configuration, deals included: the same ``(seed, game_id)`` deals
 the same game as slot ``game_id`` of an engine reset with that seed.
 
