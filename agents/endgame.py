@@ -9,7 +9,7 @@ point difference up by minimax.
 
 The value of a position is ``points(observer's side) - points(opponent)`` for the round, the
 quantity duplicate evaluation reports; the observer maximises it, the opponent minimises it.
-Only the observation is read (the world is rebuilt by ``escoba_env.worlds.worlds_from_observations``,
+Only the observation is read (the world is rebuilt by ``agents.worlds.worlds_from_observations``,
 which at an empty stock in a 2-player game has exactly one consistent world), so this is
 information the observer has, not a peek.
 
@@ -29,9 +29,9 @@ import numpy as np
 
 from escoba_env.engine import unpack_mask
 from escoba_env.rules import Rules
-from escoba_env.worlds import obs_layout, observation_scalars, take_games, worlds_from_observations
 
 from .base import Agent
+from .worlds import obs_layout, observation_scalars, take_games, worlds_from_observations
 
 
 def _at_or_below(masks: np.ndarray) -> np.ndarray:

@@ -1,5 +1,7 @@
-"""Duplicate-deal evaluation of agents on the batched engine (the small shared evaluator).
+"""Duplicate-deal evaluation of agents in one call, for the trainer and scripts.
 
+A small front to ``agents.tournament``, which alone plays the duplicate blocks
+(``agents.tournament.play.play_block``) and computes the intervals (``agents.tournament.stats``).
 ``play_duplicate`` plays ``deals`` single rounds, each deal once per *seat rotation*, so every
 agent gets every hand and the luck of the deal cancels in the comparison:
 
@@ -23,56 +25,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from escoba_env.engine import EscobaEngine
-from escoba_env.observation import action_masks, encode
 from escoba_env.rules import Rules
 
 from .base import Agent
-
-Z95 = 1.959963984540054
-
-
-def distinct_agents(agents: Sequence[Agent]) -> tuple[list[Agent], np.ndarray]:
-    """Return the distinct agent objects and, per given agent, its index among them.
-
-    An agent object given more than once is then called once per step for all its games.
-    """
-    callers: list[Agent] = []
-    index = []
-    for a in agents:
-        same = [k for k, c in enumerate(callers) if c is a]
-        if not same:
-            callers.append(a)
-        index.append(same[0] if same else len(callers) - 1)
-    return callers, np.asarray(index, np.int64)
-
-
-def agent_actions(engine: EscobaEngine, agents: Sequence[Agent], who: np.ndarray) -> np.ndarray:
-    """Return one action per game: game ``g``'s seat to act is played by ``agents[who[g]]``.
-
-    Each agent is called once, with the observations of all its games (``act_batch``); the oracle
-    (``needs_state``) also gets ``state=(engine, games)``. Finished games get action 0.
-    """
-    actions = np.zeros(engine.num_games, np.int64)
-    live = ~engine.done
-    for k, agent in enumerate(agents):
-        g = np.nonzero(live & (who == k))[0]
-        if g.size == 0:
-            continue
-        seats = engine.to_act[g]
-        state = (engine, g) if agent.needs_state else None
-        actions[g] = agent.act_batch(encode(engine, seats, g), action_masks(engine, seats, g), state)
-    return actions
-
-
-def mean_ci(x: np.ndarray, z: float = Z95) -> tuple[float, float, float]:
-    """Return (mean, lower, upper): the mean of ``x`` and its normal-approximation CI."""
-    x = np.asarray(x, np.float64)
-    m = float(x.mean())
-    if len(x) < 2:
-        return m, float("nan"), float("nan")
-    half = z * float(x.std(ddof=1)) / np.sqrt(len(x))
-    return m, m - half, m + half
+from .tournament.play import play_block
+from .tournament.stats import mean_ci
 
 
 @dataclass
@@ -134,31 +91,8 @@ def play_duplicate(agents: Sequence[Agent], rules: Rules | None = None, deals: i
     points = np.zeros((deals, sides))
     for lo in range(0, deals, batch):
         hi = min(deals, lo + batch)
-        points[lo:hi] = _play_block(agents, rules, np.arange(lo, hi), seed)
+        block = play_block(agents, rules, np.arange(lo, hi), seed)
+        points[lo:hi] = block.points.reshape(hi - lo, sides, sides).mean(axis=1)
         if progress is not None:
             progress(hi, deals)
     return MatchResult([a.name for a in agents], rules, deals, sides, seed, points)
-
-
-def _play_block(agents: list[Agent], rules: Rules, deal_ids: np.ndarray, seed: int) -> np.ndarray:
-    """Play every rotation of the given deals; return points (len(deal_ids), agents)."""
-    sides, p = rules.num_sides, rules.num_players
-    rot = sides
-    n = len(deal_ids) * rot
-    r = np.tile(np.arange(rot), len(deal_ids))
-    seat_side = np.array([rules.side_of(s) for s in range(p)])
-    # Agent index at each seat of each slot, and each agent's side per slot.
-    seat_agent = (seat_side[None, :] + r[:, None]) % sides  # (n, p)
-    agent_side = (np.arange(sides)[None, :] - r[:, None]) % sides  # (n, agents)
-    engine = EscobaEngine(n, rules, single_round=True)
-    engine.reset(seed, game_ids=np.repeat(deal_ids, rot))
-    round_points = np.zeros((n, sides))
-    callers, slot_of = distinct_agents(agents)
-    rows = np.arange(engine.num_games)
-    while not engine.done.all():
-        actor = engine.to_act
-        who = slot_of[seat_agent[rows, actor]]
-        info = engine.step(agent_actions(engine, callers, who))
-        round_points += info.round_points
-    per_agent = np.take_along_axis(round_points, agent_side, axis=1)
-    return per_agent.reshape(len(deal_ids), rot, sides).mean(axis=1)

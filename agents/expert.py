@@ -31,7 +31,7 @@ It scores every legal move (card, capture) from the observation alone and plays 
   player may hold (wild: it sweeps a table whose other cards are worth 5 to 14 with one joker
   left there, ...), and a table joker left behind makes the next player's captures and sweeps
   likelier, so the expert is reluctant to leave a joker on the table and likes to capture it.
-  Capture options with jokers come from ``escoba_env.worlds.capture_summary``. With the short last
+  Capture options with jokers come from ``agents.worlds.capture_summary``. With the short last
   deal, a next player with an empty hand is skipped: the threat is that of the next seat that
   still holds cards (none when that seat is the partner).
 
@@ -44,12 +44,13 @@ from __future__ import annotations
 import numpy as np
 
 from escoba_env.capture import FIFTEEN, makes_fifteen, option_summary
-from escoba_env.cards import NUM_CARDS, OROS, SEVENS, mask_values
+from escoba_env.cards import FULL_DECK, JOKER_MASK, NUM_CARDS, OROS, SEVENS, mask_values
 from escoba_env.observation import PLANE
-from escoba_env.worlds import capture_summary, observation_masks, observation_scalars
+from escoba_env.scoring import side_piles
 
 from .base import Agent
 from .moves import best_per_row, bit, enumerate_moves, move_actions
+from .worlds import capture_summary, observation_masks, observation_scalars
 
 EXPERT_WEIGHTS = {"escoba": 1.0, "velo": 0.6, "seven": 0.3, "six": 0.0, "oro": 0.1, "card": 0.05,
                   "joker": 0.3, "joker_hold": 0.3}
@@ -61,8 +62,8 @@ PARTNER = 0.5
 """Weight of the partner's expected gain on the table left (partnerships only)."""
 
 _SIXES = np.uint64(0xF << 20)
-_JOKERS = np.uint64(0b11 << NUM_CARDS)
-_STANDARD = np.uint64((1 << NUM_CARDS) - 1)
+_JOKERS = np.uint64(JOKER_MASK)
+_STANDARD = np.uint64(FULL_DECK)
 # Cards of each capture value 1..10, then the jokers (the eleventh "value" of the threat).
 _VALUE_NIBBLES = np.array([0xF << (4 * v) for v in range(10)] + [0b11 << NUM_CARDS], np.uint64)
 _PROBE_CARDS = np.array([4 * v for v in range(10)] + [NUM_CARDS])  # a card of each value, a joker
@@ -70,10 +71,7 @@ _PROBE_CARDS = np.array([4 * v for v in range(10)] + [NUM_CARDS])  # a card of e
 
 def _side_piles(planes: np.ndarray, partnerships: bool, p: int) -> np.ndarray:
     """Return capture piles per relative side (K, S) from the observation planes."""
-    piles = planes[:, PLANE["piles"]: PLANE["piles"] + p]
-    if partnerships:
-        return np.stack([piles[:, 0] | piles[:, 2], piles[:, 1] | piles[:, 3]], axis=1)
-    return piles
+    return side_piles(planes[:, PLANE["piles"]: PLANE["piles"] + p], partnerships)
 
 
 def _live(counts: np.ndarray, total: int) -> np.ndarray:

@@ -34,10 +34,10 @@ import numpy as np
 from escoba_env.capture import CARD_VALUES
 from escoba_env.cards import NUM_CARDS
 from escoba_env.observation import PLANE
-from escoba_env.worlds import observation_masks
 
 from .base import Agent
 from .moves import best_per_row, bit, card_weights, enumerate_moves, last_play, move_actions
+from .worlds import observation_masks
 
 GREEDY_WEIGHTS = {"escoba": 1.0, "velo": 0.6, "seven": 0.3, "oro": 0.1, "card": 0.05, "joker": 0.3}
 """Weights of the greedy agent's capture value (see the module docstring)."""

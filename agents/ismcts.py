@@ -1,7 +1,7 @@
 """OpenSpiel's IS-MCTS bot as an agent (``openspiel-ismcts:sims=N``), through ``escoba_env.openspiel``.
 
 For each decision the agent turns its observation into an OpenSpiel state: a determinization of
-the observation (``escoba_env.worlds``: its hand and every public card where they are, the hidden
+the observation (``agents.worlds``: its hand and every public card where they are, the hidden
 cards dealt at random) started as a one-round ``python_escoba`` game at that position
 (``EscobaGame.state_from_world``). OpenSpiel's own ``ISMCTSBot`` (``open_spiel.python.algorithms.
 ismcts``, Cowling et al. 2012) then searches: each simulation resamples the hidden cards with
@@ -53,7 +53,7 @@ class ISMCTSAgent(Agent):
         """Return the action the bot picks for one observation (the only legal one if forced)."""
         from open_spiel.python.algorithms import ismcts, mcts
 
-        from escoba_env.worlds import worlds_from_observations
+        from agents.worlds import worlds_from_observations
 
         legal = np.flatnonzero(mask)
         if legal.size == 0:

@@ -22,10 +22,11 @@ from functools import lru_cache
 import numpy as np
 
 from escoba_env.capture import capture_options, option_summary
-from escoba_env.cards import NUM_CARDS, OROS, SEVENS, VELO
+from escoba_env.cards import JOKER_MASK, NUM_CARDS, OROS, SEVENS, VELO
 from escoba_env.observation import PLANE
 from escoba_env.rules import Rules
-from escoba_env.worlds import (
+
+from .worlds import (
     obs_layout,
     observation_masks,
     observation_scalars,
@@ -36,7 +37,7 @@ _ZERO = np.uint64(0)
 _OROS = np.uint64(OROS)
 _SEVENS = np.uint64(SEVENS)
 _VELO = np.uint64(1 << VELO)
-_JOKERS = np.uint64(0b11 << NUM_CARDS)
+_JOKERS = np.uint64(JOKER_MASK)
 
 
 @dataclass

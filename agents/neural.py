@@ -46,7 +46,7 @@ from torch import nn
 import escoba_env
 from escoba_env import observation as _observation
 from escoba_env.capture import joker_summary, makes_fifteen, option_summary
-from escoba_env.cards import JOKER_MASK, JOKERS, NUM_CARDS, NUM_VALUES, mask_values
+from escoba_env.cards import JOKER_MASK, JOKERS, NUM_CARDS, NUM_VALUES, OROS, SEVENS, VELO, mask_values
 from escoba_env.observation import OBS_SIZE, plane_slice, scalar_offsets
 from escoba_env.rules import Rules
 
@@ -59,10 +59,10 @@ _MASKED = -1e9  # finite, so that masked entries give p = 0 and p * log p = 0 (n
 
 _VALUES = np.arange(NUM_CARDS) // 4 + 1
 _WEIGHT = (0.05 + 0.1 * (np.arange(NUM_CARDS) % 4 == 0) + 0.3 * (_VALUES == 7)
-           + 0.6 * (np.arange(NUM_CARDS) == 24)).astype(np.float32)
-_OROS = np.uint64(sum(1 << c for c in range(0, NUM_CARDS, 4)))
-_SEVENS = np.uint64(0xF << 24)
-_VELO = np.uint64(1 << 24)
+           + 0.6 * (np.arange(NUM_CARDS) == VELO)).astype(np.float32)
+_OROS = np.uint64(OROS)
+_SEVENS = np.uint64(SEVENS)
+_VELO = np.uint64(1 << VELO)
 _JOKER_BITS = np.uint64(JOKER_MASK)
 # Per card id of the 42-card deck: its value class (0..9 for values 1..10, 10 for a joker), its
 # capture value (a joker counts 0: it is wild) and its greedy weight (a joker: a card, 0.05).

@@ -31,6 +31,7 @@ import importlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from escoba_env.rules import Rules
@@ -52,6 +53,11 @@ class AgentSpec:
 
 
 REGISTRY: dict[str, AgentSpec] = {}
+
+CHECKPOINT_DIRS = ("pretrained", "checkpoints", "")
+"""Folders of the ``agents`` package searched for the shipped checkpoint (``*.pt``), in order."""
+SHIPPED_CHECKPOINT: str | None = None
+"""A checkpoint path (relative to the repository root) that overrides the search, or None."""
 
 
 def register(name: str, factory: Callable[..., Agent], params: dict[str, type] | None = None,
@@ -127,6 +133,26 @@ def _load_checkpoint(path: str | None = None, rules: Rules | None = None, seed: 
         raise ValueError("agents.neural offers no checkpoint loader (load_checkpoint_agent or "
                          "NeuralAgent.from_checkpoint)")
     return loader(path, rules=rules, seed=seed, **params)
+
+
+def shipped_checkpoint() -> Path | None:
+    """Return the path of the shipped neural agent's checkpoint, or None while there is none.
+
+    ``SHIPPED_CHECKPOINT`` if set and present, else the first ``*.pt`` file (by name) in
+    ``agents/pretrained``, ``agents/checkpoints`` and ``agents`` itself, so a checkpoint committed
+    later is picked up without a change here.
+    """
+    root = Path(__file__).resolve().parent
+    if SHIPPED_CHECKPOINT:
+        path = Path(SHIPPED_CHECKPOINT)
+        path = path if path.is_absolute() else root.parent / path
+        if path.is_file():
+            return path
+    for sub in CHECKPOINT_DIRS:
+        found = sorted((root / sub).glob("*.pt")) if (root / sub).is_dir() else []
+        if found:
+            return found[0]
+    return None
 
 
 def _outside(loader: str) -> Callable[..., Agent]:

@@ -5,7 +5,7 @@
 1. enumerate the legal moves (card, capture) from the observation (``agents.moves``);
 2. sample ``W = ceil(sims / M)`` *worlds* per decision with ``M`` legal moves: the unseen cards
    dealt at random to the other hands (at their observed sizes) and to the stock
-   (``escoba_env.worlds.worlds_from_observations``, which reads only the observation);
+   (``agents.worlds.worlds_from_observations``, which reads only the observation);
 3. copy every world once per move, play the move, then let a fast default policy play every seat
    to the end of the round; all rollouts of all decisions in the batch are one ``EscobaEngine``
    batch stepped together (split in blocks of at most ``max_rows`` games);
@@ -43,9 +43,8 @@ from math import comb
 import numpy as np
 
 from escoba_env.capture import CARD_VALUES, FIFTEEN, makes_fifteen, option_summary
-from escoba_env.cards import MAX_CARDS, NUM_CARDS, OROS, SEVENS, mask_values
+from escoba_env.cards import JOKER_MASK, MAX_CARDS, NUM_CARDS, OROS, SEVENS, mask_values
 from escoba_env.engine import EscobaEngine, sample_actions, unpack_mask
-from escoba_env.worlds import capture_summary, observation_masks, take_games, worlds_from_observations
 
 from .base import Agent
 from .moves import (
@@ -55,6 +54,7 @@ from .moves import (
     lowest_card,
     move_actions,
 )
+from .worlds import capture_summary, observation_masks, take_games, worlds_from_observations
 
 ROLLOUT_WEIGHTS = {"escoba": 1.0, "velo": 0.6, "seven": 0.3, "oro": 0.1, "card": 0.05, "sweep": 1.0,
                    "joker": 0.3}
@@ -68,7 +68,7 @@ _U1 = np.uint64(1)
 _NIB = np.uint64(0xF)
 _CARD_IDS = np.arange(MAX_CARDS)
 _BITS = _U1 << _CARD_IDS.astype(np.uint64)
-_JOKERS = np.uint64(0b11 << NUM_CARDS)
+_JOKERS = np.uint64(JOKER_MASK)
 _NIBBLES = [np.uint64(0xF << (4 * v)) for v in range(10)]
 # Capture-value sum of each 16-bit chunk of a card mask (chunks at bits 0, 16, 32).
 _CHUNK_SUM = [np.array([sum((16 * k + i) // 4 + 1 for i in range(16) if m >> i & 1 and 16 * k + i < NUM_CARDS)

@@ -20,7 +20,7 @@ import numpy as np
 from agents.registry import make_agent
 from agents.search import SearchAgent
 from escoba_env import EscobaEngine, Rules
-from escoba_env.cli import OneLineParser, guarded_main, positive_int
+from escoba_env.cli import OneLineParser, add_rules_arguments, guarded_main, positive_int, rules_from_args
 from escoba_env.observation import action_masks, encode
 
 
@@ -57,13 +57,11 @@ def main(argv: list[str] | None = None) -> int:
                                                      "search:sims=1600"])
     ap.add_argument("--positions", type=positive_int, default=60)
     ap.add_argument("--batch", type=positive_int, default=256, help="batch size of the batched measurement")
-    ap.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2),
-                    help="jokers variant (docs/rules.md §11)")
-    ap.add_argument("--mesa-deal", action="store_true", help="escoba de mesa (docs/rules.md §11)")
+    add_rules_arguments(ap.add_argument_group("rules (defaults: escoba_env.Rules, docs/rules.md)"))
     args = ap.parse_args(argv)
     if hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
-    rules = Rules(jokers=args.jokers, mesa_deal=args.mesa_deal)
+    rules = rules_from_args(args)
     obs, masks = positions(rules, args.positions)
     print(f"{platform.processor() or platform.machine()}, numpy {np.__version__}, "
           f"{len(obs)} positions, one core")

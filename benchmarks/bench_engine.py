@@ -15,7 +15,14 @@ import time
 import numpy as np
 
 from escoba_env import EscobaEngine, Rules
-from escoba_env.cli import OneLineParser, guarded_main, non_negative_int, positive_int
+from escoba_env.cli import (
+    OneLineParser,
+    add_rules_arguments,
+    guarded_main,
+    non_negative_int,
+    positive_int,
+    rules_from_args,
+)
 from escoba_env.engine import sample_actions
 
 
@@ -39,16 +46,12 @@ def main() -> None:
     """Parse arguments, run the benchmark and print a table."""
     ap = OneLineParser(prog="bench_engine.py", description=__doc__)
     ap.add_argument("--batches", type=positive_int, nargs="+", default=[1, 64, 1024, 4096, 16384])
-    ap.add_argument("--players", type=int, default=2, choices=(2, 3, 4))
-    ap.add_argument("--partnerships", action="store_true")
-    ap.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2), help="docs/rules.md §11 jokers")
-    ap.add_argument("--mesa-deal", action="store_true", help="docs/rules.md §11 escoba de mesa")
     ap.add_argument("--steps", type=non_negative_int, default=0,
                     help="batched steps per run (default: scaled)")
     ap.add_argument("--repeats", type=positive_int, default=3)
+    add_rules_arguments(ap.add_argument_group("rules (defaults: escoba_env.Rules, docs/rules.md)"))
     args = ap.parse_args()
-    rules = Rules(num_players=args.players, partnerships=args.partnerships, jokers=args.jokers,
-                  mesa_deal=args.mesa_deal)
+    rules = rules_from_args(args)
     cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else "?"
     print(f"escoba engine, random play, {args.players} players"
           f"{' (partnerships)' if args.partnerships else ''}"

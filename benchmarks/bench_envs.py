@@ -42,7 +42,15 @@ from pettingzoo.utils import wrappers
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
 
 from escoba_env import EscobaVectorEnv, Rules, SingleAgentEscobaEnv, escoba_v0  # noqa: E402
-from escoba_env.cli import OneLineParser, guarded_main, int_list, positive_float, positive_int  # noqa: E402
+from escoba_env.cli import (  # noqa: E402
+    OneLineParser,
+    add_rules_arguments,
+    guarded_main,
+    int_list,
+    positive_float,
+    positive_int,
+    rules_from_args,
+)
 from escoba_env.engine import sample_actions  # noqa: E402
 
 
@@ -188,14 +196,13 @@ def main() -> None:
     ap.add_argument("--batches", type=int_list, default="256,1024,4096,16384",
                     help="vector env batch sizes, comma-separated (default 256,1024,4096,16384)")
     ap.add_argument("--batch", type=positive_int, help="one vector env batch size (overrides --batches)")
-    ap.add_argument("--jokers", type=int, default=0, choices=(0, 1, 2), help="docs/rules.md §11 jokers")
-    ap.add_argument("--mesa-deal", action="store_true", help="docs/rules.md §11 escoba de mesa")
     ap.add_argument("--repeat", type=positive_int, default=1,
                     help="runs per benchmark, best kept (default 1)")
     ap.add_argument("--profile", choices=["raw", "env", "single", "vector"],
                     help="print a cProfile of one benchmark instead of the table")
+    add_rules_arguments(ap.add_argument_group("rules (defaults: escoba_env.Rules, docs/rules.md)"))
     args = ap.parse_args()
-    rules = Rules(jokers=args.jokers, mesa_deal=args.mesa_deal)
+    rules = rules_from_args(args)
     batches = [args.batch] if args.batch else args.batches
     benches: dict[str, Callable[[], tuple[int, float, float]]] = {
         "leduc_holdem_v4 env() (PettingZoo)": lambda: run_aec(leduc, args.seconds),

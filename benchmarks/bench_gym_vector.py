@@ -9,7 +9,6 @@ on the batched engine until the learner is to act again; a learner step counts o
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -21,12 +20,22 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 
 import escoba_env  # noqa: E402,F401
 from agents.registry import make_agent  # noqa: E402
+from escoba_env.cli import (  # noqa: E402
+    OneLineParser,
+    add_rules_arguments,
+    guarded_main,
+    positive_float,
+    positive_int,
+    rules_from_args,
+)
+from escoba_env.rules import Rules  # noqa: E402
 
 
-def bench(num_envs: int, opponents: str, seconds: float) -> tuple[float, float]:
+def bench(num_envs: int, opponents: str, seconds: float, rules: Rules) -> tuple[float, float]:
     """Return (learner steps per wall second, per CPU second) over about ``seconds``."""
     env = gymnasium.make_vec("escoba_env/Escoba-v0", num_envs=num_envs,
-                             vectorization_mode="vector_entry_point", opponents=make_agent(opponents))
+                             vectorization_mode="vector_entry_point", rules=rules,
+                             opponents=make_agent(opponents, rules=rules))
     env.reset(seed=0)
     steps = 0
     wall, cpu = time.perf_counter(), time.process_time()
@@ -38,18 +47,20 @@ def bench(num_envs: int, opponents: str, seconds: float) -> tuple[float, float]:
 
 def main(argv: list[str] | None = None) -> None:
     """Print a table of learner steps per second."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--batches", type=int, nargs="+", default=[1, 64, 1024])
+    ap = OneLineParser(prog="bench_gym_vector.py", description=__doc__.splitlines()[0])
+    ap.add_argument("--batches", type=positive_int, nargs="+", default=[1, 64, 1024])
     ap.add_argument("--opponents", nargs="+", default=["random", "greedy"])
-    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--seconds", type=positive_float, default=3.0)
+    add_rules_arguments(ap.add_argument_group("rules (defaults: escoba_env.Rules, docs/rules.md)"))
     args = ap.parse_args(argv)
+    rules = rules_from_args(args)
     print(f"gymnasium {gymnasium.__version__}, numpy {np.__version__}, python {sys.version.split()[0]}")
     print(f"{'opponents':>10} {'batch':>6} {'steps/s':>12} {'steps/CPU-s':>12}")
     for opp in args.opponents:
         for n in args.batches:
-            wall, cpu = bench(n, opp, args.seconds)
+            wall, cpu = bench(n, opp, args.seconds, rules)
             print(f"{opp:>10} {n:>6} {wall:>12,.0f} {cpu:>12,.0f}")
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(guarded_main("bench_gym_vector.py", main))

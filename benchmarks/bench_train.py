@@ -33,7 +33,14 @@ import torch  # noqa: E402
 from agents.neural import HEADS  # noqa: E402
 from agents.training import Config, Trainer  # noqa: E402
 from agents.training.workers import LocalProcesses  # noqa: E402
-from escoba_env.cli import OneLineParser, guarded_main, positive_int  # noqa: E402
+from escoba_env.cli import (  # noqa: E402
+    OneLineParser,
+    add_rules_arguments,
+    guarded_main,
+    positive_int,
+    rules_from_args,
+)
+from escoba_env.rules import Rules  # noqa: E402
 
 
 def _proc_cpu(pid: int) -> float:
@@ -92,6 +99,12 @@ def _device(text: str) -> str:
     return text
 
 
+def _rules_text(rules: Rules) -> str:
+    """Return the rules options that differ from the defaults, or 'default'."""
+    d = Rules().to_dict()
+    return ", ".join(f"{k}={v}" for k, v in rules.to_dict().items() if d[k] != v) or "default"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run the configurations and print their throughput; return the exit status."""
     ap = OneLineParser(prog="bench_train.py", description=__doc__.splitlines()[0])
@@ -115,12 +128,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="measure every row this many times, interleaved (a shared machine drifts)")
     ap.add_argument("--updates", type=positive_int, default=3)
     ap.add_argument("--profile", action="store_true", help="print the trainer's top functions (cProfile)")
+    add_rules_arguments(ap.add_argument_group("rules (defaults: escoba_env.Rules, docs/rules.md)"))
     args = ap.parse_args(argv)
+    try:
+        rules = rules_from_args(args)
+    except ValueError as e:
+        print(f"bench_train.py: error: {' '.join(str(e).split())}", file=sys.stderr)
+        return 2
     print(f"torch {torch.__version__}, {os.cpu_count()} CPUs visible, load average "
           f"{os.getloadavg()[0]:.1f}, threads={args.threads}, num_envs={args.num_envs}, "
           f"num_steps={args.num_steps}, hidden={args.hidden}, head={args.head}, "
           f"minibatches={args.num_minibatches}, epochs={args.update_epochs}, device={args.device}, "
-          f"endgame_features={args.endgame_features}", flush=True)
+          f"endgame_features={args.endgame_features}, rules: {_rules_text(rules)}", flush=True)
     leagues = {
         "self-play only": dict(opp_self=1.0, opp_snapshot=0.0, opp_greedy=0.0, opp_expert=0.0),
         "default league": {},
@@ -135,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
                              num_minibatches=args.num_minibatches, update_epochs=args.update_epochs,
                              threads=args.threads, eval_interval=0, device=args.device,
                              endgame_features=args.endgame_features, tensorboard=False, progress=False,
-                             snapshot_interval=1, workers=k, total_steps=10**12, **league)
+                             snapshot_interval=1, workers=k, total_steps=10**12, rules=rules.to_dict(),
+                             **league)
                 r = measure(cfg, args.updates, args.profile)
                 scheme = "overlapped" if ov == "on" else "synchronous"
                 print(f"run {rep + 1}, {label}, {k} worker(s), {scheme}: {r['steps'] / r['wall']:,.0f} env "

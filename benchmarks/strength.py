@@ -30,8 +30,14 @@ import time
 from agents.evaluation import play_duplicate
 from agents.registry import make_agent
 from agents.search import SearchAgent
-from escoba_env import Rules
-from escoba_env.cli import OneLineParser, guarded_main, non_negative_int, positive_int, seed_arg
+from escoba_env.cli import (
+    OneLineParser,
+    add_rules_arguments,
+    guarded_main,
+    positive_int,
+    rules_from_args,
+    seed_arg,
+)
 
 
 def ladder(budgets: list[int]) -> list[tuple[str, str, str]]:
@@ -57,13 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=None, help="keys of the pairs to run")
     ap.add_argument("--batch-deals", type=positive_int, default=250, help="deals per engine batch (memory)")
     ap.add_argument("--json", default=None, help="write the results to this JSON file")
-    ap.add_argument("--jokers", type=non_negative_int, default=0, choices=(0, 1, 2),
-                    help="wild jokers in the deck (docs/rules.md §11; default 0)")
-    ap.add_argument("--mesa-deal", action="store_true", help="escoba de mesa (docs/rules.md §11)")
+    add_rules_arguments(ap.add_argument_group("rules (defaults: escoba_env.Rules, docs/rules.md)"))
     args = ap.parse_args(argv)
     if args.json and not os.path.isdir(os.path.dirname(os.path.abspath(args.json))):
         raise ValueError(f"--json {args.json}: its folder does not exist")  # found now, not after the run
-    rules = Rules(jokers=args.jokers, mesa_deal=args.mesa_deal)
+    rules = rules_from_args(args)
     results = []
     variant = "".join([f", {args.jokers} joker(s)" if args.jokers else "",
                        ", escoba de mesa" if args.mesa_deal else ""])

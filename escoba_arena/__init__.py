@@ -1,1 +1,2 @@
-"""Front-ends that sit above ``agents``: the web arena (``escoba_arena.web``)."""
+"""Front-ends that sit above ``agents``: the terminal game (``escoba_arena.terminal``) and the web arena
+(``escoba_arena.web``)."""

@@ -42,8 +42,8 @@ from .cards import (
     JOKERS,
     NUM_CARDS,
     NUM_VALUES,
-    _check_card,
     card_name,
+    check_card,
     check_mask,
     mask_values,
     value_nibble,
@@ -295,7 +295,7 @@ def capture_options(card: int, table_mask: int, rules: Rules | None = None) -> l
     table bits beyond ``rules.num_cards`` are a ValueError.
     """
     rules = Rules() if rules is None else rules
-    card = _check_card(card)
+    card = check_card(card)
     nc = rules.num_cards
     if card >= nc:
         raise ValueError(f"card {card} ({card_name(card)}) does not exist with {rules.jokers} joker(s)")

@@ -39,7 +39,7 @@ ALL_CARDS = (1 << MAX_CARDS) - 1
 
 def is_joker(card: int) -> bool:
     """Return True if ``card`` is a joker id (40 or 41)."""
-    return _check_card(card) >= NUM_CARDS
+    return check_card(card) >= NUM_CARDS
 
 
 def value_nibble(value: int) -> int:
@@ -49,14 +49,14 @@ def value_nibble(value: int) -> int:
 
 def card_value(card: int) -> int:
     """Return the capture value (1..10) of card id ``card``; a joker has none (ValueError)."""
-    if _check_card(card) >= NUM_CARDS:
+    if check_card(card) >= NUM_CARDS:
         raise ValueError(f"card {card_name(card)} is a joker: it has no fixed value")
     return int(card) // 4 + 1
 
 
 def card_suit(card: int) -> int:
     """Return the suit index (0 oros, 1 copas, 2 espadas, 3 bastos) of ``card``; jokers: ValueError."""
-    if _check_card(card) >= NUM_CARDS:
+    if check_card(card) >= NUM_CARDS:
         raise ValueError(f"card {card_name(card)} is a joker: it has no suit")
     return int(card) % 4
 
@@ -70,7 +70,7 @@ def make_card(value: int, suit: int) -> int:
 
 def card_name(card: int, french: bool = False) -> str:
     """Return the short name of ``card``: ``"7o"`` (Spanish), ``"7♦"`` (French), ``"*1"`` (a joker)."""
-    if _check_card(card) >= NUM_CARDS:
+    if check_card(card) >= NUM_CARDS:
         return JOKER_NAMES[int(card) - NUM_CARDS]
     v, s = divmod(int(card), 4)
     if french:
@@ -130,7 +130,7 @@ def mask_of(cards: Iterable[int]) -> int:
     """Return the card mask of the card ids in ``cards`` (duplicates are an error)."""
     m = 0
     for c in cards:
-        bit = 1 << _check_card(c)
+        bit = 1 << check_card(c)
         if m & bit:
             raise ValueError(f"card {card_name(int(c))} ({int(c)}) appears twice")
         m |= bit
@@ -178,7 +178,8 @@ def check_mask(mask: int, num_cards: int = MAX_CARDS, what: str = "a card mask")
     return mask
 
 
-def _check_card(card: int) -> int:
+def check_card(card: int) -> int:
+    """Return ``card`` as an int card id in 0..41 (TypeError if not an int, ValueError if out of range)."""
     if isinstance(card, (bool, np.bool_)) or not isinstance(card, (int, np.integer)):
         raise WrongTypeError(f"a card id must be an int in 0..41, got {type(card).__name__} {card!r}")
     if not 0 <= int(card) < MAX_CARDS:

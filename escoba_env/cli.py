@@ -95,31 +95,38 @@ def non_negative_int(text: str) -> int:
     return _int_at_least(text, 0, "non-negative")
 
 
-def add_rules_arguments(group: Any, partnerships_help: str = "", target_help: str = "") -> None:
-    """Add one flag per ``Rules`` field to an argparse parser or group (defaults: ``Rules()``)."""
+def add_rules_arguments(group: Any, partnerships_help: str = "",
+                        target_help: str = "") -> list[argparse.Action]:
+    """Add one flag per ``Rules`` field to an argparse parser or group (defaults: ``Rules()``); return them.
+
+    Every program that takes rules uses this (``rules_from_args`` reads them back), so the flags are
+    named the same everywhere: ``--players``, ``--partnerships``, ``--target-score`` and so on.
+    """
     d = Rules()
-    group.add_argument("--players", type=int, default=d.num_players, choices=(2, 3, 4),
-                       help="number of players")
-    group.add_argument("--partnerships", action=argparse.BooleanOptionalAction, default=d.partnerships,
-                       help=partnerships_help or "4 players in two teams: seats 0+2 and 1+3")
-    group.add_argument("--target-score", type=positive_int, default=d.target_score, metavar="N",
-                       help=target_help or f"points that win a game (default {d.target_score})")
-    group.add_argument("--sevens-rule", choices=SEVENS_RULES, default=d.sevens_rule,
-                       help="how the sevens point is awarded")
-    group.add_argument("--bonus-sweeps", action=argparse.BooleanOptionalAction, default=d.bonus_sweeps,
-                       help="all ten oros / all four sevens score 2")
-    group.add_argument("--prefer-single", action=argparse.BooleanOptionalAction, default=d.prefer_single,
-                       help="a card that can take a single table card may only take single cards")
-    group.add_argument("--last-play-escoba", action=argparse.BooleanOptionalAction,
-                       default=d.last_play_escoba,
-                       help="emptying the table with the round's last card is an escoba")
-    group.add_argument("--initial-fifteen", action=argparse.BooleanOptionalAction,
-                       default=d.initial_fifteen,
-                       help="a first table of 15 goes to the dealer as escoba(s)")
-    group.add_argument("--jokers", type=int, default=d.jokers, choices=(0, 1, 2),
-                       help="wild jokers in the deck (ids 40, 41; docs/rules.md §11)")
-    group.add_argument("--mesa-deal", action=argparse.BooleanOptionalAction, default=d.mesa_deal,
-                       help="escoba de mesa: the dealer takes fifteens as the table is turned up")
+    return [
+        group.add_argument("--players", type=int, default=d.num_players, choices=(2, 3, 4),
+                           help="number of players"),
+        group.add_argument("--partnerships", action=argparse.BooleanOptionalAction, default=d.partnerships,
+                           help=partnerships_help or "4 players in two teams: seats 0+2 and 1+3"),
+        group.add_argument("--target-score", type=positive_int, default=d.target_score, metavar="N",
+                           help=target_help or f"points that win a game (default {d.target_score})"),
+        group.add_argument("--sevens-rule", choices=SEVENS_RULES, default=d.sevens_rule,
+                           help="how the sevens point is awarded"),
+        group.add_argument("--bonus-sweeps", action=argparse.BooleanOptionalAction, default=d.bonus_sweeps,
+                           help="all ten oros / all four sevens score 2"),
+        group.add_argument("--prefer-single", action=argparse.BooleanOptionalAction, default=d.prefer_single,
+                           help="a card that can take a single table card may only take single cards"),
+        group.add_argument("--last-play-escoba", action=argparse.BooleanOptionalAction,
+                           default=d.last_play_escoba,
+                           help="emptying the table with the round's last card is an escoba"),
+        group.add_argument("--initial-fifteen", action=argparse.BooleanOptionalAction,
+                           default=d.initial_fifteen,
+                           help="a first table of 15 goes to the dealer as escoba(s)"),
+        group.add_argument("--jokers", type=int, default=d.jokers, choices=(0, 1, 2),
+                           help="wild jokers in the deck (ids 40, 41; docs/rules.md §11)"),
+        group.add_argument("--mesa-deal", action=argparse.BooleanOptionalAction, default=d.mesa_deal,
+                           help="escoba de mesa: the dealer takes fifteens as the table is turned up"),
+    ]
 
 
 def rules_from_args(args: argparse.Namespace) -> Rules:

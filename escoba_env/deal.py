@@ -3,7 +3,7 @@
 Everything that happens when a round is dealt, before anyone plays, lives here once, in two forms
 where both executors need it: plain Python ints for the one-game executor (``game.Game``) and
 NumPy arrays for the batched engine (``engine.EscobaEngine``). The two forms are pinned equal by
-the differential test (tests/test_game_differential.py).
+the differential test (tests/engine/test_game_differential.py).
 
 - **Deal hash.** The shuffle of round ``r`` of episode ``e`` in game slot ``g`` is a counter-based
   hash of ``(seed, g, e, r)`` (SplitMix64), so a game's deals never depend on the rest of its

@@ -55,7 +55,7 @@ from .deal import (
     shuffled_decks,
 )
 from .rules import Rules, check_seed
-from .scoring import CATEGORIES, score_round_batch
+from .scoring import CATEGORIES, score_round_batch, side_escobas, side_piles
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
@@ -234,6 +234,11 @@ class EscobaEngine:
         self._final = None
 
     # ------------------------------------------------------------------ reset and dealing
+
+    @property
+    def rows(self) -> np.ndarray:
+        """Return the game indices 0..n-1 (one shared array: read it, never write to it)."""
+        return self._rows
 
     def reset(self, seed: int = 0, *, game_ids=None, dealer=None, deck=None, hands=None,
               table=None, stock=None) -> None:
@@ -724,11 +729,8 @@ class EscobaEngine:
     def side_totals(self, games=None):
         """Return (piles, escobas) per side, shape (len(games), S), pooling partners."""
         games = self._rows if games is None else games
-        piles, esc = self.piles[games], self.escobas[games]
-        if self.rules.partnerships:
-            return (np.stack([piles[:, 0] | piles[:, 2], piles[:, 1] | piles[:, 3]], axis=1),
-                    np.stack([esc[:, 0] + esc[:, 2], esc[:, 1] + esc[:, 3]], axis=1))
-        return piles.copy(), esc.copy()
+        piles, esc = self.piles[games], self.escobas[games]  # indexed by an array: copies
+        return side_piles(piles, self.rules.partnerships), side_escobas(esc, self.rules.partnerships)
 
     def clone(self) -> EscobaEngine:
         """Return an independent copy of the whole batch."""

@@ -5,7 +5,7 @@ one-element array costs more than a whole rule, so the faces that step one game 
 PettingZoo env ``escoba_v0``, the Gymnasium ``SingleAgentEscobaEnv``, the terminal game) run on
 ``Game`` instead. Both executors read the same rule book: capture tables and option summaries
 (``capture``), deal hashing, the initial fifteen and the mesa turn-up (``deal``), scoring
-(``scoring``). A differential test (tests/test_game_differential.py) pins them equal step by step
+(``scoring``). A differential test (tests/engine/test_game_differential.py) pins them equal step by step
 on random play of every rules configuration, deals included: the same ``(seed, game_id)`` deals
 the same game as slot ``game_id`` of an engine reset with that seed.
 
@@ -152,7 +152,7 @@ class Game:
         self.dealer = drawn
         self.started = True
         self._start_round(first)
-        self._deal_hands()
+        self.deal_hands()
         self.legal = self.hands[self.to_act]
 
     def _start_round(self, deck: list[int] | None = None) -> None:
@@ -185,7 +185,7 @@ class Game:
         self.table = table
         self.to_act = self._next[d]
 
-    def _deal_hands(self) -> None:
+    def deal_hands(self) -> None:
         """Give three stock cards to each seat, starting after the dealer (with jokers, the short deal)."""
         p, nc, deck, pos = self.num_players, self.num_cards, self.deck, self.stock_pos
         seat = self.dealer
@@ -287,14 +287,14 @@ class Game:
     def _after_last_card(self, seat: int, card: int, captured: int, escoba: int) -> GameStep:
         """Deal three more cards, or end the round (and maybe the game); return the step's report."""
         if self.stock_pos < self.num_cards:
-            self._deal_hands()
+            self.deal_hands()
             self.legal = self.hands[self.to_act]
             return GameStep(seat, card, captured, escoba, False, None, None, self.scores[:], False, False, -1)
         awards = self._end_round()
         scores = self.scores[:]
         if not self.done:
             self._start_round()
-            self._deal_hands()
+            self.deal_hands()
             self.legal = self.hands[self.to_act]
         points = awards.pop("points")
         return GameStep(seat, card, captured, escoba, True, points, awards, scores, self.done,

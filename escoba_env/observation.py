@@ -116,7 +116,7 @@ def plane_slice(name: str, rules: Any = None, seat: int = 0) -> slice:
 def _rows(engine, games):
     """Return (games int64 array, whether it is every game in order)."""
     if games is None:
-        return engine._rows, True
+        return engine.rows, True
     return np.asarray(games, np.int64), False
 
 

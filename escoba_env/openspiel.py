@@ -164,7 +164,7 @@ class _Core:
         # The deck's stock part is rewritten (the dealt cards first) and the deck stays a permutation.
         g.deck = [c for c in range(nc) if gone >> c & 1] + list(cards) + stock
         assert len(cards) + len(stock) == nc - g.stock_pos, "stock size mismatch"
-        g._deal_hands()
+        g.deal_hands()
         g.legal = g.hands[g.to_act]
 
     def replace_hand(self, seat: int, mask: int) -> None:

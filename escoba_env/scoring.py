@@ -23,6 +23,19 @@ _SEVENS = np.uint64(SEVENS)
 _VELO_BIT = np.uint64(1 << VELO)
 
 
+def side_piles(piles: np.ndarray, partnerships: bool) -> np.ndarray:
+    """Return capture piles per side (..., S) from piles per seat (..., P): partners' piles joined.
+
+    With partnerships seats 0+2 and 1+3 are sides 0 and 1; otherwise each seat is its own side.
+    """
+    return piles[..., :2] | piles[..., 2:4] if partnerships else piles
+
+
+def side_escobas(escobas: np.ndarray, partnerships: bool) -> np.ndarray:
+    """Return escobas per side (..., S) from escobas per seat (..., P): partners' escobas added."""
+    return escobas[..., :2] + escobas[..., 2:4] if partnerships else escobas
+
+
 def _strict_winner(metric: np.ndarray) -> np.ndarray:
     """Return a bool array (N, S) marking the side with the strictly highest metric, if any."""
     if metric.shape[1] == 2:

@@ -13,19 +13,20 @@ card of the same option) are left out.
 
 from __future__ import annotations
 
-import argparse
+import os
 
 import numpy as np
 
 from agents.distill import load_labels
 from agents.registry import make_agent
+from agents.worlds import observation_scalars
+from escoba_env.cli import OneLineParser
 from escoba_env.rules import Rules
-from escoba_env.worlds import observation_scalars
 
 
 def main(argv: list[str] | None = None) -> None:
     """Print the share of decisions on which each pair (the labels' teacher included) agrees."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog=os.path.basename(__file__), description=__doc__.split("\n\n")[0])
     ap.add_argument("labels")
     ap.add_argument("--agents", nargs="+",
                     default=["checkpoint:agents/pretrained/escoba_2p_plain.pt", "expert", "greedy"])

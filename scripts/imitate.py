@@ -13,8 +13,8 @@ epoch the network plays ``--deals`` duplicate deals against expert.
 
 from __future__ import annotations
 
-import argparse
 import copy
+import os
 
 import numpy as np
 import torch
@@ -23,6 +23,7 @@ from agents.distill import load_labels
 from agents.evaluation import play_duplicate
 from agents.expert import ExpertAgent
 from agents.neural import NeuralAgent
+from escoba_env.cli import OneLineParser
 
 
 def targets(arrays: dict[str, np.ndarray], mode: str, param: float) -> tuple[np.ndarray, np.ndarray]:
@@ -47,7 +48,7 @@ def targets(arrays: dict[str, np.ndarray], mode: str, param: float) -> tuple[np.
 
 def main(argv: list[str] | None = None) -> None:
     """Parse arguments, fine-tune, print the cross-entropy and the score per epoch."""
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog=os.path.basename(__file__), description=__doc__.split("\n\n")[0])
     ap.add_argument("labels")
     ap.add_argument("--agent", default="agents/pretrained/escoba_2p_plain.pt",
                     help="checkpoint to start from (default: the shipped network without endgame features)")

@@ -16,10 +16,11 @@ and marks where it starts (``--then-label``). The shipped agent's curve is drawn
 
 from __future__ import annotations
 
-import argparse
 import csv
 import os
 from collections import defaultdict
+
+from escoba_env.cli import OneLineParser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CSV = os.path.join(ROOT, "agents", "pretrained", "escoba_2p_plain_eval.csv")
@@ -133,7 +134,7 @@ def plot(evals: dict[str, dict[str, list[float]]], out: str, title: str, mark: f
 
 def main(argv: list[str] | None = None) -> None:
     """Parse arguments and write the plot (and optionally the evaluation rows); return None."""
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = OneLineParser(prog=os.path.basename(__file__), description=__doc__.splitlines()[0])
     ap.add_argument("--csv", default=DEFAULT_CSV, help="metrics.csv of a run (or its eval rows)")
     ap.add_argument("--out", default=DEFAULT_OUT, help="PNG to write")
     ap.add_argument("--title", default="PPO self-play, 2 players: duplicate evaluation (95% CI)")

@@ -316,3 +316,34 @@ class RefGame:
             self.truncated = True
         if not self.done:
             self.needs_deck = True
+
+
+def _mask(cards: Iterable[int]) -> int:
+    return sum(1 << c for c in cards)
+
+
+def compare_state(eng, refs: list[RefGame]) -> None:
+    """Assert that every game of the batched engine ``eng`` agrees with its reference in ``refs``."""
+    for g, ref in enumerate(refs):
+        where = f"game {g}, round {ref.round_index}"
+        assert bool(eng.done[g]) == ref.done, where
+        assert eng.scores[g].tolist() == ref.scores, where
+        assert int(eng.round_index[g]) == ref.round_index, where
+        if ref.done:
+            assert int(eng.legal[g]) == 0, where
+            assert int(eng.winner[g]) == (-1 if ref.winner is None else ref.winner), where
+            assert bool(eng.truncated[g]) == ref.truncated, where
+            assert eng.piles[g].tolist() == [_mask(p) for p in ref.piles], where
+            continue
+        assert int(eng.dealer[g]) == ref.dealer, where
+        assert eng.hands[g].tolist() == [_mask(h) for h in ref.hands], where
+        assert int(eng.table[g]) == _mask(ref.table), where
+        assert eng.piles[g].tolist() == [_mask(p) for p in ref.piles], where
+        assert eng.escobas[g].tolist() == ref.escobas, where
+        assert int(eng.to_act[g]) == ref.to_act, where
+        assert int(eng.legal[g]) == _mask(ref.legal()), where
+        assert int(eng.pending[g]) == (-1 if ref.pending is None else ref.pending), where
+        assert int(eng.taken[g]) == _mask(ref.taken), where
+        assert eng.played[g].tolist() == [_mask(p) for p in ref.played], where
+        assert int(eng.last_capturer[g]) == (-1 if ref.last_capturer is None else ref.last_capturer), where
+        assert eng.deck[g, int(eng.stock_pos[g]):].tolist() == ref.stock, where

@@ -1,7 +1,11 @@
-"""Tournaments for evaluate.py: duplicate deals, paired statistics, ratings, replays, parallel backends.
+"""Tournaments: duplicate deals, paired statistics, ratings, replays, parallel backends.
+
+The one evaluator of the project: evaluate.py, the trainer's periodic evaluation
+(``agents.evaluation.play_duplicate``), the benchmarks and scripts all play through ``play`` and
+take their intervals from ``stats``.
 
 - ``runner``: the config, lineups, tasks (blocks of deals) and the local / Ray backends;
-- ``play``: one block of one lineup on the batched engine;
+- ``play``: one block of one lineup on the batched engine (each agent called once per step);
 - ``analysis``: per-pair statistics, per-agent totals and OpenSkill ratings;
 - ``stats``: confidence intervals (mean, Wilson);
 - ``report``: the terminal table, JSON / CSV files and the PNG plot;

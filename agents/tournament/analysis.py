@@ -41,7 +41,7 @@ RATING_MODEL = {"library": "openskill", "model": "PlackettLuce", "mu": 25.0, "si
 """The rating model and how results are fed to it (recorded in the results file)."""
 
 
-def _lineup_arrays(blocks: list[Block]) -> dict[str, np.ndarray]:
+def lineup_arrays(blocks: list[Block]) -> dict[str, np.ndarray]:
     """Return a lineup's slot arrays concatenated in deal order."""
     keys = ("deal", "rotation", "points", "categories", "rounds", "truncated")
     return {k: np.concatenate([getattr(b, k) for b in blocks]) for k in keys}
@@ -56,7 +56,7 @@ def pair_stats(run: TournamentRun) -> list[dict]:
     """Return the statistics of every pair of agents that met, in entrant order."""
     ent = run.config.entrants
     conf = run.config.confidence
-    data = [_lineup_arrays(b) for b in run.blocks]
+    data = [lineup_arrays(b) for b in run.blocks]
     out = []
     for a in range(len(ent)):
         for b in range(a + 1, len(ent)):
@@ -116,7 +116,7 @@ def agent_stats(run: TournamentRun) -> list[dict]:
     """Return each agent's totals over the whole tournament (points and escobas per round)."""
     ent = run.config.entrants
     out = []
-    data = [_lineup_arrays(b) for b in run.blocks]
+    data = [lineup_arrays(b) for b in run.blocks]
     esc = CATEGORIES.index("escobas")
     for a in range(len(ent)):
         pts = esc_n = rounds = games = 0
@@ -146,7 +146,7 @@ def fit_ratings(run: TournamentRun) -> list[dict]:
     # Per lineup: (deals, distinct agents) points per round of each agent on each deal.
     per_lineup = []
     for lineup, blocks in zip(run.lineups, run.blocks, strict=True):
-        d = _lineup_arrays(blocks)
+        d = lineup_arrays(blocks)
         agents = sorted(set(lineup))
         cols = []
         for a in agents:

@@ -19,16 +19,17 @@ computes everything else. With ``record=True`` it also returns each game as a re
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from escoba_env.cards import cards_of
 from escoba_env.engine import EscobaEngine
+from escoba_env.observation import action_masks, encode
 from escoba_env.rules import Rules
 
 from ..base import Agent
-from ..evaluation import agent_actions, distinct_agents
 
 CATEGORIES = ("cards", "oros", "velo", "sevens", "escobas")
 """Category points recorded per round (the engine's ``StepInfo.round_categories`` keys)."""
@@ -56,6 +57,39 @@ class Block:
     """(n,) True where a game was cut by ``max_rounds`` without a winner."""
     replays: list[dict] | None = field(default=None, repr=False)
     """One dict per game slot when recorded."""
+
+
+def distinct_agents(agents: Sequence[Agent]) -> tuple[list[Agent], np.ndarray]:
+    """Return the distinct agent objects and, per given agent, its index among them.
+
+    An agent object given more than once is then called once per step for all its games.
+    """
+    callers: list[Agent] = []
+    index = []
+    for a in agents:
+        same = [k for k, c in enumerate(callers) if c is a]
+        if not same:
+            callers.append(a)
+        index.append(same[0] if same else len(callers) - 1)
+    return callers, np.asarray(index, np.int64)
+
+
+def agent_actions(engine: EscobaEngine, agents: Sequence[Agent], who: np.ndarray) -> np.ndarray:
+    """Return one action per game: game ``g``'s seat to act is played by ``agents[who[g]]``.
+
+    Each agent is called once, with the observations of all its games (``act_batch``); the oracle
+    (``needs_state``) also gets ``state=(engine, games)``. Finished games get action 0.
+    """
+    actions = np.zeros(engine.num_games, np.int64)
+    live = ~engine.done
+    for k, agent in enumerate(agents):
+        g = np.nonzero(live & (who == k))[0]
+        if g.size == 0:
+            continue
+        seats = engine.to_act[g]
+        state = (engine, g) if agent.needs_state else None
+        actions[g] = agent.act_batch(encode(engine, seats, g), action_masks(engine, seats, g), state)
+    return actions
 
 
 def slot_layout(deal_ids: np.ndarray, sides: int, duplicate: bool) -> tuple[np.ndarray, np.ndarray]:

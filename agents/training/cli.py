@@ -76,8 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         else:
             parser.add_argument(flag, type=_CONVERTERS[typ], help=help_, dest=f.name)
     group = parser.add_argument_group("rules (passed to the env; defaults: escoba_env.Rules, docs/rules.md)")
-    add_rules_arguments(group)
-    for action in group._group_actions:  # only the rules flags given override a resumed run's rules
+    for action in add_rules_arguments(group):  # only the rules flags given override a resumed run's rules
         action.default = argparse.SUPPRESS
         action.dest = "rules." + _RULE_DEST.get(action.dest, action.dest)
     group.add_argument("--num-players", type=int, choices=(2, 3, 4), dest="rules.num_players",

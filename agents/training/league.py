@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from escoba_env.cards import OROS, SEVENS, VELO
 from escoba_env.engine import unpack_mask
 from escoba_env.rules import Rules
 
@@ -32,9 +33,9 @@ HEURISTICS: dict[str, type[Agent]] = {"greedy": GreedyAgent, "expert": ExpertAge
 LEARNER, GREEDY, EXPERT, SNAP0 = 0, 1, 2, 3  # controller codes; snapshot i is SNAP0 + i
 SHAPING_WEIGHTS = {"card": 0.05, "oro": 0.1, "seven": 0.3, "velo": 0.6, "escoba": 1.0}
 """Points-per-item estimates of the shaping potential (a velo counts as card, oro, seven and velo)."""
-_OROS = np.uint64(sum(1 << c for c in range(0, 40, 4)))
-_SEVENS = np.uint64(0xF << 24)
-_VELO = np.uint64(1 << 24)
+_OROS = np.uint64(OROS)
+_SEVENS = np.uint64(SEVENS)
+_VELO = np.uint64(1 << VELO)
 
 
 def potential(engine) -> np.ndarray:
@@ -42,10 +43,8 @@ def potential(engine) -> np.ndarray:
 
     A side's value is ``SHAPING_WEIGHTS`` applied to its capture pile this round plus its escobas.
     """
-    piles, esc = engine.piles, engine.escobas.astype(np.float64)
-    if engine.rules.partnerships:
-        piles = np.stack([piles[:, 0] | piles[:, 2], piles[:, 1] | piles[:, 3]], axis=1)
-        esc = esc[:, [0, 1]] + esc[:, [2, 3]]
+    piles, esc = engine.side_totals()
+    esc = esc.astype(np.float64)
     w = SHAPING_WEIGHTS
 
     def count(m: np.ndarray) -> np.ndarray:

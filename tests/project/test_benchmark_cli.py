@@ -1,0 +1,35 @@
+"""The benchmark scripts answer bad input with one line on stderr and a non-zero exit, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(("script", "args", "status", "message"), [
+    ("bench_engine.py", ["--batches", "0"], 2, "argument --batches: must be a positive integer, got '0'"),
+    ("bench_engine.py", ["--repeats", "-1"], 2, "argument --repeats: must be a positive integer"),
+    ("bench_engine.py", ["--players", "5"], 2, "argument --players: invalid choice: 5"),
+    ("bench_envs.py", ["--seconds", "inf"], 2, "argument --seconds: must be a positive number, got 'inf'"),
+    ("bench_envs.py", ["--batches", "256,x"], 2, "argument --batches: must be a positive integer, got 'x'"),
+    ("bench_agents.py", ["--agents", "nonsense", "--positions", "2"], 1, "unknown agent 'nonsense'"),
+    ("bench_agents.py", ["--positions", "0"], 2, "argument --positions: must be a positive integer"),
+    ("strength.py", ["--deals", "0"], 2, "argument --deals: must be a positive integer"),
+    ("strength.py", ["--seed", str(2**64)], 2, "argument --seed: must be an integer from 0 to 2**64-1"),
+    ("strength.py", ["--deals", "2", "--json", "no/such/dir/x.json"], 1, "its folder does not exist"),
+    ("bench_train.py", ["--threads", "-4"], 2, "argument --threads: must be a positive integer, got '-4'"),
+    ("bench_train.py", ["--device", "foo"], 2, "argument --device: not a torch device: 'foo'"),
+])
+def test_bad_input_gets_one_line_and_a_non_zero_exit(tmp_path, script, args, status, message):
+    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args], cwd=tmp_path, text=True,
+                         capture_output=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert res.returncode == status
+    (line,) = res.stderr.splitlines()
+    assert line.startswith(f"{script}: error: ") and message in line, line
+    assert not list(tmp_path.iterdir())  # nothing written

@@ -1,0 +1,69 @@
+"""The model card's experiment scripts run end to end on a tiny labels file (scripts/agreement.py,
+scripts/imitate.py); their figures in the model card come from the same code on larger files."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+from agents.distill import collect_labels, save_labels
+from agents.endgame import EndgameAgent
+from agents.expert import ExpertAgent
+from agents.greedy import GreedyAgent
+from escoba_env import Rules
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PLAIN = os.path.join(ROOT, "agents", "pretrained", "escoba_2p_plain.pt")
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "scripts", f"{name}.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def endgame_labels(tmp_path_factory):
+    """Return the path of 300 endgame decisions labelled with exact values."""
+    rules = Rules()
+    data = collect_labels(EndgameAgent(ExpertAgent(rules)), [ExpertAgent(rules), GreedyAgent(rules)], rules,
+                          300, num_games=128, seed=3, values=True)
+    path = tmp_path_factory.mktemp("labels") / "endgame.npz"
+    save_labels(path, data, rules, teacher="endgame")
+    return path
+
+
+def test_agreement_prints_agreement_regret_and_best_action_share(endgame_labels, capsys):
+    _script("agreement").main([str(endgame_labels), "--limit", "0", "--regret", "--agents", "expert",
+                               "endgame", "greedy"])
+    out = capsys.readouterr().out
+    assert "teacher (endgame) = endgame: 1.000" in out  # the endgame agent is the teacher
+    lines = {line.split(":")[0].strip(): line for line in out.splitlines() if "best action in" in line}
+    assert set(lines) == {"teacher (endgame)", "expert", "endgame", "greedy"}
+    assert lines["endgame"].endswith("0.000; a best action in 100.0% of decisions")
+    greedy_regret = float(lines["greedy"].split("/")[-1].split(";")[0])
+    assert greedy_regret > 0  # greedy misplays some endgames
+
+
+def test_agreement_regret_needs_values(endgame_labels, tmp_path):
+    from agents.distill import load_labels
+
+    arrays, _ = load_labels(endgame_labels)
+    path = tmp_path / "novalues.npz"
+    save_labels(path, {k: arrays[k] for k in ("obs", "mask", "action")}, Rules(), teacher="endgame")
+    with pytest.raises(SystemExit, match="--values"):
+        _script("agreement").main([str(path), "--regret", "--agents", "expert"])
+
+
+def test_imitate_fine_tunes_and_scores_each_epoch(endgame_labels, capsys):
+    _script("imitate").main([str(endgame_labels), "--agent", PLAIN, "--mode", "soft", "--param", "0.5",
+                             "--epochs", "2", "--deals", "20", "--limit", "200"])
+    out = capsys.readouterr().out
+    assert "soft 0.5: 200 of 200 labels" in out
+    ce = [float(line.split("cross-entropy ")[1].split(",")[0]) for line in out.splitlines()
+          if line.startswith("epoch")]
+    assert len(ce) == 2 and ce[1] < ce[0] and np.isfinite(ce).all()

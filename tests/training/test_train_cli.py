@@ -1,0 +1,214 @@
+"""train.py and training checkpoints against bad input, reused run names, signals and crafted files."""
+
+from __future__ import annotations
+
+import csv
+import fractions
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+
+import pytest
+import torch
+
+from agents.neural import NeuralAgent, load_checkpoint
+from agents.training import Config, Trainer, export_agent
+from agents.training.cli import config_from_args, main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SMALL = ["--num-envs", "16", "--num-steps", "8", "--hidden", "16", "--total-steps", "128", "--eval-interval",
+         "0", "--no-progress", "--no-tensorboard", "--num-minibatches", "2"]
+
+
+def tiny(tmp_path, name: str = "run", **kw) -> Config:
+    base = dict(num_envs=16, num_steps=8, hidden=(16,), total_steps=3 * 128, eval_interval=0, progress=False,
+                tensorboard=False, num_minibatches=2, save_interval=128, seed=2, runs_dir=str(tmp_path),
+                run_name=name)
+    return Config(**{**base, **kw})
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    """A finished tiny run: return its checkpoint path."""
+    tmp = tmp_path_factory.mktemp("small")
+    assert main([*SMALL, "--runs-dir", str(tmp), "--run-name", "small"]) == 0
+    return os.path.join(tmp, "small", "checkpoints", "latest.pt")
+
+
+def one_error_line(capsys) -> str:
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("train.py: error: ") and "Traceback" not in err
+    return lines[0]
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--num-envs", "0"], "num_envs must be >= 1"),
+    (["--device", "foo"], "device"),
+    (["--num-players", "5"], "invalid choice"),
+    (["--players", "5"], "invalid choice"),
+    (["--eval-deals", "0"], "eval_deals must be >= 1"),
+    (["--gamma", "5"], "gamma must be in [0, 1]"),
+    (["--gamma", "nan"], "gamma must be finite"),
+    (["--hidden", "0"], "hidden must be"),
+    (["--threads", "-4"], "threads must be >= 0"),
+    (["--save-interval", "0"], "save_interval must be >= 1"),
+    (["--learning-rate", "-1"], "learning_rate must be > 0"),
+    (["--workers", "17"], "workers (17) must be <= num_envs (16)"),
+    (["--backend", "mpi"], "backend must be one of"),
+    (["--run-name", "../../x"], "run_name must be a plain folder name"),
+    (["--run-name", "a/b"], "run_name must be a plain folder name"),
+    (["--total-steps", "many"], "invalid int value"),
+    (["--resume", "no/such/file.pt"], "checkpoint not found"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, args, words):
+    runs = tmp_path / "a" / "b" / "runs"
+    code = main([*SMALL, "--runs-dir", str(runs), *args])
+    assert code == 2
+    assert words in one_error_line(capsys)
+    assert not runs.exists() and sorted(os.listdir(tmp_path)) == []
+
+
+def test_resume_of_a_corrupt_or_exported_file_is_one_line(tmp_path, capsys, small_run):
+    bad = tmp_path / "corrupt.pt"
+    bad.write_bytes(open(small_run, "rb").read()[:200])
+    assert main(["--resume", str(bad)]) == 2
+    assert "corrupt" in one_error_line(capsys)
+    exported = export_agent(small_run, str(tmp_path / "agent.pt"))
+    assert main(["--resume", exported]) == 2
+    assert "no training state" in one_error_line(capsys)
+
+
+def test_players_flag_is_shared_and_num_players_is_its_hidden_alias(capsys):
+    assert config_from_args(["--players", "3"])[0].rules == {"num_players": 3}
+    assert config_from_args(["--num-players", "4", "--partnerships"])[0].rules == {"num_players": 4,
+                                                                                   "partnerships": True}
+    with pytest.raises(SystemExit):
+        config_from_args(["--help"])
+    out = capsys.readouterr().out
+    assert "--players" in out and "--num-players" not in out and "--sevens-rule" in out
+
+
+def test_a_reused_run_name_is_refused_and_the_old_run_is_kept(tmp_path, capsys, small_run):
+    runs = os.path.dirname(os.path.dirname(os.path.dirname(small_run)))
+    run = os.path.dirname(os.path.dirname(small_run))
+    before = {f: open(os.path.join(run, f), "rb").read() for f in ("metrics.csv", "checkpoints/latest.pt")}
+    code = main([*SMALL, "--runs-dir", runs, "--run-name", "small", "--players", "3"])
+    assert code == 2
+    assert "already holds a run" in one_error_line(capsys)
+    assert before == {f: open(os.path.join(run, f), "rb").read() for f in before}
+
+
+def test_resume_drops_metric_rows_logged_after_its_checkpoint(tmp_path):
+    """A run saved at step 128, then logged up to 384 before it died: resuming from 128 logs 256 and
+    384 again, once each."""
+    copy = str(tmp_path / "step128.pt")
+
+    def keep_first(t: Trainer, _stats) -> None:
+        if t.update == 1:
+            shutil.copy(t.ckpt_path, copy)
+
+    Trainer(tiny(tmp_path)).run(callback=keep_first)
+    Trainer(Config(resume=copy)).run()
+    with open(tmp_path / "run" / "metrics.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    counts = Counter((r["step"], r["tag"]) for r in rows)
+    assert max(counts.values()) == 1
+    assert counts[("384", "losses/value_loss")] == 1 and counts[("128", "losses/value_loss")] == 1
+
+
+def _start(tmp_path, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    args = [sys.executable, os.path.join(ROOT, "train.py"), "--runs-dir", str(tmp_path), "--run-name", "sig",
+            "--num-envs", "32", "--num-steps", "8", "--hidden", "16", "--total-steps", "10000000000",
+            "--eval-interval", "0", "--no-progress", "--no-tensorboard", "--save-interval", "1000000000",
+            *extra]
+    return subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+
+
+def _wait_for_training(tmp_path, proc: subprocess.Popen) -> None:
+    metrics = tmp_path / "sig" / "metrics.csv"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if metrics.exists() and len(metrics.read_text().splitlines()) > 5:
+            return
+        time.sleep(0.2)
+    proc.kill()
+    raise AssertionError(f"training did not start: {proc.communicate()}")
+
+
+@pytest.mark.parametrize(("sig", "extra"), [(signal.SIGTERM, ()), (signal.SIGINT, ("--workers", "2")),
+                                           (signal.SIGTERM, ("--overlap",))])
+def test_a_signal_saves_the_last_update_and_exits_with_one_line(tmp_path, sig, extra):
+    proc = _start(tmp_path, *extra)
+    _wait_for_training(tmp_path, proc)
+    os.killpg(proc.pid, sig)  # the whole process group, as a terminal's Ctrl-C does
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    assert proc.returncode == 128 + sig, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert f"{signal.Signals(sig).name} received" in lines[0] and "checkpoint saved" in lines[0]
+    ckpt = load_checkpoint(tmp_path / "sig" / "checkpoints" / "latest.pt")
+    assert ckpt["global_step"] > 0 and ckpt["global_step"] % 256 == 0
+    assert Trainer(Config(resume=str(tmp_path / "sig" / "checkpoints" / "latest.pt"))).global_step == \
+        ckpt["global_step"]
+
+
+def test_a_crafted_huge_network_is_refused_before_any_allocation(tmp_path, small_run, monkeypatch):
+    ckpt = load_checkpoint(small_run)
+    ckpt["net"] = {**ckpt["net"], "hidden": [100_000]}
+    path = tmp_path / "huge.pt"
+    torch.save(ckpt, path)
+    sizes: list[int] = []
+    real = torch.nn.Linear.__init__
+
+    def spy(self, in_features, out_features, *a, **kw):
+        if kw.get("device") is None and torch.get_default_device().type != "meta":
+            sizes.append(in_features * out_features)
+        real(self, in_features, out_features, *a, **kw)
+
+    monkeypatch.setattr(torch.nn.Linear, "__init__", spy)
+    with pytest.raises(ValueError, match="do not fit its network description"):
+        NeuralAgent.from_checkpoint(path)
+    with pytest.raises(ValueError, match="do not fit its network description"):
+        Trainer(Config(resume=str(path)))
+    assert max(sizes, default=0) < 10**6
+
+
+def test_a_file_with_pickled_objects_is_refused_without_advising_weights_only_false(tmp_path, capsys):
+    path = tmp_path / "evil.pt"
+    torch.save({"format": "escoba-ppo", "payload": fractions.Fraction(1, 3)}, path)
+    with pytest.raises(ValueError) as err:
+        load_checkpoint(path)
+    assert "weights_only" not in str(err.value) and "trust" not in str(err.value)
+    assert "never loaded" in str(err.value)
+    assert main(["--resume", str(path)]) == 2
+    line = one_error_line(capsys)
+    assert "weights_only" not in line
+
+
+def test_workers_exit_when_the_trainer_is_killed(tmp_path):
+    proc = _start(tmp_path, "--workers", "2")
+    _wait_for_training(tmp_path, proc)
+    with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+        children = [int(c) for c in f.read().split()]
+    assert len(children) == 2
+    proc.kill()
+    proc.communicate(timeout=30)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{c}") for c in children):
+        time.sleep(0.2)
+    alive = [c for c in children if os.path.exists(f"/proc/{c}")]
+    for c in alive:
+        os.kill(c, signal.SIGKILL)
+    assert alive == []
