@@ -47,7 +47,8 @@ from escoba_env.cli import positive_int as _positive
 from escoba_env.game import Game, GameStep
 from escoba_env.rules import Rules
 
-PROG = "python -m escoba_arena.terminal"
+PROG = "escoba-play" if os.path.basename(sys.argv[0]) == "escoba-play" else "python -m escoba_arena.terminal"
+"""The name the program's usage and errors go by: the console script's, or the module's."""
 FALLBACK_OPPONENT = "expert"
 """The opponent used while no shipped checkpoint fits the chosen rules."""
 
