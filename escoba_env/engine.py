@@ -54,7 +54,7 @@ from .deal import (
     mesa_turn_up_batch,
     shuffled_decks,
 )
-from .rules import Rules, check_seed
+from .rules import Rules, check_max_rounds, check_rules, check_seed
 from .scoring import CATEGORIES, score_round_batch, side_escobas, side_piles
 
 _ONE = np.uint64(1)
@@ -189,12 +189,8 @@ class EscobaEngine:
                  max_rounds: int | None = None, autoreset: bool = False):
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a positive int, got {num_games!r}")
-        if max_rounds is not None and (isinstance(max_rounds, (bool, np.bool_))
-                                       or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1):
-            raise ValueError(f"max_rounds must be None or a positive int, got {max_rounds!r}")
-        self.rules = Rules() if rules is None else rules
-        if not isinstance(self.rules, Rules):
-            raise ValueError(f"rules must be an escoba_env.Rules, got {type(rules).__name__}")
+        check_max_rounds(max_rounds)
+        self.rules = check_rules(rules)
         self._nc = self.rules.num_cards
         self._jokers = self.rules.jokers
         self.num_games = int(num_games)

@@ -202,7 +202,7 @@ def env(**kwargs: Any) -> AECEnv:
     return e
 
 
-class raw_env(AECEnv):
+class raw_env(faces.EngineView, AECEnv):
     """Escoba as a PettingZoo AEC env over the one-game executor ``Game`` (see the module docstring).
 
     ``game`` is the executor; ``engine`` is a one-game ``EscobaEngine`` view of the same state,
@@ -253,16 +253,6 @@ class raw_env(AECEnv):
         self.truncations = {}
         self.infos = {}
         self.agent_selection = self.possible_agents[0]
-
-    @property
-    def engine(self):
-        """Return a one-game ``EscobaEngine`` holding the game's current state (do not modify it)."""
-        if self._view is None:
-            self._view = self.game.to_engine()
-        elif self._view_stale:
-            self.game.write_engine(self._view)
-        self._view_stale = False
-        return self._view
 
     # ------------------------------------------------------------------ spaces
 

@@ -36,7 +36,7 @@ from .cards import FULL_DECK, NUM_CARDS, card_name, cards_of, parse_card
 from .engine import EscobaEngine, StepInfo
 from .game import Game, GameStep
 from .observation import obs_size, scalar_offsets
-from .rules import Rules
+from .rules import Rules, check_max_rounds, check_rules
 from .rules import check_seed as _check_seed_int
 
 EPISODES = ("game", "round")
@@ -50,8 +50,7 @@ _IGNORED_OPTIONS = ("options",)
 def make_rules(rules: Rules | None, rule_options: Mapping[str, Any]) -> Rules:
     """Return the Rules given either as a ``Rules`` object or as keyword options (not both)."""
     if rules is not None:
-        if not isinstance(rules, Rules):
-            raise ValueError(f"rules must be an escoba_env.Rules, got {type(rules).__name__}")
+        check_rules(rules)
         if rule_options:
             raise ValueError(
                 f"give the rules either as rules=Rules(...) or as keyword options, not both "
@@ -67,9 +66,7 @@ def check_config(episode: str, reward: str, max_rounds: int | None) -> None:
         raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
     if reward not in REWARDS:
         raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
-    if max_rounds is not None and (isinstance(max_rounds, bool)
-                                   or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1):
-        raise ValueError(f"max_rounds must be None or a positive int, got {max_rounds!r}")
+    check_max_rounds(max_rounds)
 
 
 def make_engine(num_games: int, rules: Rules, episode: str, reward: str,
@@ -317,3 +314,24 @@ def round_info(info: StepInfo, game: int = 0) -> dict[str, Any]:
         "scores": info.scores[game].tolist(),
         "round_categories": {k: v[game].tolist() for k, v in info.round_categories.items()},
     }
+
+
+class EngineView:
+    """Mixin of the faces that run a ``Game`` in ``self.game``: ``engine`` is a one-game engine copy.
+
+    Code written for the batched engine (tests, the oracle agent) reads ``env.engine``; the copy is
+    refreshed when read after the face set ``self._view_stale`` (every step and reset).
+    """
+
+    _view = None
+    _view_stale = True
+
+    @property
+    def engine(self):
+        """Return a one-game ``EscobaEngine`` holding the game's current state (do not modify it)."""
+        if self._view is None:
+            self._view = self.game.to_engine()
+        elif self._view_stale:
+            self.game.write_engine(self._view)
+        self._view_stale = False
+        return self._view

@@ -42,7 +42,7 @@ from .capture import FIFTEEN, VALUE_OF, joker_summary_of, single_summary_of, sum
 from .cards import JOKER_MASK, NUM_CARDS, card_name, cards_of, names_of
 from .deal import explicit_decks, initial_fifteen_of, mesa_turn_up, shuffled_deck
 from .observation import encode_state, mask_array
-from .rules import Rules, check_seed
+from .rules import Rules, check_max_rounds, check_rules, check_seed
 from .scoring import round_awards
 
 __all__ = ["Game", "GameStep"]
@@ -77,12 +77,8 @@ class Game:
 
     def __init__(self, rules: Rules | None = None, *, single_round: bool = False,
                  max_rounds: int | None = None):
-        if max_rounds is not None and (isinstance(max_rounds, (bool, np.bool_))
-                                       or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1):
-            raise ValueError(f"max_rounds must be None or a positive int, got {max_rounds!r}")
-        self.rules = Rules() if rules is None else rules
-        if not isinstance(self.rules, Rules):
-            raise ValueError(f"rules must be an escoba_env.Rules, got {type(rules).__name__}")
+        check_max_rounds(max_rounds)
+        self.rules = check_rules(rules)
         r = self.rules
         self.single_round = bool(single_round)
         self.max_rounds = None if max_rounds is None else int(max_rounds)

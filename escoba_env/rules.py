@@ -44,6 +44,22 @@ def check_seed(seed: Any) -> int:
     return int(seed)
 
 
+def check_max_rounds(max_rounds: Any) -> int | None:
+    """Return ``max_rounds`` (None or a positive int) as given; raise ValueError otherwise."""
+    if max_rounds is not None and (not _is_int(max_rounds) or max_rounds < 1):
+        raise ValueError(f"max_rounds must be None or a positive int, got {max_rounds!r}")
+    return None if max_rounds is None else int(max_rounds)
+
+
+def check_rules(rules: Any) -> Rules:
+    """Return ``rules``, or ``Rules()`` for None; raise ValueError for anything but a ``Rules``."""
+    if rules is None:
+        return Rules()
+    if not isinstance(rules, Rules):
+        raise ValueError(f"rules must be an escoba_env.Rules, got {type(rules).__name__}")
+    return rules
+
+
 @dataclass(frozen=True)
 class Rules:
     """Every rule option of docs/rules.md (§9); field names follow the rule book."""

@@ -57,7 +57,7 @@ from .rules import Rules
 ILLEGAL_ACTIONS = ("terminate", "raise")
 
 
-class SingleAgentEscobaEnv(gymnasium.Env):
+class SingleAgentEscobaEnv(faces.EngineView, gymnasium.Env):
     """One learner seat of Escoba against fixed opponents (see the module docstring)."""
 
     metadata = {"render_modes": ["ansi", "human", "rgb_array"], "render_fps": 1}
@@ -107,16 +107,6 @@ class SingleAgentEscobaEnv(gymnasium.Env):
         self._games = np.zeros(1, np.int64)
         self._done = True
         self._last: tuple | None = None
-
-    @property
-    def engine(self):
-        """Return a one-game ``EscobaEngine`` holding the game's current state (do not modify it)."""
-        if self._view is None:
-            self._view = self.game.to_engine()
-        elif self._view_stale:
-            self.game.write_engine(self._view)
-        self._view_stale = False
-        return self._view
 
     # ------------------------------------------------------------------ helpers
 
