@@ -12,6 +12,9 @@ search         determinized Monte Carlo (PIMC); ``sims`` rollouts per decision, 
 oracle         CHEATING, upper-bound reference: the search seeing all hidden cards
 endgame        ``base`` (expert) playing the exact 2-player endgame once the stock is empty
 checkpoint     ``checkpoint:path/to/model.pt``: a neural agent trained by ``train.py``
+hybrid         search (``sims``, default 1000) before the stock runs out, the exact endgame after it
+neural-2v2     the shipped 2v2 partnership agent (``agents/pretrained/escoba_2v2.pt``)
+neural-3p      the shipped 3-player agent (``agents/pretrained/escoba_3p.pt``)
 =============  ===========================================================================
 
 An unknown name or a bad parameter raises ``ValueError`` listing what exists. ``checkpoint:PATH``
@@ -100,6 +103,18 @@ def _endgame(rules: Rules | None = None, seed: int | None = None, base: str = "e
 register("endgame", _endgame, {"base": str},
          "base agent (default expert) that plays the 2-player endgame (empty stock: every card known) "
          "exactly, by minimax")
+
+
+def _hybrid(rules: Rules | None = None, seed: int | None = None, sims: int | None = None) -> Agent:
+    """Return the search-then-exact-endgame agent (``agents.hybrid``)."""
+    from .hybrid import HybridAgent
+
+    return HybridAgent(rules, seed, sims=HybridAgent.DEFAULT_SIMS if sims is None else sims)
+
+
+register("hybrid", _hybrid, {"sims": _sims},
+         "search (sims rollouts, default 1000) while the stock lasts, the exact 2-player endgame after it: "
+         "the strongest agent under 50 ms a move")
 
 
 def _load_checkpoint(path: str | None = None, rules: Rules | None = None, seed: int | None = None,
