@@ -45,7 +45,7 @@ def test_hybrid_searches_before_the_endgame_and_solves_it_exactly():
 
 
 def test_hybrid_is_the_search_alone_with_three_players():
-    for _, masks, acts, eg, searched, _ in play_along(Rules(num_players=3), games=2, seed=1, sims=20):
+    for _, _, acts, eg, searched, _ in play_along(Rules(num_players=3), games=2, seed=1, sims=20):
         assert not eg.any() and np.array_equal(acts, searched)
 
 
