@@ -155,6 +155,31 @@ register("checkpoint", _load_checkpoint, {"path": str, "device": str, "determini
          "a neural agent trained by train.py: checkpoint:path/to/model.pt")
 
 
+SHIPPED_CHECKPOINTS = {(2, False): "agents/pretrained/escoba_2p.pt",
+                       (4, True): "agents/pretrained/escoba_2v2.pt",
+                       (3, False): "agents/pretrained/escoba_3p.pt"}
+"""The shipped neural agent of each table, (players, partnerships) -> path from the repository root
+(the terminal game's default opponent; the model card is ``agents/pretrained/README.md``)."""
+
+
+def _shipped(players: int, partnerships: bool) -> Callable[..., Agent]:
+    """Return a factory of the shipped neural agent of that table (``checkpoint`` with a fixed path)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        SHIPPED_CHECKPOINTS[players, partnerships])
+
+    def factory(rules: Rules | None = None, seed: int | None = None, **params: Any) -> Agent:
+        """Return the shipped agent (it refuses other rules with a ValueError naming the difference)."""
+        return _load_checkpoint(path, rules=rules, seed=seed, **params)
+
+    return factory
+
+
+register("neural-2v2", _shipped(4, True), {"device": str, "deterministic": _bool},
+         "the shipped neural agent of the 4-player partnership game (agents/pretrained/escoba_2v2.pt)")
+register("neural-3p", _shipped(3, False), {"device": str, "deterministic": _bool},
+         "the shipped neural agent of the 3-player game (agents/pretrained/escoba_3p.pt)")
+
+
 def available() -> str:
     """Return a multi-line description of every registered name and its parameters."""
     lines = []

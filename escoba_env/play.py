@@ -70,12 +70,13 @@ class Quit(Exception):
     """The player asked to stop (``q`` or end of input)."""
 
 
-def shipped_checkpoint() -> Path | None:
+def shipped_checkpoint(rules: Rules | None = None) -> Path | None:
     """Return the path of the shipped neural agent's checkpoint, or None while there is none.
 
-    Looks for ``agents.registry.SHIPPED_CHECKPOINT`` first, then for the first ``*.pt`` file (by
-    name) in ``agents/pretrained``, ``agents/checkpoints`` and ``agents`` itself, so a checkpoint
-    committed later is picked up without a change here.
+    Looks for the entry of the table of ``rules`` in ``agents.registry.SHIPPED_CHECKPOINTS``
+    (keyed by players and partnerships), then ``agents.registry.SHIPPED_CHECKPOINT``, then for the
+    first ``*.pt`` file (by name) in ``agents/pretrained``, ``agents/checkpoints`` and ``agents``
+    itself, so a checkpoint committed later is picked up without a change here.
     """
     spec = importlib.util.find_spec("agents")
     if spec is None or not spec.submodule_search_locations:
@@ -85,6 +86,9 @@ def shipped_checkpoint() -> Path | None:
         from agents import registry
 
         named = getattr(registry, "SHIPPED_CHECKPOINT", None)
+        if rules is not None:
+            table = (rules.num_players, rules.partnerships)
+            named = getattr(registry, "SHIPPED_CHECKPOINTS", {}).get(table, named)
     except ImportError:
         named = None
     if named:
@@ -108,7 +112,7 @@ def make_bot(spec: str, rules: Rules, seed: int):
 
 def default_opponent(rules: Rules) -> tuple[str, str | None]:
     """Return (spec, note): the shipped checkpoint if it fits ``rules``, else the fallback and why."""
-    path = shipped_checkpoint()
+    path = shipped_checkpoint(rules)
     if path is None:
         return FALLBACK_OPPONENT, f"no shipped neural agent found yet, playing {FALLBACK_OPPONENT}"
     spec = f"checkpoint:{path}"
