@@ -29,11 +29,12 @@ def test_shipped_agent_loads_and_plays_legal_moves_to_the_end_of_rounds(spec, ru
         full[live] = acts
         eng.step(full)
         steps += 1
-    assert steps >= 40 // rules.num_players * rules.num_players  # every card was played
+    assert steps >= 36  # every card dealt to a hand was played (40 minus the 4 of the first table)
     again = make_agent(f"{spec}:deterministic=true", rules=rules, seed=0)
     eng.reset(seed=3)
     obs, masks = encode(eng, eng.to_act), action_masks(eng, eng.to_act)
-    assert np.array_equal(again.act_batch(obs, masks), make_agent(spec, rules=rules, seed=9).act_batch(obs, masks))
+    other_seed = make_agent(spec, rules=rules, seed=9)  # the argmax policy does not depend on the seed
+    assert np.array_equal(again.act_batch(obs, masks), other_seed.act_batch(obs, masks))
 
 
 @pytest.mark.parametrize("spec, rules", TABLES)
