@@ -16,6 +16,9 @@ sb3            ``sb3:path/to/model.zip``: a Stable-Baselines3 model (``agents.ou
 python         ``python:module:factory``: your own agent, ``factory(rules=, seed=)``
 openspiel-     ``openspiel-ismcts:sims=N``: OpenSpiel's IS-MCTS bot (extra ``[openspiel]``,
 ismcts         ``agents.ismcts``)
+hybrid         search (``sims``, default 1000) before the stock runs out, the exact endgame after it
+neural-2v2     the shipped 2v2 partnership agent (``agents/pretrained/escoba_2v2.pt``)
+neural-3p      the shipped 3-player agent (``agents/pretrained/escoba_3p.pt``)
 =============  ===========================================================================
 
 An unknown name or a bad parameter raises ``ValueError`` listing what exists. ``checkpoint:PATH``
@@ -112,6 +115,18 @@ register("endgame", _endgame, {"base": str},
          "exactly, by minimax")
 
 
+def _hybrid(rules: Rules | None = None, seed: int | None = None, sims: int | None = None) -> Agent:
+    """Return the search-then-exact-endgame agent (``agents.hybrid``)."""
+    from .hybrid import HybridAgent
+
+    return HybridAgent(rules, seed, sims=HybridAgent.DEFAULT_SIMS if sims is None else sims)
+
+
+register("hybrid", _hybrid, {"sims": _sims},
+         "search (sims rollouts, default 1000) while the stock lasts, the exact 2-player endgame after it: "
+         "the strongest agent under 50 ms a move")
+
+
 def _load_checkpoint(path: str | None = None, rules: Rules | None = None, seed: int | None = None,
                      **params: Any) -> Agent:
     """Return the neural agent stored at ``path`` (delegates to ``agents.neural``)."""
@@ -135,14 +150,19 @@ def _load_checkpoint(path: str | None = None, rules: Rules | None = None, seed: 
     return loader(path, rules=rules, seed=seed, **params)
 
 
-def shipped_checkpoint() -> Path | None:
+def shipped_checkpoint(rules: Rules | None = None) -> Path | None:
     """Return the path of the shipped neural agent's checkpoint, or None while there is none.
 
-    ``SHIPPED_CHECKPOINT`` if set and present, else the first ``*.pt`` file (by name) in
-    ``agents/pretrained``, ``agents/checkpoints`` and ``agents`` itself, so a checkpoint committed
-    later is picked up without a change here.
+    With ``rules``, the shipped agent of that table (``SHIPPED_CHECKPOINTS``, keyed by players and
+    partnerships) if there is one; else ``SHIPPED_CHECKPOINT`` if set and present, else the first
+    ``*.pt`` file (by name) in ``agents/pretrained``, ``agents/checkpoints`` and ``agents`` itself,
+    so a checkpoint committed later is picked up without a change here.
     """
     root = Path(__file__).resolve().parent
+    if rules is not None:
+        named = SHIPPED_CHECKPOINTS.get((rules.num_players, rules.partnerships))
+        if named and (root.parent / named).is_file():
+            return root.parent / named
     if SHIPPED_CHECKPOINT:
         path = Path(SHIPPED_CHECKPOINT)
         path = path if path.is_absolute() else root.parent / path
@@ -202,6 +222,32 @@ register("openspiel-ismcts", _ismcts, {"sims": int, "uct_c": float, "rollouts": 
          "OpenSpiel's IS-MCTS bot on the python_escoba game; sims = simulations per decision (default 100)")
 _FIRST_PARAM = {"checkpoint": "path", "sb3": "path", "python": "target"}
 """Specs whose first parameter is written bare (a file or a module:factory)."""
+SHIPPED_CHECKPOINTS = {(2, False): "agents/pretrained/escoba_2p.pt",
+                       (4, True): "agents/pretrained/escoba_2v2.pt",
+                       (3, False): "agents/pretrained/escoba_3p.pt"}
+"""The shipped neural agent of each table, (players, partnerships) -> path from the repository root
+(the model card is ``agents/pretrained/README.md``)."""
+DEFAULT_OPPONENT_TABLES = ((2, False), (4, True))
+"""Tables whose shipped agent is the terminal game's default opponent: it beats or ties ``expert``
+there. The 3-player network trails ``expert`` (model card), so that table keeps the expert."""
+
+
+def _shipped(players: int, partnerships: bool) -> Callable[..., Agent]:
+    """Return a factory of the shipped neural agent of that table (``checkpoint`` with a fixed path)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        SHIPPED_CHECKPOINTS[players, partnerships])
+
+    def factory(rules: Rules | None = None, seed: int | None = None, **params: Any) -> Agent:
+        """Return the shipped agent (it refuses other rules with a ValueError naming the difference)."""
+        return _load_checkpoint(path, rules=rules, seed=seed, **params)
+
+    return factory
+
+
+register("neural-2v2", _shipped(4, True), {"device": str, "deterministic": _bool},
+         "the shipped neural agent of the 4-player partnership game (agents/pretrained/escoba_2v2.pt)")
+register("neural-3p", _shipped(3, False), {"device": str, "deterministic": _bool},
+         "the shipped neural agent of the 3-player game (agents/pretrained/escoba_3p.pt)")
 
 
 def available() -> str:

@@ -13,7 +13,9 @@ bound is above 0.
 Pairs (``--only`` takes their keys): greedy-random, expert-greedy, search-expert (default budget),
 endgame-expert and endgame-search (``endgame``: the expert playing the 2-player endgame exactly,
 ``agents.endgame``), budget-N (search:sims=N vs expert, for every N of ``--budgets``),
-oracle-search (the cheating oracle against the search, both at the default budget).
+oracle-search (the cheating oracle against the search, both at the default budget), hybrid-endgame
+and hybrid-search1600 (``hybrid``: the search while the stock lasts, the exact endgame after it,
+``agents.hybrid``; against ``endgame`` and against ``search:sims=1600``).
 
 Rules variants (docs/rules.md §11): ``--jokers 1|2`` and ``--mesa-deal`` (escoba de mesa) change the
 rules of every pair; the ladder stays 2-player single rounds.
@@ -49,6 +51,7 @@ def ladder(budgets: list[int]) -> list[tuple[str, str, str]]:
     pairs += [(f"budget-{n}", f"search:sims={n}", "expert") for n in budgets
               if n != SearchAgent.DEFAULT_SIMS]
     pairs.append(("oracle-search", f"oracle:sims={SearchAgent.DEFAULT_SIMS}", default))
+    pairs += [("hybrid-endgame", "hybrid", "endgame"), ("hybrid-search1600", "hybrid", "search:sims=1600")]
     return pairs
 
 

@@ -28,7 +28,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from agents.base import Agent
-from agents.registry import make_agent, shipped_checkpoint
+from agents.registry import DEFAULT_OPPONENT_TABLES, SHIPPED_CHECKPOINTS, make_agent, shipped_checkpoint
 from escoba_env.capture import capture_options
 from escoba_env.cards import (
     JOKER_MASK,
@@ -84,7 +84,11 @@ def make_bot(spec: str, rules: Rules, seed: int) -> Agent:
 
 def default_opponent(rules: Rules) -> tuple[str, str | None]:
     """Return (spec, note): the shipped checkpoint if it fits ``rules``, else the fallback and why."""
-    path = shipped_checkpoint()
+    table = (rules.num_players, rules.partnerships)
+    if table in SHIPPED_CHECKPOINTS and table not in DEFAULT_OPPONENT_TABLES:
+        return FALLBACK_OPPONENT, (f"the shipped neural agent of this table is weaker than "
+                                   f"{FALLBACK_OPPONENT} (see the model card); playing {FALLBACK_OPPONENT}")
+    path = shipped_checkpoint(rules)
     if path is None:
         return FALLBACK_OPPONENT, f"no shipped neural agent found yet, playing {FALLBACK_OPPONENT}"
     spec = f"checkpoint:{path}"

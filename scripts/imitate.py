@@ -4,7 +4,8 @@ The experiment behind the model card's "imitating search" figures: cross-entropy
 teacher's choices (``hard``), toward ``softmax(values / param)`` of its per-action rollout values
 (``soft``, needs labels collected with ``--values``), or toward its choice only where it beats
 the next action by more than ``param`` points (``confident``, needs ``--values``). After every
-epoch the network plays ``--deals`` duplicate deals against expert.
+epoch the network plays ``--deals`` duplicate deals against expert (with 3 players: one network
+against two experts; with partnerships: a team against a team), and ``--save PATH`` exports it.
 
     python -m agents.distill --out runs/labels/search_q.npz --labels 60000 --values --seed 31 \\
         --behaviour checkpoint:agents/pretrained/escoba_2p_plain.pt expert greedy --weights 0.5 0.35 0.15
@@ -22,7 +23,7 @@ import torch
 from agents.distill import load_labels
 from agents.evaluation import play_duplicate
 from agents.expert import ExpertAgent
-from agents.neural import NeuralAgent
+from agents.neural import NeuralAgent, checkpoint_dict, save_checkpoint
 from escoba_env.cli import OneLineParser
 
 
@@ -59,6 +60,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--deals", type=int, default=5000)
     ap.add_argument("--seed", type=int, default=2026, help="evaluation seed")
     ap.add_argument("--limit", type=int, default=None, help="use the first N labels only")
+    ap.add_argument("--save", metavar="PATH", default=None,
+                    help="export the agent after every epoch to PATH_e<epoch>.pt (never overwrites)")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     agent = NeuralAgent.from_checkpoint(args.agent)
@@ -86,9 +89,15 @@ def main(argv: list[str] | None = None) -> None:
             total += loss.item() * len(i)
         net.eval()
         me = NeuralAgent(copy.deepcopy(net), agent.rules, name="imitation")
-        diff = play_duplicate([me, expert], agent.rules, deals=args.deals, seed=args.seed).diff
+        seats = [me] + [expert] * (agent.rules.num_sides - 1)  # 3 players: one agent against two experts
+        diff = play_duplicate(seats, agent.rules, deals=args.deals, seed=args.seed).diff
         print(f"epoch {epoch}: cross-entropy {total / len(keep):.4f}, vs expert {diff[0]:+.3f} "
               f"[{diff[1]:+.3f}, {diff[2]:+.3f}]", flush=True)
+        if args.save:
+            out = f"{args.save}_e{epoch}.pt"
+            if os.path.exists(out):
+                raise SystemExit(f"imitate.py: {out} already exists; choose another --save")
+            save_checkpoint(out, checkpoint_dict(net, agent.rules))
 
 
 if __name__ == "__main__":

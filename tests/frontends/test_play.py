@@ -238,7 +238,7 @@ def test_bad_command_line_gives_one_error_line_and_status_2(argv, message):
 
 
 def test_default_opponent_falls_back_to_expert_without_a_checkpoint(monkeypatch):
-    monkeypatch.setattr(play, "shipped_checkpoint", lambda: None)
+    monkeypatch.setattr(play, "shipped_checkpoint", lambda rules=None: None)
     out = io.StringIO()
     main(["--no-color", "--seed", "1"], stdin=io.StringIO(""), stdout=out)
     assert out.getvalue().startswith("Note: no shipped neural agent found yet, playing expert.\n")
@@ -250,7 +250,7 @@ def test_default_opponent_is_the_shipped_checkpoint_when_it_fits_the_rules(monke
 
     path = tmp_path / "shipped.pt"
     save_checkpoint(path, checkpoint_dict(PolicyValueNet(hidden=(8,)), Rules()))
-    monkeypatch.setattr(play, "shipped_checkpoint", lambda: path)
+    monkeypatch.setattr(play, "shipped_checkpoint", lambda rules=None: path)
     assert play.default_opponent(Rules()) == (f"checkpoint:{path}", None)
     spec, note = play.default_opponent(Rules(num_players=3))
     assert spec == "expert" and "does not play these rules" in note
