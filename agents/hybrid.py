@@ -18,7 +18,6 @@ one core; ``python benchmarks/bench_agents.py --agents hybrid``).
 from __future__ import annotations
 
 import numpy as np
-from escoba_env.worlds import obs_layout
 
 from escoba_env.rules import Rules
 
@@ -26,6 +25,7 @@ from .base import Agent
 from .endgame import endgame_rows, solve
 from .expert import ExpertAgent
 from .search import SearchAgent
+from .worlds import obs_layout
 
 
 class HybridAgent(Agent):

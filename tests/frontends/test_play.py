@@ -252,7 +252,7 @@ def test_default_opponent_is_the_shipped_checkpoint_when_it_fits_the_rules(monke
     save_checkpoint(path, checkpoint_dict(PolicyValueNet(hidden=(8,)), Rules()))
     monkeypatch.setattr(play, "shipped_checkpoint", lambda rules=None: path)
     assert play.default_opponent(Rules()) == (f"checkpoint:{path}", None)
-    spec, note = play.default_opponent(Rules(num_players=3))
+    spec, note = play.default_opponent(Rules(num_players=4))
     assert spec == "expert" and "does not play these rules" in note
     rc, text, _ = run_game(["--seed", "1", "--max-rounds", "1"])
     assert rc == 0
