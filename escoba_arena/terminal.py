@@ -44,7 +44,7 @@ from escoba_env.cards import (
 from escoba_env.cli import OneLineParser, add_rules_arguments, rules_from_args, seconds, seed_arg
 from escoba_env.cli import non_negative_int as _non_negative
 from escoba_env.cli import positive_int as _positive
-from escoba_env.game import Game, GameStep
+from escoba_env.game import Game, GameStep, capture_action
 from escoba_env.rules import Rules
 
 PROG = "escoba-play" if os.path.basename(sys.argv[0]) == "escoba-play" else "python -m escoba_arena.terminal"
@@ -380,15 +380,7 @@ class TerminalGame:
         escobas_before = game.escobas[:]
         info = game.step(card)
         while game.pending >= 0:
-            # Name a table card of the chosen option that the mask still offers; with jokers, an
-            # option nested in a larger one is taken by the played card's own id ("stop").
-            offered = game.legal & capture & ~game.taken
-            if offered:
-                info = game.step(cards_of(offered)[0])
-            elif game.legal >> card & 1:
-                info = game.step(card)
-            else:
-                raise RuntimeError("the chosen capture is not among the remaining options")
+            info = game.step(capture_action(game.legal, game.taken, card, capture))
         captured = info.captured
         if captured and captured & ~(1 << card) != capture:
             raise RuntimeError("the game captured other cards than the chosen option")

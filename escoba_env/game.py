@@ -49,6 +49,22 @@ __all__ = ["Game", "GameStep"]
 
 
 
+def capture_action(legal: int, taken: int, card: int, capture: int) -> int:
+    """Return the next action that carries out the capture ``capture`` of the pending ``card``.
+
+    During a capture choice (``legal`` the legal-action mask, ``taken`` the table cards named so
+    far) this names a table card of ``capture`` that is still offered; with jokers an option nested
+    in a larger one is taken by the played card's own id ("stop"). Raises ValueError if
+    ``capture`` is not among the remaining options.
+    """
+    offered = legal & capture & ~taken
+    if offered:
+        return (offered & -offered).bit_length() - 1
+    if legal >> card & 1:
+        return card
+    raise ValueError("the chosen capture is not among the remaining options")
+
+
 class GameStep:
     """What one ``Game.step`` did.
 

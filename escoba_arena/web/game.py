@@ -16,6 +16,7 @@ from typing import Any
 
 from escoba_env.capture import capture_options
 from escoba_env.cards import JOKER_MASK, OROS, SEVENS, VELO, cards_of, mask_of
+from escoba_env.game import capture_action
 from escoba_env.rules import Rules
 
 from .one_game import OneGame, Step
@@ -131,13 +132,7 @@ class WebGame:
         escobas = st.escobas()
         info = self._step(card)
         while st.pending >= 0:
-            offered = st.legal & capture & ~st.taken
-            if offered:
-                info = self._step(cards_of(offered)[0])
-            elif st.legal >> card & 1:
-                info = self._step(card)  # jokers: an option nested in another is taken by the card itself
-            else:
-                raise RuntimeError("the chosen capture is not among the remaining options")
+            info = self._step(capture_action(st.legal, st.taken, card, capture))
         captured = info.captured
         self.log.append({"type": "move", "seat": seat, "card": card,
                          "captured": cards_of(captured & ~(1 << card)), "escoba": info.escoba,

@@ -228,3 +228,15 @@ def test_step_path_makes_no_numpy_call():
             sys.setprofile(None)
         assert g.round_index == 2
         assert calls == []
+
+
+def test_capture_action_names_an_offered_card_then_stops_with_the_played_card():
+    from escoba_env.game import capture_action
+
+    bits = lambda *cs: sum(1 << c for c in cs)  # noqa: E731
+    # an offered card of the chosen option is named, lowest id first
+    assert capture_action(bits(3, 5, 8), 0, 40, bits(5, 8, 9)) == 5
+    # nothing of the option is offered any more, the played card's own id ("stop") is: it is taken
+    assert capture_action(bits(3, 40), bits(5), 40, bits(5)) == 40
+    with pytest.raises(ValueError, match="not among the remaining options"):
+        capture_action(bits(3), 0, 40, bits(5))
