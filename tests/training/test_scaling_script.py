@@ -1,0 +1,48 @@
+"""benchmarks/scaling_device.sh (the many-core / GPU scaling run) works, in its tiny CPU dry run."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "benchmarks", "scaling_device.sh")
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHON": sys.executable}
+    return subprocess.run(["bash", SCRIPT, *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_tiny_run_logs_every_row(tmp_path):
+    log = tmp_path / "scaling.log"
+    r = _run("--tiny", "--log", str(log))
+    assert r.returncode == 0, r.stderr
+    text = log.read_text()
+    assert text.startswith("# bench_train scaling run, ") and "tiny=1" in text.splitlines()[0]
+    rows = re.findall(r"^run 1, default league, (\d+) worker\(s\), (synchronous|overlapped): "
+                      r"[\d,]+ env steps/s wall, [\d,]+ per CPU-second", text, re.M)
+    # the CPU rows (1 worker, the many-worker count), the "GPU" rows (here on the CPU), one overlapped
+    assert rows == [("1", "synchronous"), ("2", "synchronous"), ("1", "synchronous"), ("2", "synchronous"),
+                    ("2", "overlapped")]
+    assert text.count("$ python benchmarks/bench_train.py") == 3
+    assert text.rstrip().splitlines()[-1].startswith("# done in ")
+
+
+def test_existing_log_is_refused_untouched(tmp_path):
+    log = tmp_path / "old.log"
+    log.write_text("keep me\n")
+    r = _run("--tiny", "--log", str(log))
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "already exists" in r.stderr
+    assert log.read_text() == "keep me\n"
+
+
+def test_bad_arguments_get_one_line(tmp_path):
+    for args in (["--bogus"], ["--log"], ["--tiny", "--log", str(tmp_path / "nowhere" / "x.log")]):
+        r = _run(*args)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1
+        assert r.stderr.startswith("scaling_device.sh: error:")
+        assert r.stdout == ""
