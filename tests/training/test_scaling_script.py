@@ -1,4 +1,5 @@
-"""benchmarks/scaling_device.sh (the many-core / GPU scaling run) works, in its tiny CPU dry run."""
+"""benchmarks/scaling_device.sh (the many-core / GPU scaling run) works in its tiny CPU dry run, and
+benchmarks/bench_rollout.py (the league rollout profile) is deterministic."""
 
 from __future__ import annotations
 
@@ -46,3 +47,23 @@ def test_bad_arguments_get_one_line(tmp_path):
         assert r.returncode == 2 and r.stderr.count("\n") == 1
         assert r.stderr.startswith("scaling_device.sh: error:")
         assert r.stdout == ""
+
+
+def test_bench_rollout_is_deterministic_and_checks_its_input(tmp_path):
+    script = os.path.join(ROOT, "benchmarks", "bench_rollout.py")
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    outs = [subprocess.run([sys.executable, script, "--games", "6", "--rollouts", "1"], capture_output=True,
+                           text=True, env=env, cwd=tmp_path, timeout=300) for _ in range(2)]
+    digests = []
+    for r in outs:
+        assert r.returncode == 0, r.stderr
+        m = re.fullmatch(r"6 games, 1 rollouts of 32 steps: [\d,]+ rollout steps per CPU-second \| digest "
+                         r"([0-9a-f]{16}) \| load average [\d.]+\n", r.stdout)
+        assert m, r.stdout
+        digests.append(m.group(1))
+    assert digests[0] == digests[1]
+    bad = subprocess.run([sys.executable, script, "--games", "0"], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=120)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+    assert "--games: must be a positive integer" in bad.stderr
+    assert not list(tmp_path.iterdir())
