@@ -3,7 +3,7 @@
 # 16 cores: benchmarks/bench_train.py with the learner on the GPU and 1, 2, 4, 8 and 16 rollout
 # workers (synchronous, plus 16 workers overlapped), beside the CPU-only trainer with 1 worker (the
 # one-process trainer) and 16 workers. Both the pure self-play and the default league, 8,192 games
-# (512 per worker at 16), 2 measured updates per row: sized to finish in about 6 minutes there.
+# (512 per worker at 16), 2 measured updates per row: estimated at about 5 minutes there (never run yet).
 #
 #   bash benchmarks/scaling_device.sh                 # writes docs/measurements/bench_train_scaling_<UTC time>.log
 #   bash benchmarks/scaling_device.sh --log PATH      # another log file (never overwritten: refused if it exists)
