@@ -143,58 +143,41 @@ def enumerate_moves(obs: np.ndarray, rules: Rules, planes: np.ndarray | None = N
     ps, jk = rules.prefer_single, rules.jokers > 0
     if ps or jk:
         return _enumerate_moves_loop(planes, phase, ps, jk)
-    # Standard rules, batched: one summary per (row, hand card); a card with no option is a discard,
-    # a card with one option takes exactly the union, and the cards with several options get theirs
-    # from ``_subset_options``. Only capture choices (a few rows) are enumerated one by one.
-    hands = np.where(phase, _ZERO, planes[:, PLANE["hand"]])
+    # Standard rules, batched: one summary per (row, hand card), and per capture-choice row for its
+    # pending card; a card with no option is a discard, a card with one option takes exactly the
+    # union, and the cards with several options (and the capture choices, whose options must hold
+    # the cards named so far) get theirs from one ``_subset_options`` call.
+    hands = np.where(phase, planes[:, PLANE["pending"]], planes[:, PLANE["hand"]])
     empty = np.flatnonzero(~phase & (hands == 0))
     bits = (hands[:, None] >> _CARD_IDS[None, :]) & _ONE
     pr, pc = np.nonzero(bits)  # row-major: rows ascending, cards ascending within a row
     table = planes[pr, PLANE["table"]]
-    target = 15 - (pc // 4 + 1)
-    n_opt, union, _ = option_summary(table, target)
-    per = np.maximum(n_opt, 1)
-    first = np.cumsum(per) - per
-    option = np.zeros(int(per.sum()), np.uint64)
-    option[first] = np.where(n_opt == 1, union, _ZERO)
+    n_opt, union, _ = option_summary(table, 15 - (pc // 4 + 1))
+    choice = phase[pr]
+    per = np.where(choice, 0, np.maximum(n_opt, 1))  # moves of each (row, card)
     multi = np.flatnonzero(n_opt >= 2)
-    if multi.size:
-        pair, opt = _subset_options(table[multi], pc[multi], union[multi])
-        if not np.array_equal(np.bincount(pair, minlength=multi.size), n_opt[multi]):
-            raise ValueError("internal error: capture enumeration disagrees with the option count")
-        starts = np.cumsum(n_opt[multi]) - n_opt[multi]
-        option[first[multi][pair] + np.arange(len(pair)) - starts[pair]] = opt
-    row, card = np.repeat(pr, per), np.repeat(pc, per)
-    choice = np.flatnonzero(phase)
-    if choice.size:
-        c_row, c_card, c_opt, bad = _choice_moves_batched(planes, choice)
+    pair, opt = _subset_options(table[multi], pc[multi], union[multi])
+    if not np.array_equal(np.bincount(pair, minlength=multi.size), n_opt[multi]):
+        raise ValueError("internal error: capture enumeration disagrees with the option count")
+    if choice.any():
+        taken = planes[pr[multi[pair]], PLANE["taken"]]
+        keep = ~choice[multi[pair]] | ((opt & taken) == taken)
+        pair, opt = pair[keep], opt[keep]
+        per[multi] = np.bincount(pair, minlength=multi.size)
+        bad = pr[choice & (per < 2)]
         if bad.size and (not empty.size or bad[0] < empty[0]):
             raise ValueError(f"row {bad[0]}: a capture choice needs at least two remaining options")
     if empty.size:
         raise ValueError(f"row {empty[0]}: the observer has no card to play (is it the seat to act?)")
-    if choice.size:
-        order = np.argsort(np.concatenate([row, c_row]), kind="stable")
-        row = np.concatenate([row, c_row])[order]
-        card = np.concatenate([card, c_card])[order]
-        option = np.concatenate([option, c_opt])[order]
+    first = np.cumsum(per) - per
+    option = np.zeros(int(per.sum()), np.uint64)
+    single = n_opt < 2  # (not a capture choice: those were checked above)
+    option[first[single]] = np.where(n_opt[single] == 1, union[single], _ZERO)
+    starts = np.cumsum(per[multi]) - per[multi]
+    option[first[multi][pair] + np.arange(len(pair)) - starts[pair]] = opt
+    row = np.repeat(pr, per)
     start = np.searchsorted(row, np.arange(obs.shape[0] + 1)).astype(np.int64)
-    return Moves(row.astype(np.int64), card.astype(np.int64), option, start)
-
-
-def _choice_moves_batched(planes: np.ndarray, rows: np.ndarray
-                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Return the moves (rows, cards, options) of the capture-choice rows ``rows`` (standard rules)
-    and the rows among them left with fewer than two options (an error)."""
-    table = planes[rows, PLANE["table"]]
-    taken = planes[rows, PLANE["taken"]]
-    card = lowest_card(planes[rows, PLANE["pending"]])
-    count, union, _ = option_summary(table, 15 - (card // 4 + 1))
-    several = np.flatnonzero(count >= 2)
-    pair, opt = _subset_options(table[several], card[several], union[several])
-    keep = (opt & taken[several][pair]) == taken[several][pair]
-    pair, opt = several[pair[keep]], opt[keep]
-    bad = rows[np.bincount(pair, minlength=rows.size) < 2]
-    return rows[pair], card[pair], opt, bad
+    return Moves(row.astype(np.int64), np.repeat(pc, per).astype(np.int64), option, start)
 
 
 def _choice_options(planes: np.ndarray, i: int, ps: bool, jk: bool) -> tuple[int, list[int]]:

@@ -9,6 +9,7 @@ from agents.moves import _enumerate_moves_loop, _subset_options, enumerate_moves
 from agents.worlds import obs_layout, observation_masks
 from escoba_env import EscobaVectorEnv, Rules, capture_options
 from escoba_env.capture import option_summary
+from escoba_env.observation import PLANE
 
 
 @pytest.mark.parametrize("rules", [Rules(), Rules(num_players=4, partnerships=True)])
@@ -60,3 +61,23 @@ def test_empty_hand_and_bad_capture_choice_are_still_refused():
     o[1, :40] = 0.0  # plane 0: the observer's hand
     with pytest.raises(ValueError, match="row 1: the observer has no card to play"):
         enumerate_moves(o, rules)
+
+
+def test_capture_choice_without_two_options_is_refused():
+    """A capture choice whose named cards leave fewer than two options is an error, as in the loop."""
+    rules = Rules()
+    env = EscobaVectorEnv(256, rules=rules)
+    obs, _ = env.reset(seed=3)
+    rng = np.random.default_rng(3)
+    cap = obs_layout(rules).scalars["capture_phase"]
+    while not (obs["observation"][:, cap] > 0.5).any():
+        acts = np.array([rng.choice(np.flatnonzero(m)) for m in obs["action_mask"]])
+        obs, *_ = env.step(acts)
+    o = obs["observation"].copy()
+    i = int(np.flatnonzero(o[:, cap] > 0.5)[0])
+    enumerate_moves(o[i:i + 1], rules)  # a real capture choice: fine
+    w = obs_layout(rules).width
+    table, taken = PLANE["table"], PLANE["taken"]
+    o[i, taken * w:(taken + 1) * w] = o[i, table * w:(table + 1) * w]  # "named" every table card
+    with pytest.raises(ValueError, match="a capture choice needs at least two remaining options"):
+        enumerate_moves(o[i:i + 1], rules)
