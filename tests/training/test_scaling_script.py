@@ -52,16 +52,19 @@ def test_bad_arguments_get_one_line(tmp_path):
 def test_bench_rollout_is_deterministic_and_checks_its_input(tmp_path):
     script = os.path.join(ROOT, "benchmarks", "bench_rollout.py")
     env = {**os.environ, "PYTHONPATH": ROOT}
-    outs = [subprocess.run([sys.executable, script, "--games", "6", "--rollouts", "1"], capture_output=True,
-                           text=True, env=env, cwd=tmp_path, timeout=300) for _ in range(2)]
+    outs = [subprocess.run([sys.executable, script, "--games", "6", "--rollouts", "1", *more], text=True,
+                           capture_output=True, env=env, cwd=tmp_path, timeout=300)
+            for more in ([], ["--sections"])]
     digests = []
     for r in outs:
         assert r.returncode == 0, r.stderr
         m = re.fullmatch(r"6 games, 1 rollouts of 32 steps: [\d,]+ rollout steps per CPU-second \| digest "
-                         r"([0-9a-f]{16}) \| load average [\d.]+\n", r.stdout)
+                         r"([0-9a-f]{16}) \| load average [\d.]+\n(CPU ms per step: [a-z ]+ [\d.]+"
+                         r"(, [a-z ]+ -?[\d.]+)* \(total [\d.]+\)\n)?", r.stdout)
         assert m, r.stdout
         digests.append(m.group(1))
-    assert digests[0] == digests[1]
+    assert digests[0] == digests[1]  # timing the parts changes nothing
+    assert "CPU ms per step" not in outs[0].stdout and "CPU ms per step" in outs[1].stdout
     bad = subprocess.run([sys.executable, script, "--games", "0"], capture_output=True, text=True, env=env,
                          cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
