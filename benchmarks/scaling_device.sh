@@ -3,7 +3,8 @@
 # 16 cores: benchmarks/bench_train.py with the learner on the GPU and 1, 2, 4, 8 and 16 rollout
 # workers (synchronous, plus 16 workers overlapped), beside the CPU-only trainer with 1 worker (the
 # one-process trainer) and 16 workers. Both the pure self-play and the default league, 8,192 games
-# (512 per worker at 16), 2 measured updates per row: estimated at about 5 minutes there (never run yet).
+# (512 per worker at 16), 2 measured updates per row; then the PPO update alone on the GPU
+# (benchmarks/bench_update.py, the defaults). Estimated at about 5 minutes there (never run yet).
 #
 #   bash benchmarks/scaling_device.sh                 # writes docs/measurements/bench_train_scaling_<UTC time>.log
 #   bash benchmarks/scaling_device.sh --log PATH      # another log file (never overwritten: refused if it exists)
@@ -37,11 +38,13 @@ python="${PYTHON:-python}"
 
 if [ "$tiny" = 1 ]; then  # a dry run on the CPU: the same steps, tiny sizes
     sizes=(--num-envs 16 --num-steps 4 --num-minibatches 2 --updates 1 --league default)
+    update_sizes=(--num-envs 16 --num-steps 4 --num-minibatches 2 --updates 1)
     gpu=cpu
     gpu_workers=(1 2)
     many=2
 else
     sizes=(--num-envs 8192 --num-steps 32 --updates 2)
+    update_sizes=(--updates 5)
     gpu=cuda
     gpu_workers=(1 2 4 8 16)
     many=16
@@ -49,9 +52,11 @@ else
         || usage "no CUDA device here (--tiny runs the steps on the CPU)"
 fi
 
-bench() {  # one bench_train.py run, its rows appended to the log as they come
-    echo "\$ python benchmarks/bench_train.py $*" >> "$log"
-    PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" "$python" "$root/benchmarks/bench_train.py" "$@" | tee -a "$log"
+bench() {  # one benchmarks/ script run (name, arguments), its lines appended to the log as they come
+    local script="$1"
+    shift
+    echo "\$ python benchmarks/$script $*" >> "$log"
+    PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" "$python" "$root/benchmarks/$script" "$@" | tee -a "$log"
 }
 
 {
@@ -71,7 +76,8 @@ if [ "$tiny" = 0 ] && [ "${shm_kb:-0}" -lt 4000000 ]; then  # the rollout buffer
 fi
 echo "scaling_device.sh: logging to $log"
 start=$SECONDS
-bench "${sizes[@]}" --device cpu --workers 1 "$many"
-bench "${sizes[@]}" --device "$gpu" --workers "${gpu_workers[@]}"
-bench "${sizes[@]}" --device "$gpu" --workers "$many" --overlap on
+bench bench_train.py "${sizes[@]}" --device cpu --workers 1 "$many"
+bench bench_train.py "${sizes[@]}" --device "$gpu" --workers "${gpu_workers[@]}"
+bench bench_train.py "${sizes[@]}" --device "$gpu" --workers "$many" --overlap on
+bench bench_update.py "${update_sizes[@]}" --device "$gpu"
 echo "# done in $((SECONDS - start)) s" | tee -a "$log"

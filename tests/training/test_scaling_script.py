@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 
+import torch
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "benchmarks", "scaling_device.sh")
 
@@ -29,6 +31,8 @@ def test_tiny_run_logs_every_row(tmp_path):
     assert rows == [("1", "synchronous"), ("2", "synchronous"), ("1", "synchronous"), ("2", "synchronous"),
                     ("2", "overlapped")]
     assert text.count("$ python benchmarks/bench_train.py") == 3
+    assert re.search(r"^16 games x 4 steps, device cpu, .*: CPU s per update [\d.]+ \| wall s [\d.]+ "
+                     r"\| digest ", text, re.M)
     assert text.rstrip().splitlines()[-1].startswith("# done in ")
 
 
@@ -69,4 +73,19 @@ def test_bench_rollout_is_deterministic_and_checks_its_input(tmp_path):
                          cwd=tmp_path, timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
     assert "--games: must be a positive integer" in bad.stderr
+    assert not list(tmp_path.iterdir())
+
+
+def test_bench_update_checks_its_input(tmp_path):
+    script = os.path.join(ROOT, "benchmarks", "bench_update.py")
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    cases = [(["--updates", "0"], "--updates: must be a positive integer"),
+             (["--device", "tpu"], "invalid choice")]
+    if not torch.cuda.is_available():
+        cases.append((["--device", "cuda"], "CUDA is not available on this machine"))
+    for args, message in cases:
+        r = subprocess.run([sys.executable, script, *args], capture_output=True, text=True, env=env,
+                           cwd=tmp_path, timeout=120)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
+        assert r.stderr.startswith("bench_update.py: error: ")
     assert not list(tmp_path.iterdir())
