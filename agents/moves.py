@@ -148,7 +148,7 @@ def enumerate_moves(obs: np.ndarray, rules: Rules, planes: np.ndarray | None = N
     # union, and the cards with several options (and the capture choices, whose options must hold
     # the cards named so far) get theirs from one ``_subset_options`` call.
     hands = np.where(phase, planes[:, PLANE["pending"]], planes[:, PLANE["hand"]])
-    empty = np.flatnonzero(~phase & (hands == 0))
+    empty = np.flatnonzero(hands == 0)  # (a capture choice without its pending card too)
     bits = (hands[:, None] >> _CARD_IDS[None, :]) & _ONE
     pr, pc = np.nonzero(bits)  # row-major: rows ascending, cards ascending within a row
     table = planes[pr, PLANE["table"]]

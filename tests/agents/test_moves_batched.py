@@ -78,6 +78,11 @@ def test_capture_choice_without_two_options_is_refused():
     enumerate_moves(o[i:i + 1], rules)  # a real capture choice: fine
     w = obs_layout(rules).width
     table, taken = PLANE["table"], PLANE["taken"]
-    o[i, taken * w:(taken + 1) * w] = o[i, table * w:(table + 1) * w]  # "named" every table card
+    named = o.copy()
+    named[i, taken * w:(taken + 1) * w] = o[i, table * w:(table + 1) * w]  # "named" every table card
     with pytest.raises(ValueError, match="a capture choice needs at least two remaining options"):
+        enumerate_moves(named[i:i + 1], rules)
+    pending = PLANE["pending"]
+    o[i, pending * w:(pending + 1) * w] = 0.0  # a capture choice without its card
+    with pytest.raises(ValueError, match="row 0: the observer has no card to play"):
         enumerate_moves(o[i:i + 1], rules)
