@@ -242,12 +242,13 @@ def move_actions(moves: Moves, chosen: np.ndarray, obs: np.ndarray, action_masks
     return actions.astype(np.int64)
 
 
-def last_play(obs: np.ndarray, rules: Rules | None = None) -> np.ndarray:
-    """Return, per observation, whether the move being decided is the last play of the round."""
+def last_play(obs: np.ndarray, rules: Rules | None = None, planes: np.ndarray | None = None) -> np.ndarray:
+    """Return, per observation, whether the move being decided is the last play of the round
+    (``planes``: the observations' ``observation_masks`` when already computed)."""
     obs = np.asarray(obs, np.float32)
     if rules is None:
         rules = Rules(jokers=obs_layout(size=obs.shape[1]).width - NUM_CARDS)
-    sc = observation_scalars(obs, rules)
+    sc = observation_scalars(obs, rules, planes)
     cards_in_hands = sc["hand_sizes"].sum(axis=1)
     return (sc["stock"] == 0) & (cards_in_hands == np.where(sc["capture_phase"], 0, 1))
 
