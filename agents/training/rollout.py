@@ -317,8 +317,9 @@ class RolloutWorker:
                     trunc[t] = (idx[tr] + self.lo, self._final_values(infos["final_obs"][tr]))
                 finished.append((self.kind[idx].copy(), self.ep_ret[idx].copy(), self.ep_len[idx].copy()))
                 self._assign(idx)
-            self._obs = obs["observation"].copy()
-            self._mask = obs["action_mask"].copy()
+            # the env's own arrays, rewritten in place by the next env.step: every use of them in a
+            # step (a slice, a copy into the buffers) comes before that step, so no copy is needed
+            self._obs, self._mask = obs["observation"], obs["action_mask"]
         return {"trunc": trunc, "finished": finished, "boot": self._bootstrap(), "state": self.state()}
 
     def _final_values(self, final_obs: np.ndarray) -> np.ndarray:
