@@ -135,7 +135,7 @@ class ExpertAgent(Agent):
     def move_scores(self, obs: np.ndarray, planes: np.ndarray, moves) -> tuple[np.ndarray, np.ndarray]:
         """Return (score, tiebreak) per move (see the module docstring)."""
         r = self.rules
-        sc = observation_scalars(obs, r)
+        sc = observation_scalars(obs, r, planes)
         rw = self.row_weights(planes)
         row = moves.row
         wv, ws, wo, wc, w6 = (rw[k][row] for k in ("velo", "seven", "oro", "card", "six"))

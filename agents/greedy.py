@@ -57,7 +57,7 @@ class GreedyAgent(Agent):
         obs = np.asarray(observations, np.float32)
         planes = observation_masks(obs, self.rules)
         moves = enumerate_moves(obs, self.rules, planes)
-        score, tiebreak = self.move_scores(moves, planes, last_play(obs, self.rules)[moves.row])
+        score, tiebreak = self.move_scores(moves, planes, last_play(obs, self.rules, planes)[moves.row])
         chosen = best_per_row(moves, score, tiebreak)
         return move_actions(moves, chosen, obs, action_masks, planes)
 

@@ -124,13 +124,15 @@ def _one_hot_index(block: np.ndarray) -> np.ndarray:
     return np.where(block.max(axis=1) > 0.5, block.argmax(axis=1), -1)
 
 
-def observation_scalars(obs: np.ndarray, rules: Rules) -> dict[str, np.ndarray]:
+def observation_scalars(obs: np.ndarray, rules: Rules, planes: np.ndarray | None = None
+                        ) -> dict[str, np.ndarray]:
     """Return the decoded scalars of each observation (integers, relative seats and sides).
 
     Keys: ``escobas`` (K, 4), ``scores`` (K, 4), ``stock`` (K,), ``hand_sizes`` (K, 4), ``dealer``
     (K,), ``last_capturer`` (K,, -1 nobody), ``capture_phase`` (K,, bool), ``num_players`` (K,),
     ``partnerships`` (K,, bool). The stock size is counted from the planes (unseen cards minus the
-    other hands), which holds whatever the deck size.
+    other hands), which holds whatever the deck size. ``planes``: the observations'
+    ``observation_masks`` when already computed.
     """
     obs = np.asarray(obs, np.float32)
     lay = obs_layout(rules)
@@ -138,7 +140,7 @@ def observation_scalars(obs: np.ndarray, rules: Rules) -> dict[str, np.ndarray]:
         raise ValueError(f"observations must have shape (K, {lay.size}) for these rules, got {obs.shape}")
     s = lay.scalars
     hand_sizes = np.rint(obs[:, s["hand_sizes"]: s["hand_sizes"] + 4] * 3).astype(np.int64)
-    unseen = observation_masks(obs, rules)[:, PLANE["unseen"]]
+    unseen = (observation_masks(obs, rules) if planes is None else planes)[:, PLANE["unseen"]]
     return {
         "escobas": np.rint(obs[:, s["escobas"]: s["escobas"] + 4]).astype(np.int64),
         "scores": np.rint(obs[:, s["scores"]: s["scores"] + 4] * rules.target_score).astype(np.int64),

@@ -14,6 +14,7 @@ opponents' included, the unit of ``total_steps`` and of ``charts/sps``.
     python benchmarks/bench_train.py --workers 1 4 8 16 --threads 4 --device cuda
     python benchmarks/bench_train.py --hidden 256 256 --updates 5 --profile
     python benchmarks/bench_train.py --endgame-features
+    bash benchmarks/scaling_device.sh      # the many-core / GPU scaling run, logged to docs/measurements
 """
 
 from __future__ import annotations
@@ -124,6 +125,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="the network also reads the exact 2-player endgame values")
     ap.add_argument("--overlap", choices=("off", "on"), nargs="+", default=["off"],
                     help="schemes to measure: off (synchronous), on (rollouts overlap the update)")
+    ap.add_argument("--league", choices=("self-play", "default"), nargs="+", default=["self-play", "default"],
+                    help="opponent mixes to measure: self-play only, and the default league")
     ap.add_argument("--repeat", type=positive_int, default=1,
                     help="measure every row this many times, interleaved (a shared machine drifts)")
     ap.add_argument("--updates", type=positive_int, default=3)
@@ -144,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         "self-play only": dict(opp_self=1.0, opp_snapshot=0.0, opp_greedy=0.0, opp_expert=0.0),
         "default league": {},
     }
+    leagues = {k: v for k, v in leagues.items() if k.split()[0] in args.league}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             rows = [(r, label, league, k, ov) for r in range(args.repeat) for label, league in leagues.items()

@@ -8,6 +8,7 @@
 - ``learner``: the networks, GAE and the PPO loss and update;
 - ``checkpoints``: training checkpoints, resume, ``export_agent``;
 - ``metrics``: TensorBoard and ``metrics.csv``;
+- ``reports``: the learner's duplicate evaluation and the scalars logged after every update;
 - ``trainer``: ``Trainer`` and ``train``, the loop that ties them together;
 - ``cli``: the command line of ``train.py``.
 """

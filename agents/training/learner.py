@@ -246,7 +246,10 @@ class Learner:
         flat = b["index"]
         m = len(flat)
         mb = max(1, -(-m // c.num_minibatches))
-        stats: dict[str, list[float]] = {}
+        # the loss parts of every minibatch stay on the device, stacked, and are read once per update
+        # (a read per part and minibatch would make the CPU wait for a GPU after every minibatch)
+        parts_log: list[torch.Tensor] = []
+        names: list[str] = []
         self.net.train()
         for _ in range(c.update_epochs):
             perm = flat[torch.randperm(m, generator=self.gen)].to(self.device)
@@ -256,12 +259,13 @@ class Learner:
                 loss.backward()
                 torch.nn.utils.clip_grad_norm_(self.params, c.max_grad_norm)
                 self.opt.step()
-                for k, val in parts.items():
-                    stats.setdefault(k, []).append(float(val))
-            if c.target_kl is not None and stats["approx_kl"][-1] > c.target_kl:
+                names = list(parts)
+                parts_log.append(torch.stack([parts[k] for k in names]))
+            if c.target_kl is not None and float(parts_log[-1][names.index("approx_kl")]) > c.target_kl:
                 break
         self.net.eval()
-        out = {k: float(np.mean(v)) for k, v in stats.items()}
+        table = torch.stack(parts_log).cpu().numpy()
+        out = {k: float(np.mean(table[:, i].tolist())) for i, k in enumerate(names)}
         sel = flat.numpy()
         y = ret.ravel()[sel]
         resid = y - self.values.ravel()[sel]

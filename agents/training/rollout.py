@@ -196,17 +196,22 @@ class RolloutWorker:
 
     # ---------------------------------------------------------------------------- rollout
 
-    @torch.no_grad()
-    def _policy_step(self, net: PolicyValueNet, obs: np.ndarray, mask: np.ndarray,
-                     feat: np.ndarray | None = None
-                     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Return (obs, features, actions, log-probs, values) sampled from ``net`` for a batch (``feat``:
-        its move features when already computed)."""
+    def _sample(self, net: PolicyValueNet, obs: np.ndarray, mask: np.ndarray, feat: np.ndarray | None
+                ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Return (obs, features, actions, logits, values) sampled from ``net`` for a batch (``feat``: its
+        move features when already computed); called under ``rollout``'s ``no_grad``."""
         o = torch.from_numpy(obs)
         f = net.features(obs) if feat is None else feat
         f = None if f is None else torch.from_numpy(f)
         logits, v = net(o, torch.from_numpy(mask), f)
-        a = sample_masked(logits, torch.rand(logits.shape, generator=self.gen))
+        return o, f, sample_masked(logits, torch.rand(logits.shape, generator=self.gen)), logits, v
+
+    def _policy_step(self, net: PolicyValueNet, obs: np.ndarray, mask: np.ndarray,
+                     feat: np.ndarray | None = None
+                     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Return (obs, features, actions, log-probs, values) sampled from ``net`` for a batch (``feat``:
+        its move features when already computed); called under ``rollout``'s ``no_grad``."""
+        o, f, a, logits, v = self._sample(net, obs, mask, feat)
         logp = torch.log_softmax(logits, -1).gather(1, a[:, None]).squeeze(1)
         return o, f, a, logp, v
 
@@ -217,7 +222,8 @@ class RolloutWorker:
         if code in self.heuristics:
             actions[rows] = self.heuristics[code].act_batch(obs, mask)
         else:
-            actions[rows] = self._policy_step(self.pool[code - SNAP0], obs, mask, feat)[2].numpy()
+            # a snapshot's log-probs are not stored: its actions only
+            actions[rows] = self._sample(self.pool[code - SNAP0], obs, mask, feat)[2].numpy()
 
     def _shared_features(self, code: np.ndarray) -> Callable[[np.ndarray], np.ndarray | None]:
         """Compute the move features of every game the learner or a snapshot plays this step in one call;
@@ -311,8 +317,9 @@ class RolloutWorker:
                     trunc[t] = (idx[tr] + self.lo, self._final_values(infos["final_obs"][tr]))
                 finished.append((self.kind[idx].copy(), self.ep_ret[idx].copy(), self.ep_len[idx].copy()))
                 self._assign(idx)
-            self._obs = obs["observation"].copy()
-            self._mask = obs["action_mask"].copy()
+            # the env's own arrays, rewritten in place by the next env.step: every use of them in a
+            # step (a slice, a copy into the buffers) comes before that step, so no copy is needed
+            self._obs, self._mask = obs["observation"], obs["action_mask"]
         return {"trunc": trunc, "finished": finished, "boot": self._bootstrap(), "state": self.state()}
 
     def _final_values(self, final_obs: np.ndarray) -> np.ndarray:

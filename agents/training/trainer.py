@@ -15,7 +15,6 @@ SIGTERM (``TrainingInterrupted``) and when a worker dies (``WorkerError``).
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import signal
@@ -28,8 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..evaluation import play_duplicate
-from ..neural import NeuralAgent, build_net, checkpoint_dict, save_checkpoint
+from ..neural import build_net, checkpoint_dict, save_checkpoint
 from .checkpoints import (
     check_resumable,
     init_weights_from,
@@ -40,10 +38,10 @@ from .checkpoints import (
     state_to_checkpoint,
 )
 from .config import Config, check_config, config_from_dict, make_rules, resume_config
-from .league import HEURISTICS, OPPONENTS
 from .learner import Learner, new_critic, new_net
 from .metrics import MetricsLogger
 from .overlap import OverlapMixin
+from .reports import ReportsMixin
 from .rollout import initial_state, merge_states, per_game_keys
 from .workers import InProcess, WorkerError, buffers_for, start_workers
 
@@ -52,8 +50,9 @@ class TrainingInterrupted(RuntimeError):
     """SIGINT or SIGTERM stopped training; the last completed update was saved first."""
 
 
-class Trainer(Learner, OverlapMixin):
-    """PPO self-play with a league over rollout workers. ``run()`` trains; ``evaluate()`` measures."""
+class Trainer(Learner, OverlapMixin, ReportsMixin):
+    """PPO self-play with a league over rollout workers. ``run()`` trains; ``evaluate()`` (``reports``)
+    measures."""
 
     def __init__(self, cfg: Config, overrides: Sequence[str] | None = None):
         """Build the learner and the games of ``cfg`` (resumed from ``cfg.resume``); start no worker yet."""
@@ -220,26 +219,6 @@ class Trainer(Learner, OverlapMixin):
         states = [r["state"] for r in res]
         self._state = states[0] if len(res) == 1 else merge_states(states, self._keys)
 
-    # --------------------------------------------------------------------------- evaluation
-
-    def agent(self, deterministic: bool | None = None) -> NeuralAgent:
-        """Return a NeuralAgent playing a frozen copy of the current network."""
-        det = self.cfg.eval_deterministic if deterministic is None else deterministic
-        return NeuralAgent(copy.deepcopy(self.net), self.rules, seed=self.cfg.eval_seed, device=self.device,
-                           deterministic=det, name="learner")
-
-    def evaluate(self, deals: int | None = None) -> dict[str, tuple[float, float, float]]:
-        """Return {opponent: (mean, lo, hi)} points-per-round difference in duplicate deals."""
-        deals = self.cfg.eval_deals if deals is None else deals
-        me = self.agent()
-        out = {}
-        for name in self.cfg.eval_opponents:
-            opp = HEURISTICS[name](self.rules)
-            res = play_duplicate([me] + [opp] * (self.rules.num_sides - 1), self.rules, deals=deals,
-                                 seed=self.cfg.eval_seed)
-            out[name] = res.diff
-        return out
-
     # -------------------------------------------------------------------------- checkpoints
 
     def checkpoint(self) -> dict[str, Any]:
@@ -293,21 +272,6 @@ class Trainer(Learner, OverlapMixin):
                              f"another --run-name, continue it with --resume {self.ckpt_path}, or delete it")
 
     # ---------------------------------------------------------------------------------- loop
-
-    def _log(self, tag: str, value: float) -> None:
-        if self.logger is not None:
-            self.logger.scalar(tag, value, self.global_step, self.wall_s)
-
-    def _run_eval(self) -> dict[str, tuple[float, float, float]]:
-        res = self.evaluate()
-        row: dict[str, Any] = {"step": int(self.global_step), "wall_s": float(self.wall_s)}
-        for name, (m, lo, hi) in res.items():
-            self._log(f"eval/vs_{name}", m)
-            self._log(f"eval/vs_{name}_lo", lo)
-            self._log(f"eval/vs_{name}_hi", hi)
-            row[name] = [float(m), float(lo), float(hi)]
-        self.evals.append(row)
-        return res
 
     def _catch_signals(self) -> dict[int, Any]:
         """Make SIGINT and SIGTERM stop the loop after the current update; return the old handlers."""
@@ -410,29 +374,6 @@ class Trainer(Learner, OverlapMixin):
             self.logger = None
         return {"global_step": self.global_step, "updates": self.update, "wall_s": self.wall_s,
                 "eval": last_eval, "stats": stats, "checkpoint": self.ckpt_path}
-
-    def _log_update(self, stats: dict[str, float], dt: float, dt_rollout: float) -> None:
-        """Log the throughput, the losses and the finished episodes of one update; return None."""
-        steps = self.n * self.cfg.num_steps
-        self._log("charts/sps", steps / dt)
-        self._log("charts/sps_rollout", steps / max(dt_rollout, 1e-9))
-        self._log("charts/ups", 1.0 / dt)
-        self._log("charts/learning_rate", self.opt.param_groups[0]["lr"])
-        self._log("charts/transitions", stats["transitions"])
-        for k in ("policy_loss", "value_loss", "entropy", "approx_kl", "clipfrac", "explained_variance",
-                  "distill_loss"):
-            if k in stats:
-                self._log(f"losses/{k}", stats[k])
-        if not self._finished:
-            return
-        kinds, rets, lens = (np.concatenate([f[i] for f in self._finished]) for i in range(3))
-        self._finished = []
-        self._log("charts/episodes", len(kinds))
-        self._log("charts/episode_length", float(lens.mean()))
-        for i, name in enumerate(OPPONENTS):
-            sel = kinds == i
-            if sel.any() and name != "self":
-                self._log(f"charts/return_vs_{name}", float(rets[sel].mean()))
 
 
 def train(cfg: Config, max_updates: int | None = None, overrides: Sequence[str] | None = None
