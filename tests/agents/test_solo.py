@@ -54,7 +54,8 @@ def test_endgame_inputs_of_a_hand_made_position():
     moves, x, member = endgame_inputs(obs, Rules(), mask)
     assert x.shape == (2, len(ENDGAME_INPUTS)) == (2, 215)
     assert moves.card.tolist() == [C("5c"), C("7o")]  # cards in id order
-    blocks = {b: x[:, 40 * i: 40 * i + 40] for i, b in enumerate(("hand", "other", "table", "card", "captured"))}
+    names = ("hand", "other", "table", "card", "captured")
+    blocks = {b: x[:, 40 * i: 40 * i + 40] for i, b in enumerate(names)}
 
     def cards(row, block):
         return int(sum(1 << int(c) for c in np.flatnonzero(blocks[block][row])))
@@ -80,10 +81,10 @@ def test_endgame_inputs_during_a_capture_choice_map_options_to_table_cards():
     e = _position(["5o 3c", "2e"], "4c 6e 1b Co 3b", "")
     e.step(np.array([C("5o")]))
     obs, mask = _obs(e)
-    assert set(np.flatnonzero(mask[0])) == set(np.flatnonzero([M("4c 6e 1b Co 3b") >> c & 1 for c in range(40)]))
+    assert set(np.flatnonzero(mask[0])) == {c for c in range(40) if M("4c 6e 1b Co 3b") >> c & 1}
     moves, x, member = endgame_inputs(obs, Rules(), mask)
     assert sorted(int(o) for o in moves.option) == sorted([M("4c 6e"), M("1b Co"), M("3b 6e 1b")])
-    for opt, mem, row in zip(moves.option, member, x):
+    for opt, mem, row in zip(moves.option, member, x, strict=True):
         assert int(sum(1 << int(c) for c in np.flatnonzero(mem))) == int(opt)  # every card of it is legal
         assert int(sum(1 << int(c) for c in np.flatnonzero(row[160:200]))) == int(opt) | (1 << C("5o"))
     assert (x[:, 120 + C("5o")] == 1).all() and (x[:, 120:160].sum(axis=1) == 1).all()
@@ -208,7 +209,8 @@ def test_the_shipped_agent_loads_and_refuses_other_tables(no_solver):
 
 
 def _train_script():
-    spec = importlib.util.spec_from_file_location("train_solo", os.path.join(ROOT, "scripts", "train_solo.py"))
+    path = os.path.join(ROOT, "scripts", "train_solo.py")
+    spec = importlib.util.spec_from_file_location("train_solo", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
