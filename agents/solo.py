@@ -12,8 +12,10 @@ observation, and only ever computed at an empty stock, where the unseen cards *a
 hand): the observer's hand after the move, the other hand, the table after it, the card played,
 the cards it captures (the played card included), and scalars: per side the capture pile's cards
 / 40, oros / 10, sevens / 4 and velo after the move, the escoba difference after it, who captured
-last after it (observer / other), whether the move sweeps, whether it is a discard, and the two
-hand sizes / 3 after it. It predicts the round's point difference (observer minus other) after
+last after it (observer / other), whether the move sweeps, whether it is a discard, the two
+hand sizes / 3 after it, the same four counts of the cards still in play (hands and table), and
+per side and category (cards, oros, sevens, velo) whether its point is already won (more than
+half in the pile) and whether it can still be won (with every card in play). It predicts the round's point difference (observer minus other) after
 the move with best play by both sides: the solver's value (``agents.endgame.solve``), learnt by
 regression (``scripts/train_solo.py``). An action's value is the best value of the moves that
 start with it (during a capture choice: of the options that contain that table card).
@@ -34,7 +36,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from escoba_env.cards import OROS, SEVENS, VELO
+from escoba_env.capture import option_summary
+from escoba_env.cards import OROS, SEVENS, VELO, mask_values
 from escoba_env.observation import PLANE
 from escoba_env.rules import Rules
 
@@ -50,7 +53,14 @@ _CARD_BITS = np.arange(40, dtype=np.uint64)
 _BIT_BLOCKS = ("hand_after", "other_hand", "table_after", "card", "captured")
 _SCALARS = ("my_cards", "my_oros", "my_sevens", "my_velo", "other_cards", "other_oros", "other_sevens",
             "other_velo", "escoba_diff", "last_me", "last_other", "escoba", "discard", "my_hand_size",
-            "other_hand_size")
+            "other_hand_size", "live_cards", "live_oros", "live_sevens", "live_velo",
+            *(f"{who}_{what}_{cat}" for who in ("my", "other") for what in ("has", "can")
+              for cat in ("cards", "oros", "sevens", "velo")),
+            "reply_captures", "reply_sweeps", "reply_cards", "reply_oros", "reply_sevens", "reply_velo")
+# A category's point needs strictly more than half of it (cards 21 of 40, oros 6 of 10, sevens 3 of 4,
+# the velo): "has" = already in the pile, "can" = still reachable with every card in play.
+_NEED = np.array([21, 6, 3, 1], np.float32)
+_SIZE = np.array([40, 10, 4, 1], np.float32)
 ENDGAME_INPUTS = tuple(f"{b}[{c}]" for b in _BIT_BLOCKS for c in range(40)) + _SCALARS
 """The endgame net's inputs per move, in order: five 40-card blocks, then the scalars."""
 
@@ -65,6 +75,26 @@ def _pile(masks: np.ndarray) -> np.ndarray:
     return np.stack([np.bitwise_count(masks) / 40.0, np.bitwise_count(masks & np.uint64(OROS)) / 10.0,
                      np.bitwise_count(masks & np.uint64(SEVENS)) / 4.0,
                      (masks & np.uint64(1 << VELO)) != 0], axis=1).astype(np.float32)
+
+
+def _replies(hands: np.ndarray, tables: np.ndarray) -> np.ndarray:
+    """Return float32 (M, 6) of what the other hand can answer on each table left: the share of its
+    cards that capture, whether one sweeps, and the most cards / 40, oros / 10, sevens / 4 and velo
+    one card could take (its own card plus every card in any of its options: an upper bound)."""
+    m = len(hands)
+    cards = np.arange(40)
+    held = ((hands[:, None] >> cards.astype(np.uint64)[None, :]) & _ONE).astype(bool)
+    r, c = np.nonzero(held)
+    count, union, _ = option_summary(tables[r], 15 - (c // 4 + 1))
+    took = np.where(count > 0, union | bit(c), _ZERO)
+    sweep = (count > 0) & (mask_values(tables[r]) + c // 4 + 1 == 15)
+    out = np.zeros((m, 6), np.float32)
+    np.add.at(out[:, 0], r, (count > 0) / 3.0)
+    np.maximum.at(out[:, 1], r, sweep.astype(np.float32))
+    pile = _pile(took)
+    for j in range(4):
+        np.maximum.at(out[:, 2 + j], r, pile[:, j])
+    return out
 
 
 def check_endgame_rules(rules: Rules) -> None:
@@ -104,8 +134,13 @@ def endgame_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray) -> tuple[Mo
     last = np.where(took, 0, sc["last_capturer"][r])
     n_hand = np.bitwise_count(hand_after).astype(np.float32) / 3.0
     n_other = np.bitwise_count(other).astype(np.float32) / 3.0
-    scal = np.column_stack([_pile(mine | captured), _pile(theirs), esc[:, 0] + escoba - esc[:, 1],
-                            last == 0, last == 1, escoba, ~took, n_hand, n_other]).astype(np.float32)
+    my_pile, other_pile = _pile(mine | captured), _pile(theirs)
+    live = _pile(hand_after | other | table_after)
+    my_n, other_n, live_n = my_pile * _SIZE, other_pile * _SIZE, live * _SIZE
+    scal = np.column_stack([my_pile, other_pile, esc[:, 0] + escoba - esc[:, 1],
+                            last == 0, last == 1, escoba, ~took, n_hand, n_other, live,
+                            my_n >= _NEED, my_n + live_n >= _NEED, other_n >= _NEED,
+                            other_n + live_n >= _NEED, _replies(other, table_after)]).astype(np.float32)
     x = np.concatenate([_bits(hand_after), _bits(other), _bits(table_after), _bits(cbit), _bits(captured),
                         scal], axis=1)
     phase = sc["capture_phase"][r]
