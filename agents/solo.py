@@ -15,13 +15,16 @@ the cards it captures (the played card included), and scalars: per side the capt
 last after it (observer / other), whether the move sweeps, whether it is a discard, the two
 hand sizes / 3 after it, the same four counts of the cards still in play (hands and table), and
 per side and category (cards, oros, sevens, velo) whether its point is already won (more than
-half in the pile) and whether it can still be won (with every card in play). It predicts the round's point difference (observer minus other) after
-the move with best play by both sides: the solver's value (``agents.endgame.solve``), learnt by
-regression (``scripts/train_solo.py``). An action's value is the best value of the moves that
-start with it (during a capture choice: of the options that contain that table card).
+half in the pile) and whether it can still be won (with every card in play), and what the other
+hand can answer on the table left (the share of its cards that capture, whether one sweeps, the
+most cards, oros, sevens and velo one of them could take). It predicts the round's point
+difference (observer minus other) after the move with best play by both sides: the solver's
+value (``agents.endgame.solve``), learnt by regression (``scripts/train_solo.py``). An action's
+value is the best value of the moves that start with it (during a capture choice: of the options
+that contain that table card).
 
 Checkpoint: an ``agents.neural`` checkpoint of the plain network (same format, loader and
-checks) with two more entries: ``endgame_net`` (``{"hidden": [...], "inputs": [...]}``) and
+checks) with two more entries: ``endgame_net`` (``{"hidden": [...], "inputs": N}``) and
 ``endgame_model`` (its ``state_dict``). ``agents.neural.load_checkpoint_agent`` (the registry's
 ``checkpoint:PATH``) returns a ``SoloAgent`` for such a file; registry spec ``neural-solo``.
 """

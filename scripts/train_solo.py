@@ -27,7 +27,7 @@ import torch
 from agents.distill import load_labels
 from agents.moves import best_per_row, move_actions
 from agents.neural import NeuralAgent, save_checkpoint
-from agents.solo import EndgameNet, action_values, endgame_inputs, solo_checkpoint_dict
+from agents.solo import ENDGAME_INPUTS, EndgameNet, action_values, endgame_inputs, solo_checkpoint_dict
 from escoba_env.cli import OneLineParser, positive_int
 
 
@@ -63,9 +63,32 @@ def batch_moves(start: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.nda
     return offsets + np.arange(counts.sum()), np.repeat(np.arange(len(rows)), counts)
 
 
+def _suit_permutations() -> np.ndarray:
+    """Return (6, inputs) column orders that permute copas, espadas and bastos in the card blocks.
+
+    Only oros is special in scoring (and the velo is an oro), so these permutations leave every
+    value unchanged: six positions for the price of one."""
+    from itertools import permutations
+
+    n = len(ENDGAME_INPUTS)
+    out = []
+    for p in permutations((1, 2, 3)):
+        suit = np.array((0, *p))
+        cards = 4 * (np.arange(40) // 4) + suit[np.arange(40) % 4]
+        cols = np.arange(n)
+        for b in range(5):
+            cols[40 * b: 40 * b + 40] = 40 * b + cards
+        out.append(cols)
+    return np.array(out)
+
+
+SUIT_PERMS = _suit_permutations()
+
+
 def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float, batch: int, loss: str,
-          seed: int) -> None:
-    """Fit ``net`` to the labels ``d`` (Adam, cosine-free linear decay), printing progress per epoch."""
+          seed: int, augment: bool = True) -> None:
+    """Fit ``net`` to the labels ``d`` (Adam, learning rate decayed linearly to 0), printing progress
+    per epoch; ``augment`` permutes the three plain suits of each minibatch at random."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     opt = torch.optim.Adam(net.parameters(), lr=lr)
@@ -83,10 +106,16 @@ def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float
         net.train()
         for rows in np.array_split(rng.permutation(n), (n + batch - 1) // batch):
             mi, br = batch_moves(d["moves"].start, rows)
-            q = action_values(net(x_all[torch.as_tensor(mi)]), br, d["member"][mi], len(rows))
+            x = x_all[torch.as_tensor(mi)]
+            if augment:
+                x = x[:, torch.as_tensor(SUIT_PERMS[rng.integers(len(SUIT_PERMS))])]
+            q = action_values(net(x), br, d["member"][mi], len(rows))
             legal = torch.as_tensor(legal_all[rows])
-            if loss == "mse":
+            if loss in ("mse", "adv"):
                 err = torch.where(legal, q - torch.as_tensor(vals[rows]), 0.0)
+                if loss == "adv":  # the error of each action relative to the row's mean error
+                    n_legal = legal.sum(1, keepdim=True)
+                    err = torch.where(legal, err - err.sum(1, keepdim=True) / n_legal, 0.0)
                 value = (err ** 2).sum() / legal.sum()
             else:
                 logp = torch.log_softmax(q.masked_fill(~legal, -1e9), dim=1)
@@ -112,12 +141,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plain", default="agents/pretrained/escoba_2p_plain.pt",
                     help="the network that plays before the endgame")
     ap.add_argument("--hidden", type=positive_int, nargs="+", default=[256, 256])
-    ap.add_argument("--loss", choices=("mse", "ce"), default="mse")
+    ap.add_argument("--loss", choices=("mse", "adv", "ce"), default="mse")
     ap.add_argument("--epochs", type=positive_int, default=10)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--batch", type=positive_int, default=512, help="decisions per minibatch")
     ap.add_argument("--limit", type=positive_int, default=None, help="use the first N training labels")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-augment", action="store_true", help="do not permute the plain suits")
     ap.add_argument("--out", default=None, help="write the phase-gated checkpoint here (never overwrites)")
     args = ap.parse_args(argv)
     if args.out and os.path.exists(args.out):
@@ -136,14 +166,15 @@ def main(argv: list[str] | None = None) -> int:
         net = EndgameNet(args.hidden)
         t0 = time.perf_counter()
         train(net, data, test, epochs=args.epochs, lr=args.lr, batch=args.batch, loss=args.loss,
-              seed=args.seed)
+              seed=args.seed, augment=not args.no_augment)
         wall = time.perf_counter() - t0
         print(f"trained in {wall:.0f} s")
         if args.out:
             save_checkpoint(args.out, solo_checkpoint_dict(
                 plain, net, solo_training={"labels": args.labels, "loss": args.loss, "epochs": args.epochs,
                                            "lr": args.lr, "batch": args.batch, "seed": args.seed,
-                                           "limit": args.limit, "plain": args.plain, "wall_s": wall}))
+                                           "limit": args.limit, "plain": args.plain, "wall_s": wall,
+                                           "augment": not args.no_augment, "hidden": args.hidden}))
             print(f"wrote {args.out} ({os.path.getsize(args.out) / 1e6:.2f} MB)")
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
