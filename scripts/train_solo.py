@@ -31,15 +31,20 @@ from agents.solo import ENDGAME_INPUTS, EndgameNet, action_values, endgame_input
 from escoba_env.cli import OneLineParser, positive_int
 
 
-def prepare(path: str, rules, limit: int | None = None) -> dict:
-    """Return the labels of ``path`` with every move's inputs (``agents.solo.endgame_inputs``)."""
-    arrays, _ = load_labels(path, rules)
-    n = len(arrays["action"]) if limit is None else min(limit, len(arrays["action"]))
+def prepare(paths: list[str], rules, limit: int | None = None) -> dict:
+    """Return the labels of ``paths``, concatenated, with every move's inputs (``endgame_inputs``)."""
+    parts = [load_labels(p, rules)[0] for p in paths]
+    if any("values" not in a for a in parts):
+        raise ValueError(f"{' '.join(paths)}: needs exact values of every legal action (labels from "
+                         f"python -m agents.distill --teacher endgame --values)")
+    arrays = {k: np.concatenate([a[k] for a in parts]) for k in ("obs", "mask", "values")}
+    path = " ".join(paths)
+    n = len(arrays["obs"]) if limit is None else min(limit, len(arrays["obs"]))
     obs = arrays["obs"][:n].astype(np.float32)
     mask = arrays["mask"][:n]
     moves, x, member = endgame_inputs(obs, rules, mask)
-    values = arrays["values"][:n].astype(np.float32) if "values" in arrays else None
-    if values is None or not np.isfinite(values[mask > 0]).all():
+    values = arrays["values"][:n].astype(np.float32)
+    if not np.isfinite(values[mask > 0]).all():
         raise ValueError(f"{path}: needs exact values of every legal action (labels from "
                          f"python -m agents.distill --teacher endgame --values)")
     return {"obs": obs, "mask": mask, "values": values, "moves": moves, "x": x, "member": member}
@@ -136,7 +141,8 @@ def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, train, evaluate, export; return the exit code."""
     ap = OneLineParser(prog=os.path.basename(__file__), description=__doc__.split("\n\n")[0])
-    ap.add_argument("labels", help="training labels (python -m agents.distill --teacher endgame --values)")
+    ap.add_argument("labels", nargs="+",
+                    help="training label files (python -m agents.distill --teacher endgame --values)")
     ap.add_argument("--test", default=None, help="held-out labels, scored after every epoch")
     ap.add_argument("--plain", default="agents/pretrained/escoba_2p_plain.pt",
                     help="the network that plays before the endgame")
@@ -158,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         plain = NeuralAgent.from_checkpoint(args.plain)
         t0 = time.perf_counter()
         data = prepare(args.labels, plain.rules, args.limit)
-        test = prepare(args.test, plain.rules) if args.test else None
+        test = prepare([args.test], plain.rules) if args.test else None
         held = f", {len(test['obs'])} held out" if test else ""
         print(f"{len(data['obs'])} training decisions ({len(data['x'])} moves){held}; "
               f"inputs in {time.perf_counter() - t0:.0f} s", flush=True)
@@ -170,11 +176,10 @@ def main(argv: list[str] | None = None) -> int:
         wall = time.perf_counter() - t0
         print(f"trained in {wall:.0f} s")
         if args.out:
-            save_checkpoint(args.out, solo_checkpoint_dict(
-                plain, net, solo_training={"labels": args.labels, "loss": args.loss, "epochs": args.epochs,
-                                           "lr": args.lr, "batch": args.batch, "seed": args.seed,
-                                           "limit": args.limit, "plain": args.plain, "wall_s": wall,
-                                           "augment": not args.no_augment, "hidden": args.hidden}))
+            how = {"labels": list(args.labels), "loss": args.loss, "epochs": args.epochs, "lr": args.lr,
+                   "batch": args.batch, "seed": args.seed, "limit": args.limit, "plain": args.plain,
+                   "wall_s": wall, "augment": not args.no_augment, "hidden": args.hidden}
+            save_checkpoint(args.out, solo_checkpoint_dict(plain, net, solo_training=how))
             print(f"wrote {args.out} ({os.path.getsize(args.out) / 1e6:.2f} MB)")
     except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
