@@ -54,12 +54,16 @@ _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
 _CARD_BITS = np.arange(40, dtype=np.uint64)
 _BIT_BLOCKS = ("hand_after", "other_hand", "table_after", "card", "captured")
+_SLOT = ("present", "value", "oro", "seven", "captures", "sweeps", "options", "takes_cards", "takes_oros",
+         "takes_sevens", "takes_velo", "surely_takes")
 _SCALARS = ("my_cards", "my_oros", "my_sevens", "my_velo", "other_cards", "other_oros", "other_sevens",
             "other_velo", "escoba_diff", "last_me", "last_other", "escoba", "discard", "my_hand_size",
             "other_hand_size", "live_cards", "live_oros", "live_sevens", "live_velo",
             *(f"{who}_{what}_{cat}" for who in ("my", "other") for what in ("has", "can")
               for cat in ("cards", "oros", "sevens", "velo")),
-            "reply_captures", "reply_sweeps", "reply_cards", "reply_oros", "reply_sevens", "reply_velo")
+            "reply_captures", "reply_sweeps", "reply_cards", "reply_oros", "reply_sevens", "reply_velo",
+            *(f"{who}_card{i}_{what}" for who in ("other", "my") for i in range(3)
+              for what in _SLOT))
 # A category's point needs strictly more than half of it (cards 21 of 40, oros 6 of 10, sevens 3 of 4,
 # the velo): "has" = already in the pile, "can" = still reachable with every card in play.
 _NEED = np.array([21, 6, 3, 1], np.float32)
@@ -98,6 +102,27 @@ def _replies(hands: np.ndarray, tables: np.ndarray) -> np.ndarray:
     for j in range(4):
         np.maximum.at(out[:, 2 + j], r, pile[:, j])
     return out
+
+
+def _slots(hands: np.ndarray, tables: np.ndarray) -> np.ndarray:
+    """Return float32 (M, 3 * len(_SLOT)): for each card of the hand (up to 3, by id), what it is and
+    what it can take from the table (``_SLOT``: value / 10, oro, seven, whether it captures or
+    sweeps, its option count / 4, the cards / 10, oros / 4, sevens / 4 and velo of the union of its
+    options, the cards / 10 in all of them)."""
+    m = len(hands)
+    held = ((hands[:, None] >> _CARD_BITS[None, :]) & _ONE).astype(bool)
+    r, c = np.nonzero(held)
+    slot = np.arange(len(r)) - np.searchsorted(r, r)  # rank of the card in its hand
+    keep = slot < 3
+    r, c, slot = r[keep], c[keep], slot[keep]
+    count, union, inter = option_summary(tables[r], 15 - (c // 4 + 1))
+    sweep = (count > 0) & (mask_values(tables[r]) + c // 4 + 1 == 15)
+    pile = _pile(union) * np.array([4.0, 2.5, 1.0, 1.0], np.float32)  # cards / 10, oros / 4
+    f = np.column_stack([np.ones(len(r)), (c // 4 + 1) / 10.0, c % 4 == 0, c // 4 == 6, count > 0, sweep,
+                         np.minimum(count, 4) / 4.0, pile, np.bitwise_count(inter) / 10.0]).astype(np.float32)
+    out = np.zeros((m, 3, len(_SLOT)), np.float32)
+    out[r, slot] = f
+    return out.reshape(m, -1)
 
 
 def check_endgame_rules(rules: Rules) -> None:
@@ -143,7 +168,8 @@ def endgame_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray) -> tuple[Mo
     scal = np.column_stack([my_pile, other_pile, esc[:, 0] + escoba - esc[:, 1],
                             last == 0, last == 1, escoba, ~took, n_hand, n_other, live,
                             my_n >= _NEED, my_n + live_n >= _NEED, other_n >= _NEED,
-                            other_n + live_n >= _NEED, _replies(other, table_after)]).astype(np.float32)
+                            other_n + live_n >= _NEED, _replies(other, table_after),
+                            _slots(other, table_after), _slots(hand_after, table_after)]).astype(np.float32)
     x = np.concatenate([_bits(hand_after), _bits(other), _bits(table_after), _bits(cbit), _bits(captured),
                         scal], axis=1)
     phase = sc["capture_phase"][r]

@@ -52,7 +52,7 @@ def test_endgame_inputs_of_a_hand_made_position():
     e = _position(["7o 5c", "3e"], "6c 2o", "1o 1c", last_capturer=1)
     obs, mask = _obs(e)
     moves, x, member = endgame_inputs(obs, Rules(), mask)
-    assert x.shape == (2, len(ENDGAME_INPUTS)) == (2, 215)
+    assert x.shape == (2, len(ENDGAME_INPUTS)) == (2, 313)
     assert moves.card.tolist() == [C("5c"), C("7o")]  # cards in id order
     names = ("hand", "other", "table", "card", "captured")
     blocks = {b: x[:, 40 * i: 40 * i + 40] for i, b in enumerate(names)}
@@ -68,10 +68,25 @@ def test_endgame_inputs_of_a_hand_made_position():
     assert cards(disc, "captured") == 0
     # my pile cards, oros, sevens, velo; the other's; escoba difference; last me / other; escoba;
     # discard; hand sizes. Seat 1's pile: the 33 other cards, 7 oros and 3 sevens.
-    np.testing.assert_allclose(x[esc, 200:], [5 / 40, 3 / 10, 1 / 4, 1, 33 / 40, 7 / 10, 3 / 4, 0,
-                                              1, 1, 0, 1, 0, 1 / 3, 1 / 3], rtol=1e-6)
-    np.testing.assert_allclose(x[disc, 200:], [2 / 40, 1 / 10, 0, 0, 33 / 40, 7 / 10, 3 / 4, 0,
-                                               0, 0, 1, 0, 1, 1 / 3, 1 / 3], rtol=1e-6)
+    np.testing.assert_allclose(x[esc, 200:215], [5 / 40, 3 / 10, 1 / 4, 1, 33 / 40, 7 / 10, 3 / 4, 0,
+                                                 1, 1, 0, 1, 0, 1 / 3, 1 / 3], rtol=1e-6)
+    np.testing.assert_allclose(x[disc, 200:215], [2 / 40, 1 / 10, 0, 0, 33 / 40, 7 / 10, 3 / 4, 0,
+                                                  0, 0, 1, 0, 1, 1 / 3, 1 / 3], rtol=1e-6)
+    # cards in play (hands and table): cards, oros, sevens, velo; then points won / still reachable
+    # (cards, oros, sevens, velo) for me (won, reachable), then for the other
+    np.testing.assert_allclose(x[esc, 215:235], [2 / 40, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1,
+                                                 1, 1, 1, 0, 1, 1, 1, 0], rtol=1e-6)
+    np.testing.assert_allclose(x[disc, 215:235], [5 / 40, 2 / 10, 1 / 4, 1, 0, 0, 0, 0, 0, 0, 0, 1,
+                                                  1, 1, 1, 0, 1, 1, 1, 1], rtol=1e-6)
+    # the other's answer: 3e takes nothing on either table left
+    assert (x[:, 235:241] == 0).all()
+    # per hand card (3 slots): present, value, oro, seven, captures, sweeps, options / 4, what the
+    # union of its options holds (cards / 10, oros / 4, sevens / 4, velo), cards in every option / 10
+    other_slot = [1, 0.3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    np.testing.assert_allclose(x[:, 241:277], [other_slot + [0] * 24] * 2, rtol=1e-6)
+    np.testing.assert_allclose(x[esc, 277:], [1, 0.5] + [0] * 34, rtol=1e-6)  # 5c on an empty table
+    np.testing.assert_allclose(x[disc, 277:], [1, 0.7, 1, 1, 1, 0, 0.25, 0.2, 0.25, 0, 0, 0.2] + [0] * 24,
+                               rtol=1e-6)  # 7o on 6c 2o 5c: takes 6c 2o
     assert member.tolist() == [[a == C("5c") for a in range(40)], [a == C("7o") for a in range(40)]]
 
 
@@ -89,6 +104,7 @@ def test_endgame_inputs_during_a_capture_choice_map_options_to_table_cards():
         assert int(sum(1 << int(c) for c in np.flatnonzero(row[160:200]))) == int(opt) | (1 << C("5o"))
     assert (x[:, 120 + C("5o")] == 1).all() and (x[:, 120:160].sum(axis=1) == 1).all()
     assert (x[:, 209] == 1).all()  # the player is the last to capture after any of them
+    assert (x[:, 211] == 0).all()  # none sweeps (3b is left, or 1b Co, or 4c)
 
 
 def test_endgame_inputs_refuse_a_position_with_cards_in_the_stock():
