@@ -85,9 +85,9 @@ def _pile(masks: np.ndarray) -> np.ndarray:
 
 
 def _replies(hands: np.ndarray, tables: np.ndarray) -> np.ndarray:
-    """Return float32 (M, 6) of what the other hand can answer on each table left: the share of its
-    cards that capture, whether one sweeps, and the most cards / 40, oros / 10, sevens / 4 and velo
-    one card could take (its own card plus every card in any of its options: an upper bound)."""
+    """Return float32 (M, 6) of what a hand can answer on each table left: how many of its cards
+    capture / 3, whether one sweeps, and the most cards / 40, oros / 10, sevens / 4 and velo one
+    card could take (its own card plus every card in any of its options: an upper bound)."""
     m = len(hands)
     cards = np.arange(40)
     held = ((hands[:, None] >> cards.astype(np.uint64)[None, :]) & _ONE).astype(bool)
