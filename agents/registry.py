@@ -19,6 +19,8 @@ ismcts         ``agents.ismcts``)
 hybrid         search (``sims``, default 1000) before the stock runs out, the exact endgame after it
 neural-2v2     the shipped 2v2 partnership agent (``agents/pretrained/escoba_2v2.pt``)
 neural-3p      the shipped 3-player agent (``agents/pretrained/escoba_3p.pt``)
+neural-solo    network-only 2-player agent: the plain network, an endgame network at an empty stock
+               (``agents/pretrained/escoba_2p_solo.pt``, ``agents.solo``)
 =============  ===========================================================================
 
 An unknown name or a bad parameter raises ``ValueError`` listing what exists. ``checkpoint:PATH``
@@ -232,10 +234,14 @@ DEFAULT_OPPONENT_TABLES = ((2, False), (4, True))
 there. The 3-player network trails ``expert`` (model card), so that table keeps the expert."""
 
 
-def _shipped(players: int, partnerships: bool) -> Callable[..., Agent]:
+SOLO_CHECKPOINT = "agents/pretrained/escoba_2p_solo.pt"
+"""The phase-gated network-only 2-player agent (``neural-solo``; model card, issue 17 point 1)."""
+
+
+def _shipped(players: int, partnerships: bool, file: str | None = None) -> Callable[..., Agent]:
     """Return a factory of the shipped neural agent of that table (``checkpoint`` with a fixed path)."""
     path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        SHIPPED_CHECKPOINTS[players, partnerships])
+                        file or SHIPPED_CHECKPOINTS[players, partnerships])
 
     def factory(rules: Rules | None = None, seed: int | None = None, **params: Any) -> Agent:
         """Return the shipped agent (it refuses other rules with a ValueError naming the difference)."""
@@ -248,6 +254,9 @@ register("neural-2v2", _shipped(4, True), {"device": str, "deterministic": _bool
          "the shipped neural agent of the 4-player partnership game (agents/pretrained/escoba_2v2.pt)")
 register("neural-3p", _shipped(3, False), {"device": str, "deterministic": _bool},
          "the shipped neural agent of the 3-player game (agents/pretrained/escoba_3p.pt)")
+register("neural-solo", _shipped(2, False, SOLO_CHECKPOINT), {"device": str, "deterministic": _bool},
+         "network-only 2-player agent: the plain network, and an endgame network once the stock is empty "
+         "(agents/pretrained/escoba_2p_solo.pt)")
 
 
 def available() -> str:

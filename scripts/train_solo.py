@@ -1,0 +1,194 @@
+"""Train the endgame network of ``neural-solo`` on solver-labelled endgame decisions, and export the agent.
+
+The labels come from ``python -m agents.distill --teacher endgame --values`` (the exact minimax
+value of every legal action). The network (``agents.solo.EndgameNet``) scores moves; an action's
+value is the best of its moves'. ``--loss mse`` regresses the action values onto the solver's;
+``--loss ce`` is the cross-entropy of the action values (as logits) to the solver's best actions.
+After every epoch it prints the held-out share of decisions where it picks a best action and its
+mean regret (points per decision). ``--out`` writes the phase-gated checkpoint: the plain
+network ``--plain`` before the endgame, this network after it (never overwrites a file)::
+
+    python -m agents.distill --out runs/labels/endgame_200k.npz --labels 200000 --values --teacher endgame \\
+        --seed 41 --behaviour checkpoint:agents/pretrained/escoba_2p_plain.pt expert greedy \\
+        --weights 0.5 0.35 0.15
+    python scripts/train_solo.py runs/labels/endgame_200k.npz --test runs/labels/endgame_test20k.npz \\
+        --out agents/pretrained/escoba_2p_solo.pt
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+
+from agents.distill import load_labels
+from agents.moves import best_per_row, move_actions
+from agents.neural import NeuralAgent, save_checkpoint
+from agents.solo import ENDGAME_INPUTS, EndgameNet, action_values, endgame_inputs, solo_checkpoint_dict
+from escoba_env.cli import OneLineParser, positive_int
+
+
+def prepare(paths: list[str], rules, limit: int | None = None) -> dict:
+    """Return the labels of ``paths``, concatenated, with every move's inputs (``endgame_inputs``)."""
+    parts = [load_labels(p, rules)[0] for p in paths]
+    if any("values" not in a for a in parts):
+        raise ValueError(f"{' '.join(paths)}: needs exact values of every legal action (labels from "
+                         f"python -m agents.distill --teacher endgame --values)")
+    arrays = {k: np.concatenate([a[k] for a in parts]) for k in ("obs", "mask", "values")}
+    path = " ".join(paths)
+    n = len(arrays["obs"]) if limit is None else min(limit, len(arrays["obs"]))
+    obs = arrays["obs"][:n].astype(np.float32)
+    mask = arrays["mask"][:n]
+    moves, x, member = endgame_inputs(obs, rules, mask)
+    values = arrays["values"][:n].astype(np.float32)
+    if not np.isfinite(values[mask > 0]).all():
+        raise ValueError(f"{path}: needs exact values of every legal action (labels from "
+                         f"python -m agents.distill --teacher endgame --values)")
+    return {"obs": obs, "mask": mask, "values": values, "moves": moves, "x": x, "member": member}
+
+
+def evaluate(net: EndgameNet, d: dict) -> tuple[float, float]:
+    """Return (share of decisions where the net picks a best action, mean regret in points)."""
+    with torch.no_grad():
+        v = net(torch.from_numpy(d["x"])).numpy()
+    act = move_actions(d["moves"], best_per_row(d["moves"], v), d["obs"], d["mask"])
+    vals = np.where(d["mask"] > 0, d["values"], -np.inf)
+    best = vals.max(axis=1)
+    got = vals[np.arange(len(act)), act]
+    return float(np.mean(got >= best - 1e-6)), float(np.mean(best - got))
+
+
+def batch_moves(start: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return (move indices, their batch row) of the observations ``rows``."""
+    counts = start[rows + 1] - start[rows]
+    offsets = np.repeat(start[rows] - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts)
+    return offsets + np.arange(counts.sum()), np.repeat(np.arange(len(rows)), counts)
+
+
+def _suit_permutations() -> np.ndarray:
+    """Return (6, inputs) column orders that permute copas, espadas and bastos in the card blocks.
+
+    Only oros is special in scoring (and the velo is an oro), so these permutations leave every
+    value unchanged: six positions for the price of one."""
+    from itertools import permutations
+
+    n = len(ENDGAME_INPUTS)
+    out = []
+    for p in permutations((1, 2, 3)):
+        suit = np.array((0, *p))
+        cards = 4 * (np.arange(40) // 4) + suit[np.arange(40) % 4]
+        cols = np.arange(n)
+        for b in range(5):
+            cols[40 * b: 40 * b + 40] = 40 * b + cards
+        out.append(cols)
+    return np.array(out)
+
+
+SUIT_PERMS = _suit_permutations()
+
+
+def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float, batch: int, loss: str,
+          seed: int, augment: bool = True) -> None:
+    """Fit ``net`` to the labels ``d`` (Adam, learning rate decayed linearly to 0), printing progress
+    per epoch; ``augment`` permutes the three plain suits of each minibatch at random."""
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    opt = torch.optim.Adam(net.parameters(), lr=lr)
+    n = len(d["obs"])
+    steps = epochs * ((n + batch - 1) // batch)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1.0 - s / steps))
+    x_all = torch.from_numpy(d["x"])
+    legal_all = d["mask"] > 0
+    vals = np.where(legal_all, d["values"], 0.0).astype(np.float32)
+    best = np.where(legal_all, d["values"], -np.inf).max(axis=1, keepdims=True)
+    is_best = legal_all & (d["values"] >= best - 1e-6)
+    target_ce = (is_best / is_best.sum(axis=1, keepdims=True)).astype(np.float32)
+    for epoch in range(epochs):
+        t0, total = time.perf_counter(), 0.0
+        net.train()
+        for rows in np.array_split(rng.permutation(n), (n + batch - 1) // batch):
+            mi, br = batch_moves(d["moves"].start, rows)
+            x = x_all[torch.as_tensor(mi)]
+            if augment:
+                x = x[:, torch.as_tensor(SUIT_PERMS[rng.integers(len(SUIT_PERMS))])]
+            q = action_values(net(x), br, d["member"][mi], len(rows))
+            legal = torch.as_tensor(legal_all[rows])
+            if loss in ("mse", "adv"):
+                err = torch.where(legal, q - torch.as_tensor(vals[rows]), 0.0)
+                if loss == "adv":  # the error of each action relative to the row's mean error
+                    n_legal = legal.sum(1, keepdim=True)
+                    err = torch.where(legal, err - err.sum(1, keepdim=True) / n_legal, 0.0)
+                value = (err ** 2).sum() / legal.sum()
+            else:
+                logp = torch.log_softmax(q.masked_fill(~legal, -1e9), dim=1)
+                value = -(torch.as_tensor(target_ce[rows]) * logp.clamp_min(-1e4)).sum(1).mean()
+            opt.zero_grad()
+            value.backward()
+            opt.step()
+            sched.step()
+            total += value.item() * len(rows)
+        net.eval()
+        line = f"epoch {epoch + 1}/{epochs}: {loss} {total / n:.4f}"
+        if test is not None:
+            share, regret = evaluate(net, test)
+            line += f", held-out: a best action in {share:.1%} of decisions, regret {regret:.4f} points"
+        print(line + f" ({time.perf_counter() - t0:.0f} s)", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, train, evaluate, export; return the exit code."""
+    ap = OneLineParser(prog=os.path.basename(__file__), description=__doc__.split("\n\n")[0])
+    ap.add_argument("labels", nargs="+",
+                    help="training label files (python -m agents.distill --teacher endgame --values)")
+    ap.add_argument("--test", default=None, help="held-out labels, scored after every epoch")
+    ap.add_argument("--plain", default="agents/pretrained/escoba_2p_plain.pt",
+                    help="the network that plays before the endgame")
+    ap.add_argument("--hidden", type=positive_int, nargs="+", default=[256, 256])
+    ap.add_argument("--loss", choices=("mse", "adv", "ce"), default="mse")
+    ap.add_argument("--epochs", type=positive_int, default=10)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--batch", type=positive_int, default=512, help="decisions per minibatch")
+    ap.add_argument("--limit", type=positive_int, default=None, help="use the first N training labels")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-augment", action="store_true", help="do not permute the plain suits")
+    ap.add_argument("--out", default=None, help="write the phase-gated checkpoint here (never overwrites)")
+    args = ap.parse_args(argv)
+    if args.out and os.path.exists(args.out):
+        print(f"error: {args.out} already exists; choose another --out", file=sys.stderr)
+        return 2
+    torch.set_num_threads(1)
+    try:
+        plain = NeuralAgent.from_checkpoint(args.plain)
+        t0 = time.perf_counter()
+        data = prepare(args.labels, plain.rules, args.limit)
+        test = prepare([args.test], plain.rules) if args.test else None
+        held = f", {len(test['obs'])} held out" if test else ""
+        print(f"{len(data['obs'])} training decisions ({len(data['x'])} moves){held}; "
+              f"inputs in {time.perf_counter() - t0:.0f} s", flush=True)
+        torch.manual_seed(args.seed)
+        net = EndgameNet(args.hidden)
+        t0 = time.perf_counter()
+        train(net, data, test, epochs=args.epochs, lr=args.lr, batch=args.batch, loss=args.loss,
+              seed=args.seed, augment=not args.no_augment)
+        wall = time.perf_counter() - t0
+        print(f"trained in {wall:.0f} s")
+        if args.out:
+            how = {"labels": list(args.labels), "loss": args.loss, "epochs": args.epochs, "lr": args.lr,
+                   "batch": args.batch, "seed": args.seed, "limit": args.limit, "plain": args.plain,
+                   "wall_s": wall, "augment": not args.no_augment, "hidden": args.hidden}
+            save_checkpoint(args.out, solo_checkpoint_dict(plain, net, solo_training=how))
+            print(f"wrote {args.out} ({os.path.getsize(args.out) / 1e6:.2f} MB)")
+    except (ValueError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("error: interrupted; nothing written", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
