@@ -91,7 +91,8 @@ def make_bot(spec: str, rules: Rules, seed: int) -> Agent:
 
 
 def default_opponent(rules: Rules) -> tuple[str, str | None]:
-    """Return (spec, note): the shipped checkpoint if it fits ``rules``, else the fallback and why."""
+    """Return (spec, note): the table's strong agent (2v2, 3 players), else the shipped checkpoint if
+    it fits ``rules``, else the fallback and why."""
     table = (rules.num_players, rules.partnerships)
     if table in STRONG_AGENTS:
         return STRONG_AGENTS[table], None
