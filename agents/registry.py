@@ -21,6 +21,9 @@ neural-2v2     the shipped 2v2 partnership agent (``agents/pretrained/escoba_2v2
 neural-3p      the shipped 3-player agent (``agents/pretrained/escoba_3p.pt``)
 neural-solo    network-only 2-player agent: the plain network, an endgame network at an empty stock
                (``agents/pretrained/escoba_2p_solo.pt``, ``agents.solo``)
+strong-2v2     the strongest 2v2 agent (beats an expert team): search with 1,000 rollouts; 2v2 only
+strong-3p      the strongest 3-player agent (beats two experts): the same search; 3 players only
+guided         search whose rollouts the table's shipped network plays (``agents.guided``)
 =============  ===========================================================================
 
 An unknown name or a bad parameter raises ``ValueError`` listing what exists. ``checkpoint:PATH``
@@ -129,6 +132,18 @@ register("hybrid", _hybrid, {"sims": _sims},
          "the strongest agent under 50 ms a move")
 
 
+def _guided(rules: Rules | None = None, seed: int | None = None, **params: Any) -> Agent:
+    """Return the search with network-played rollouts (``agents.guided``; imports torch)."""
+    from .guided import GuidedSearchAgent
+
+    return GuidedSearchAgent(rules, seed, **params)
+
+
+register("guided", _guided, {"sims": _sims, "net_steps": int, "threat": str, "horizon": _optional_int,
+                             "checkpoint": str},
+         "search whose rollouts the table's shipped network plays (2v2, 3 players; default 200 sims)")
+
+
 def _load_checkpoint(path: str | None = None, rules: Rules | None = None, seed: int | None = None,
                      **params: Any) -> Agent:
     """Return the neural agent stored at ``path`` (delegates to ``agents.neural``)."""
@@ -229,9 +244,9 @@ SHIPPED_CHECKPOINTS = {(2, False): "agents/pretrained/escoba_2p.pt",
                        (3, False): "agents/pretrained/escoba_3p.pt"}
 """The shipped neural agent of each table, (players, partnerships) -> path from the repository root
 (the model card is ``agents/pretrained/README.md``)."""
-DEFAULT_OPPONENT_TABLES = ((2, False), (4, True))
-"""Tables whose shipped agent is the terminal game's default opponent: it beats or ties ``expert``
-there. The 3-player network trails ``expert`` (model card), so that table keeps the expert."""
+DEFAULT_OPPONENT_TABLES = ((2, False),)
+"""Tables whose shipped network is the terminal game's default opponent (it beats ``expert`` there).
+The 2v2 and 3-player networks tie or trail ``expert``; those tables face ``STRONG_AGENTS`` instead."""
 
 
 SOLO_CHECKPOINT = "agents/pretrained/escoba_2p_solo.pt"
@@ -257,6 +272,40 @@ register("neural-3p", _shipped(3, False), {"device": str, "deterministic": _bool
 register("neural-solo", _shipped(2, False, SOLO_CHECKPOINT), {"device": str, "deterministic": _bool},
          "network-only 2-player agent: the plain network, and an endgame network once the stock is empty "
          "(agents/pretrained/escoba_2p_solo.pt)")
+
+
+def _table_name(players: int, partnerships: bool) -> str:
+    """Return a table's name as messages write it: '3 players', '4 players with partnerships'."""
+    return f"{players} players" + (" with partnerships" if partnerships else "")
+
+
+def _strong(players: int, partnerships: bool) -> Callable[..., Agent]:
+    """Return a factory of the strongest shipped agent of that table (``STRONG_AGENTS``)."""
+    name = STRONG_AGENTS[players, partnerships]
+
+    def factory(rules: Rules | None = None, seed: int | None = None, sims: int | None = None) -> Agent:
+        """Return the agent; rules of another table raise a ValueError naming both tables."""
+        from .hybrid import HybridAgent
+
+        rules = Rules() if rules is None else rules
+        if (rules.num_players, rules.partnerships) != (players, partnerships):
+            raise ValueError(f"{name} plays {_table_name(players, partnerships)}, not "
+                             f"{_table_name(rules.num_players, rules.partnerships)}")
+        agent = HybridAgent(rules, seed, sims=HybridAgent.DEFAULT_SIMS if sims is None else sims)
+        agent.name = f"{name}:sims={agent.search.sims}"
+        return agent
+
+    return factory
+
+
+STRONG_AGENTS = {(4, True): "strong-2v2", (3, False): "strong-3p"}
+"""The strongest shipped agent of each table other than 2 players, (players, partnerships) -> spec:
+PIMC search with 1,000 rollouts (``hybrid``, which has no exact endgame at these tables); it beats
+two ``expert`` seats where the networks do not (model card, ``agents/pretrained/README.md``)."""
+for (_players, _teams), _name in STRONG_AGENTS.items():
+    register(_name, _strong(_players, _teams), {"sims": _sims},
+             f"the strongest agent of {_table_name(_players, _teams)} (beats expert): search with 1,000 "
+             f"rollouts (hybrid); refuses other tables")
 
 
 def available() -> str:

@@ -38,6 +38,7 @@ never a fair opponent. It declares ``needs_state = True`` and must be given
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import comb
 
 import numpy as np
@@ -256,7 +257,7 @@ def expected_points(engine: EscobaEngine, games: np.ndarray) -> np.ndarray:
 
 
 def rollout_values(engine: EscobaEngine, card: np.ndarray, option: np.ndarray, me: np.ndarray,
-                   rng: np.random.Generator, epsilon: float = 0.0, policy: str = "greedy",
+                   rng: np.random.Generator, epsilon: float = 0.0, policy: str | Callable = "greedy",
                    threat: str = "count", horizon: int | None = None) -> np.ndarray:
     """Return, per game, the round's point difference for seat ``me`` after it plays the move
     (``card``, ``option``) and the default policy plays every seat to the end of the round.
@@ -264,7 +265,8 @@ def rollout_values(engine: EscobaEngine, card: np.ndarray, option: np.ndarray, m
     Every game must be a single-round engine with seat ``me`` to act. The difference is the points
     of ``me``'s side minus the mean of the other sides' points (for the whole round). With
     ``horizon`` (a number of turns after the move), a rollout stops there and the round's points
-    are estimated by ``expected_points``.
+    are estimated by ``expected_points``. ``policy`` may also be a callable ``policy(engine)``
+    returning one action per game (legal for every live game): it then plays every seat instead.
     """
     rules = engine.rules
     s = rules.num_sides
@@ -274,6 +276,11 @@ def rollout_values(engine: EscobaEngine, card: np.ndarray, option: np.ndarray, m
     turns = np.zeros(n, np.int64)
     card = np.asarray(card, np.int64)
     option = np.asarray(option, np.uint64)
+
+    def default(engine):
+        return (policy(engine) if callable(policy)
+                else rollout_actions(engine, rng, epsilon, policy, threat=threat))
+
     while not engine.done.all():
         if forcing.any():
             # The move being evaluated: its card, then the table cards of its capture option (with
@@ -281,9 +288,9 @@ def rollout_values(engine: EscobaEngine, card: np.ndarray, option: np.ndarray, m
             name = lowest_card(option & engine.legal)
             forced = np.where(engine.pending >= 0, np.where(name >= 0, name, card), card)
             actions = forced if forcing.all() else np.where(
-                forcing, forced, rollout_actions(engine, rng, epsilon, policy, threat=threat))
+                forcing, forced, default(engine))
         else:
-            actions = rollout_actions(engine, rng, epsilon, policy, threat=threat)
+            actions = default(engine)
         turn = ~engine.done & (engine.pending < 0) & ~forcing
         info = engine.step(actions)
         points += info.round_points
@@ -360,6 +367,10 @@ class SearchAgent(Agent):
                 chosen[sel] = self._search(obs[sel], moves, sel, worlds[block == b], state)
         return move_actions(moves, chosen, obs, action_masks, planes)
 
+    def _rollout_policy(self):
+        """Return the default policy of the rollouts: a ``rollout_actions`` policy name, or a callable."""
+        return self.rollout
+
     def _search(self, obs: np.ndarray, moves: Moves, rows: np.ndarray, worlds: np.ndarray,
                 state) -> np.ndarray:
         """Return the index of the best move of each of ``rows`` (flat move indices)."""
@@ -375,7 +386,7 @@ class SearchAgent(Agent):
         move_idx = moves.start[rows][row_of] + m_local
         sim = take_games(eng, world_idx, single_round=True)
         values = rollout_values(sim, moves.card[move_idx], moves.option[move_idx], me[world_idx],
-                                self.rng, self.epsilon, self.rollout, self.threat, self.horizon)
+                                self.rng, self.epsilon, self._rollout_policy(), self.threat, self.horizon)
         # Mean value per move (every move of a row has the same number of worlds), argmax per row
         # with ties to the first move, without a Python loop.
         starts = np.cumsum(m) - m

@@ -1,11 +1,13 @@
 """Agent decision speed: seconds per move of each agent, one decision at a time, and batched.
 
-Positions come from real rounds (expert against expert, 2 players) sampled all along the round.
+Positions come from real rounds (expert against expert, at the rules given: ``--players 3``,
+``--players 4 --partnerships``, ...) sampled all along the round.
 "One core": the process is pinned to one CPU where the OS allows it, and CPU time of this process
 is reported (the figure to trust when something else shares the machine) beside wall time.
 
     python benchmarks/bench_agents.py                 # default agents, 60 positions
     python benchmarks/bench_agents.py --agents search:sims=1600 --positions 100
+    python benchmarks/bench_agents.py --players 3 --agents strong-3p guided --positions 100
 """
 
 from __future__ import annotations

@@ -2,8 +2,10 @@
 
 You sit at seat 0 (``--seat``); every other seat is a bot built from an agent spec of the
 ``agents`` registry (``--opponent expert``, ``--opponent random greedy`` for one per seat, ...).
-The default opponent is the shipped neural agent when its checkpoint is present and was trained
-for the chosen rules; otherwise ``expert`` (the message at the start says which one you face).
+The default opponent is the table's strongest shipped agent: ``strong-2v2`` (4 players with
+partnerships) and ``strong-3p`` (3 players), the search that beats ``expert`` there; at 2 players the
+shipped neural agent when its checkpoint is present and was trained for the chosen rules; otherwise
+``expert`` (the message at the start says which one you face).
 
 On your turn the screen shows the score, the table (with its sum), every side's capture pile
 summary, how many cards each hand holds and your hand, numbered. Type the card's number or its
@@ -28,7 +30,13 @@ from typing import Any, TextIO
 import numpy as np
 
 from agents.base import Agent
-from agents.registry import DEFAULT_OPPONENT_TABLES, SHIPPED_CHECKPOINTS, make_agent, shipped_checkpoint
+from agents.registry import (
+    DEFAULT_OPPONENT_TABLES,
+    SHIPPED_CHECKPOINTS,
+    STRONG_AGENTS,
+    make_agent,
+    shipped_checkpoint,
+)
 from escoba_env.capture import capture_options
 from escoba_env.cards import (
     JOKER_MASK,
@@ -83,8 +91,11 @@ def make_bot(spec: str, rules: Rules, seed: int) -> Agent:
 
 
 def default_opponent(rules: Rules) -> tuple[str, str | None]:
-    """Return (spec, note): the shipped checkpoint if it fits ``rules``, else the fallback and why."""
+    """Return (spec, note): the table's strong agent (2v2, 3 players), else the shipped checkpoint if
+    it fits ``rules``, else the fallback and why."""
     table = (rules.num_players, rules.partnerships)
+    if table in STRONG_AGENTS:
+        return STRONG_AGENTS[table], None
     if table in SHIPPED_CHECKPOINTS and table not in DEFAULT_OPPONENT_TABLES:
         return FALLBACK_OPPONENT, (f"the shipped neural agent of this table is weaker than "
                                    f"{FALLBACK_OPPONENT} (see the model card); playing {FALLBACK_OPPONENT}")
@@ -463,8 +474,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--opponent", "-o", nargs="+", metavar="SPEC",
                    help="agent spec of the bots (random, greedy, expert, search:sims=N, oracle, "
                         "endgame, checkpoint:PATH): one for every bot seat, or one per bot seat in seat "
-                        "order (partner included). Default: the shipped neural agent (checkpoint:<its path>) "
-                        f"when it exists and fits the rules, else {FALLBACK_OPPONENT}")
+                        "order (partner included). Default: strong-2v2 / strong-3p at those tables, at 2 "
+                        "players the shipped neural agent (checkpoint:<its path>) when it fits the rules, "
+                        f"else {FALLBACK_OPPONENT}")
     p.add_argument("--seat", type=_non_negative, default=0, help="your seat, 0 to players-1 (default 0)")
     p.add_argument("--seed", type=seed_arg, help="seed of the deals and the bots (default: random; "
                    "the game prints it so you can replay it)")

@@ -52,7 +52,9 @@ def test_the_terminal_game_faces_the_shipped_agent_of_the_chosen_table():
         rules = Rules(num_players=players, partnerships=partnerships)
         spec, note = play.default_opponent(rules)
         assert note is None and spec.startswith("checkpoint:") and spec.endswith(path.split("/")[-1])
-    spec, note = play.default_opponent(Rules(num_players=3))  # the 3-player network trails expert
-    assert spec == "expert" and "weaker than expert" in note
+    # the 2v2 and 3-player networks tie or trail expert: those tables face the strong search instead
+    assert DEFAULT_OPPONENT_TABLES == ((2, False),)
+    assert play.default_opponent(Rules(num_players=3)) == ("strong-3p", None)
+    assert play.default_opponent(Rules(num_players=4, partnerships=True)) == ("strong-2v2", None)
     spec, note = play.default_opponent(Rules(num_players=4))  # 4 players without teams: none shipped
     assert spec == "expert" and "does not play these rules" in note
