@@ -15,7 +15,8 @@ endgame-expert and endgame-search (``endgame``: the expert playing the 2-player 
 ``agents.endgame``), budget-N (search:sims=N vs expert, for every N of ``--budgets``),
 oracle-search (the cheating oracle against the search, both at the default budget), hybrid-endgame
 and hybrid-search1600 (``hybrid``: the search while the stock lasts, the exact endgame after it,
-``agents.hybrid``; against ``endgame`` and against ``search:sims=1600``).
+``agents.hybrid``; against ``endgame`` and against ``search:sims=1600``), solo-expert and solo-search
+(``neural-solo``, the network-only agent, ``agents.solo``; against ``expert`` and the search).
 
 Rules variants (docs/rules.md §11): ``--jokers 1|2`` and ``--mesa-deal`` (escoba de mesa) change the
 rules of every pair; the ladder stays 2-player single rounds.
@@ -52,6 +53,7 @@ def ladder(budgets: list[int]) -> list[tuple[str, str, str]]:
               if n != SearchAgent.DEFAULT_SIMS]
     pairs.append(("oracle-search", f"oracle:sims={SearchAgent.DEFAULT_SIMS}", default))
     pairs += [("hybrid-endgame", "hybrid", "endgame"), ("hybrid-search1600", "hybrid", "search:sims=1600")]
+    pairs += [("solo-expert", "neural-solo", "expert"), ("solo-search", "neural-solo", default)]
     return pairs
 
 
