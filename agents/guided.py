@@ -25,14 +25,14 @@ from .search import SearchAgent, rollout_actions
 
 def table_checkpoint(rules: Rules) -> str:
     """Return the path of the shipped network of ``rules``' table, or raise ValueError if none exists."""
-    from .registry import SHIPPED_CHECKPOINTS
+    from .registry import SHIPPED_CHECKPOINTS, table_name
 
     named = SHIPPED_CHECKPOINTS.get((rules.num_players, rules.partnerships))
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     if named is None or not os.path.isfile(os.path.join(root, named)):
-        tables = ", ".join(f"{p} players{' (partnerships)' if t else ''}" for p, t in SHIPPED_CHECKPOINTS)
-        raise ValueError(f"no shipped network for {rules.num_players} players"
-                         f"{' with partnerships' if rules.partnerships else ''}; shipped tables: {tables}")
+        tables = ", ".join(table_name(p, t) for p, t in SHIPPED_CHECKPOINTS)
+        raise ValueError(f"no shipped network for {table_name(rules.num_players, rules.partnerships)}; "
+                         f"shipped tables: {tables}")
     return os.path.join(root, named)
 
 

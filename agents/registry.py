@@ -274,7 +274,7 @@ register("neural-solo", _shipped(2, False, SOLO_CHECKPOINT), {"device": str, "de
          "(agents/pretrained/escoba_2p_solo.pt)")
 
 
-def _table_name(players: int, partnerships: bool) -> str:
+def table_name(players: int, partnerships: bool) -> str:
     """Return a table's name as messages write it: '3 players', '4 players with partnerships'."""
     return f"{players} players" + (" with partnerships" if partnerships else "")
 
@@ -289,8 +289,8 @@ def _strong(players: int, partnerships: bool) -> Callable[..., Agent]:
 
         rules = Rules() if rules is None else rules
         if (rules.num_players, rules.partnerships) != (players, partnerships):
-            raise ValueError(f"{name} plays {_table_name(players, partnerships)}, not "
-                             f"{_table_name(rules.num_players, rules.partnerships)}")
+            raise ValueError(f"{name} plays {table_name(players, partnerships)}, not "
+                             f"{table_name(rules.num_players, rules.partnerships)}")
         agent = HybridAgent(rules, seed, sims=HybridAgent.DEFAULT_SIMS if sims is None else sims)
         agent.name = f"{name}:sims={agent.search.sims}"
         return agent
@@ -304,7 +304,7 @@ PIMC search with 1,000 rollouts (``hybrid``, which has no exact endgame at these
 two ``expert`` seats where the networks do not (model card, ``agents/pretrained/README.md``)."""
 for (_players, _teams), _name in STRONG_AGENTS.items():
     register(_name, _strong(_players, _teams), {"sims": _sims},
-             f"the strongest agent of {_table_name(_players, _teams)} (beats expert): search with 1,000 "
+             f"the strongest agent of {table_name(_players, _teams)} (beats expert): search with 1,000 "
              f"rollouts (hybrid); refuses other tables")
 
 

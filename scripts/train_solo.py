@@ -28,7 +28,7 @@ from agents.distill import load_labels
 from agents.moves import best_per_row, move_actions
 from agents.neural import NeuralAgent, save_checkpoint
 from agents.solo import ENDGAME_INPUTS, EndgameNet, action_values, endgame_inputs, solo_checkpoint_dict
-from escoba_env.cli import OneLineParser, positive_int
+from escoba_env.cli import OneLineParser, positive_float, positive_int, seed_arg
 
 
 def prepare(paths: list[str], rules, limit: int | None = None) -> dict:
@@ -149,10 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hidden", type=positive_int, nargs="+", default=[256, 256])
     ap.add_argument("--loss", choices=("mse", "adv", "ce"), default="mse")
     ap.add_argument("--epochs", type=positive_int, default=10)
-    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--lr", type=positive_float, default=1e-3)
     ap.add_argument("--batch", type=positive_int, default=512, help="decisions per minibatch")
     ap.add_argument("--limit", type=positive_int, default=None, help="use the first N training labels")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=seed_arg, default=0)
     ap.add_argument("--no-augment", action="store_true", help="do not permute the plain suits")
     ap.add_argument("--out", default=None, help="write the phase-gated checkpoint here (never overwrites)")
     args = ap.parse_args(argv)
@@ -161,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     torch.set_num_threads(1)
     try:
+        if args.out:  # a folder that cannot be made fails now, not after the training
+            os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         plain = NeuralAgent.from_checkpoint(args.plain)
         t0 = time.perf_counter()
         data = prepare(args.labels, plain.rules, args.limit)
@@ -176,12 +178,14 @@ def main(argv: list[str] | None = None) -> int:
         wall = time.perf_counter() - t0
         print(f"trained in {wall:.0f} s")
         if args.out:
+            if os.path.exists(args.out):  # made while this run trained: still never overwritten
+                raise ValueError(f"{args.out} appeared during training; choose another --out")
             how = {"labels": list(args.labels), "loss": args.loss, "epochs": args.epochs, "lr": args.lr,
                    "batch": args.batch, "seed": args.seed, "limit": args.limit, "plain": args.plain,
                    "wall_s": wall, "augment": not args.no_augment, "hidden": args.hidden}
             save_checkpoint(args.out, solo_checkpoint_dict(plain, net, solo_training=how))
             print(f"wrote {args.out} ({os.path.getsize(args.out) / 1e6:.2f} MB)")
-    except (ValueError, FileNotFoundError) as e:
+    except (ValueError, OSError) as e:  # bad labels, a missing file, an unwritable --out
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -252,3 +252,8 @@ def test_train_script_fits_exports_and_never_overwrites(tmp_path, capsys):
     save_labels(nov, {k: data[k] for k in ("obs", "mask", "action")}, rules, teacher="endgame")
     assert script.main([str(nov), "--epochs", "1"]) == 2
     assert "--values" in capsys.readouterr().err
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    assert script.main([str(labels), "--epochs", "1", "--out", str(blocker / "solo.pt")]) == 2
+    assert "epoch" not in capsys.readouterr().out  # refused before any training
+    assert blocker.read_text() == "not a folder"
