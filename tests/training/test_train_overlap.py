@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import time
 
 import pytest
 
@@ -65,18 +66,37 @@ def test_overlapped_resume_replays_the_in_flight_rollout_exactly(tmp_path):
         assert t.run()["global_step"] == 768
 
 
-def test_a_dying_worker_stops_an_overlapped_run_with_the_last_update(tmp_path):
+def _stopped(pid: int) -> bool:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0] in ("T", "t")
+
+
+def test_a_dying_worker_stops_an_overlapped_run_with_the_last_update(tmp_path, monkeypatch):
     t = Trainer(tiny(tmp_path, overlap=True, workers=2, save_interval=10**9))
+    start, fired = LocalProcesses.start, []
 
-    def kill_one(tr: Trainer, _stats) -> None:
-        if tr.update == 1:  # rollout 2 is in flight
-            os.kill(tr.workers.procs[1].pid, signal.SIGKILL)
+    def start_then_kill_worker_1(self, update, *args, **kwargs):
+        """Rollout 1 is sent to a frozen worker 1, which is then killed: it dies with the rollout in flight
+        and cannot have finished it first, whatever the timing."""
+        if update != 1 or fired:
+            return start(self, update, *args, **kwargs)
+        fired.append(update)
+        pid = self.procs[1].pid
+        os.kill(pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 10.0
+        while not _stopped(pid) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        try:
+            return start(self, update, *args, **kwargs)
+        finally:
+            os.kill(pid, signal.SIGKILL)
 
+    monkeypatch.setattr(LocalProcesses, "start", start_then_kill_worker_1)
     with pytest.raises(WorkerError, match=r"rollout worker 1 \(pid \d+\) died.*step 192"):
-        t.run(callback=kill_one)
+        t.run()
     ckpt = load_checkpoint(t.ckpt_path)
     assert ckpt["global_step"] == 192 and ckpt["update"] == 1
-    assert t.workers is None
+    assert t.workers is None and fired == [1]
     assert train(Config(resume=t.ckpt_path, progress=False), overrides=["progress"])["global_step"] == 768
 
 
