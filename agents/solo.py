@@ -1,11 +1,23 @@
-"""A network-only 2-player agent: the plain network, and a dedicated endgame network once the stock is empty.
+"""A network-only 2-player agent: a midgame network (or the plain one) while the stock lasts, and a
+dedicated endgame network once it is empty.
 
 In a 2-player game (no partnerships) the empty stock leaves no hidden card: the observer's unseen
-cards are the other hand (``agents.endgame``). ``SoloAgent`` plays the plain PPO network
-(``agents.neural``) while the stock lasts and, at those endgame decisions, an ``EndgameNet``: an MLP
-that scores each legal *move* (a hand card and the table cards it takes; ``agents.moves``) from the
-position it leaves. One forward pass through one of the two networks per decision; no search, no
-solver, no rollout at play time.
+cards are the other hand (``agents.endgame``). ``SoloAgent`` plays, while the stock lasts, either the
+plain PPO network (``agents.neural``) or, when the checkpoint holds one, a *midgame* network, and
+at the endgame decisions an ``EndgameNet``. Both move networks are MLPs that score each legal
+*move* (a hand card and the table cards it takes; ``agents.moves``) from the position it leaves.
+One forward pass through one network per decision; no search, no solver, no rollout at play time.
+
+The midgame net's inputs per move (``midgame_inputs``, ``MIDGAME_INPUTS``) are those of the endgame
+net below with the unseen cards (the other hand and the stock together, which the observer cannot
+tell apart) in place of the other hand, the other hand's size / 3 and the stock's size / 30, and,
+in place of the other hand's replies and card slots, what the unseen cards can answer on the table
+left (``_hidden_replies``: the share of them that capture and that sweep, the chance that a hand of
+the other hand's size drawn from them holds at least one of each, and the most cards, oros,
+sevens and velo one of them could take). It predicts the round's point difference after the move
+as ``search`` estimates it (mean greedy-rollout values over sampled deals of the unseen cards),
+learnt by regression from ``python -m agents.distill --teacher search --values`` labels
+(``scripts/train_solo.py --phase midgame``).
 
 The endgame net's inputs per move (``endgame_inputs``, ``ENDGAME_INPUTS``; all read from the
 observation, and only ever computed at an empty stock, where the unseen cards *are* the other
@@ -24,9 +36,10 @@ value is the best value of the moves that start with it (during a capture choice
 that contain that table card).
 
 Checkpoint: an ``agents.neural`` checkpoint of the plain network (same format, loader and
-checks) with two more entries: ``endgame_net`` (``{"hidden": [...], "inputs": N}``) and
-``endgame_model`` (its ``state_dict``). ``agents.neural.load_checkpoint_agent`` (the registry's
-``checkpoint:PATH``) returns a ``SoloAgent`` for such a file; registry spec ``neural-solo``.
+checks) with two more entries, ``endgame_net`` (``{"hidden": [...], "inputs": N}``) and
+``endgame_model`` (its ``state_dict``), and optionally ``midgame_net`` and ``midgame_model``.
+``agents.neural.load_checkpoint_agent`` (the registry's ``checkpoint:PATH``) returns a
+``SoloAgent`` for such a file; registry spec ``neural-solo``.
 """
 
 from __future__ import annotations
@@ -70,6 +83,17 @@ _NEED = np.array([21, 6, 3, 1], np.float32)
 _SIZE = np.array([40, 10, 4, 1], np.float32)
 ENDGAME_INPUTS = tuple(f"{b}[{c}]" for b in _BIT_BLOCKS for c in range(40)) + _SCALARS
 """The endgame net's inputs per move, in order: five 40-card blocks, then the scalars."""
+_MID_SCALARS = ("my_cards", "my_oros", "my_sevens", "my_velo", "other_cards", "other_oros", "other_sevens",
+                "other_velo", "escoba_diff", "last_me", "last_other", "escoba", "discard", "my_hand_size",
+                "other_hand_size", "stock_size", "live_cards", "live_oros", "live_sevens", "live_velo",
+                *(f"{who}_{what}_{cat}" for who in ("my", "other") for what in ("has", "can")
+                  for cat in ("cards", "oros", "sevens", "velo")),
+                "unseen_capture_share", "unseen_sweep_share", "p_other_captures", "p_other_sweeps",
+                "reply_cards", "reply_oros", "reply_sevens", "reply_velo",
+                *(f"my_card{i}_{what}" for i in range(3) for what in _SLOT))
+MIDGAME_INPUTS = tuple(f"{b}[{c}]" for b in ("hand_after", "unseen", "table_after", "card", "captured")
+                       for c in range(40)) + _MID_SCALARS
+"""The midgame net's inputs per move (``midgame_inputs``), in order: five 40-card blocks, then the scalars."""
 
 
 def _bits(masks: np.ndarray) -> np.ndarray:
@@ -122,7 +146,7 @@ def _slots(hands: np.ndarray, tables: np.ndarray) -> np.ndarray:
                          np.minimum(count, 4) / 4.0, pile, np.bitwise_count(inter) / 10.0]).astype(np.float32)
     out = np.zeros((m, 3, len(_SLOT)), np.float32)
     out[r, slot] = f
-    return out.reshape(m, -1)
+    return out.reshape(m, 3 * len(_SLOT))
 
 
 def check_endgame_rules(rules: Rules) -> None:
@@ -141,53 +165,128 @@ def endgame_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray) -> tuple[Mo
     """
     check_endgame_rules(rules)
     obs = np.asarray(obs, np.float32)
+    if obs.ndim == 2 and obs.shape[1] == obs_layout(rules).size and not endgame_rows(obs, rules).all():
+        raise ValueError("endgame_inputs needs 2-player observations with an empty stock")
+    a = _after_moves(obs, rules, masks)
+    other, hand_after, table_after = a["unseen"], a["hand_after"], a["table_after"]
+    n_other = np.bitwise_count(other).astype(np.float32) / 3.0
+    live = _pile(hand_after | other | table_after)
+    scal = np.column_stack([*_common_scalars(a), n_other, *_category_flags(a, live),
+                            _replies(other, table_after), _slots(other, table_after),
+                            _slots(hand_after, table_after)]).astype(np.float32)
+    x = np.concatenate([_bits(hand_after), _bits(other), _bits(table_after), _bits(a["card_bit"]),
+                        _bits(a["captured"]), scal], axis=1)
+    return a["moves"], x, a["member"]
+
+
+def _after_moves(obs: np.ndarray, rules: Rules, masks: np.ndarray) -> dict[str, Any]:
+    """Return every legal move of 2-player observations and the position each leaves (card masks
+    per move: ``hand_after``, ``table_after``, ``captured``, ``card_bit``, the observer's
+    ``unseen`` cards, both capture ``piles`` after it, and ``escoba``, ``took``, ``escoba_diff``,
+    ``last`` (who captured last after it: 0 observer, 1 other, -1 nobody), ``stock`` (cards left in
+    the stock), ``other_hand`` (its size), ``moves`` and ``member`` (``endgame_inputs``))."""
+    obs = np.asarray(obs, np.float32)
     if obs.ndim != 2 or obs.shape[1] != obs_layout(rules).size:
         raise ValueError(f"observations must have shape (K, {obs_layout(rules).size}), got {obs.shape}")
-    if not endgame_rows(obs, rules).all():
-        raise ValueError("endgame_inputs needs 2-player observations with an empty stock")
     planes = observation_masks(obs, rules)
-    sc = observation_scalars(obs, rules)
+    sc = observation_scalars(obs, rules, planes)
     moves = enumerate_moves(obs, rules, planes)
     r, card, opt = moves.row, moves.card, moves.option
     p = planes[r]
-    hand, table, other = p[:, PLANE["hand"]], p[:, PLANE["table"]], p[:, PLANE["unseen"]]
+    hand, table = p[:, PLANE["hand"]], p[:, PLANE["table"]]
     mine, theirs = p[:, PLANE["piles"]], p[:, PLANE["piles"] + 1]
     cbit = bit(card)
     took = opt != _ZERO
-    hand_after = hand & ~cbit
     table_after = np.where(took, table & ~opt, table | cbit)
     captured = np.where(took, opt | cbit, _ZERO)
     escoba = took & (table_after == _ZERO)
     esc = sc["escobas"][r]
-    last = np.where(took, 0, sc["last_capturer"][r])
-    n_hand = np.bitwise_count(hand_after).astype(np.float32) / 3.0
-    n_other = np.bitwise_count(other).astype(np.float32) / 3.0
-    my_pile, other_pile = _pile(mine | captured), _pile(theirs)
-    live = _pile(hand_after | other | table_after)
-    my_n, other_n, live_n = my_pile * _SIZE, other_pile * _SIZE, live * _SIZE
-    scal = np.column_stack([my_pile, other_pile, esc[:, 0] + escoba - esc[:, 1],
-                            last == 0, last == 1, escoba, ~took, n_hand, n_other, live,
-                            my_n >= _NEED, my_n + live_n >= _NEED, other_n >= _NEED,
-                            other_n + live_n >= _NEED, _replies(other, table_after),
-                            _slots(other, table_after), _slots(hand_after, table_after)]).astype(np.float32)
-    x = np.concatenate([_bits(hand_after), _bits(other), _bits(table_after), _bits(cbit), _bits(captured),
-                        scal], axis=1)
     phase = sc["capture_phase"][r]
     legal = masks_to_uint64(masks)[r]
-    member_mask = np.where(phase, opt & legal, cbit)
-    return moves, x, _bits(member_mask) > 0
+    return {"moves": moves, "member": _bits(np.where(phase, opt & legal, cbit)) > 0,
+            "hand_after": hand & ~cbit, "table_after": table_after, "captured": captured, "card_bit": cbit,
+            "unseen": p[:, PLANE["unseen"]], "my_pile": mine | captured, "other_pile": theirs,
+            "escoba": escoba, "took": took, "escoba_diff": esc[:, 0] + escoba - esc[:, 1],
+            "last": np.where(took, 0, sc["last_capturer"][r]), "stock": sc["stock"][r],
+            "other_hand": sc["hand_sizes"][r, 1]}
+
+
+def _common_scalars(a: dict[str, Any]) -> list[np.ndarray]:
+    """Return the scalars both phases share: the piles, escoba difference, last capturer, sweep,
+    discard, the observer's hand size / 3 after the move (the live cards' counts come after)."""
+    n_hand = np.bitwise_count(a["hand_after"]).astype(np.float32) / 3.0
+    return [_pile(a["my_pile"]), _pile(a["other_pile"]), a["escoba_diff"], a["last"] == 0, a["last"] == 1,
+            a["escoba"], ~a["took"], n_hand]
+
+
+def _category_flags(a: dict[str, Any], live: np.ndarray) -> list[np.ndarray]:
+    """Return the live cards' counts and, per side and category, whether its point is won / reachable."""
+    my_n, other_n, live_n = _pile(a["my_pile"]) * _SIZE, _pile(a["other_pile"]) * _SIZE, live * _SIZE
+    return [live, my_n >= _NEED, my_n + live_n >= _NEED, other_n >= _NEED, other_n + live_n >= _NEED]
+
+
+def _hidden_replies(unseen: np.ndarray, other_hand: np.ndarray, tables: np.ndarray) -> np.ndarray:
+    """Return float32 (M, 8) of what the unseen cards can answer on each table left, for a hand of
+    ``other_hand`` cards drawn from them: the share of unseen cards that capture and that sweep,
+    the chance the hand holds at least one of each, and the most cards / 40, oros / 10, sevens / 4
+    and velo one unseen card could take (an upper bound)."""
+    m = len(unseen)
+    held = ((unseen[:, None] >> _CARD_BITS[None, :]) & _ONE).astype(bool)
+    r, c = np.nonzero(held)
+    count, union, _ = option_summary(tables[r], 15 - (c // 4 + 1))
+    took = np.where(count > 0, union | bit(c), _ZERO)
+    sweep = (count > 0) & (mask_values(tables[r]) + c // 4 + 1 == 15)
+    n = np.maximum(np.bitwise_count(unseen).astype(np.float64), 1.0)
+    caps = np.bincount(r, weights=count > 0, minlength=m)
+    sweeps = np.bincount(r, weights=sweep, minlength=m)
+    out = np.zeros((m, 8), np.float32)
+    out[:, 0], out[:, 1] = caps / n, sweeps / n
+    for j, k in enumerate((caps, sweeps)):
+        miss = np.ones(m)  # P(none of the hand's cards is one of the k): hypergeometric, hand <= 3
+        for i in range(3):
+            miss = np.where(other_hand > i, miss * np.clip(n - k - i, 0, None) / np.maximum(n - i, 1), miss)
+        out[:, 2 + j] = 1.0 - miss
+    pile = _pile(took)
+    for j in range(4):
+        np.maximum.at(out[:, 4 + j], r, pile[:, j])
+    return out
+
+
+def midgame_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray) -> tuple[Moves, np.ndarray, np.ndarray]:
+    """Return ``(moves, inputs, member)`` of 2-player observations while the stock lasts.
+
+    Like ``endgame_inputs`` (module doc), but the observer's unseen cards (the other hand and the
+    stock together) replace the other hand, with the other hand's size / 3, the stock's size / 30
+    and ``_hidden_replies`` in place of the other hand's replies and card slots
+    (``MIDGAME_INPUTS``). Raises ValueError for endgame positions or other rules.
+    """
+    check_endgame_rules(rules)
+    obs = np.asarray(obs, np.float32)
+    if obs.ndim == 2 and obs.shape[1] == obs_layout(rules).size and endgame_rows(obs, rules).any():
+        raise ValueError("midgame_inputs needs 2-player observations with cards left in the stock")
+    a = _after_moves(obs, rules, masks)
+    unseen, hand_after, table_after = a["unseen"], a["hand_after"], a["table_after"]
+    live = _pile(hand_after | unseen | table_after)
+    scal = np.column_stack([*_common_scalars(a), a["other_hand"] / 3.0, a["stock"] / 30.0,
+                            *_category_flags(a, live), _hidden_replies(unseen, a["other_hand"], table_after),
+                            _slots(hand_after, table_after)]).astype(np.float32)
+    x = np.concatenate([_bits(hand_after), _bits(unseen), _bits(table_after), _bits(a["card_bit"]),
+                        _bits(a["captured"]), scal], axis=1)
+    return a["moves"], x, a["member"]
 
 
 class EndgameNet(nn.Module):
-    """MLP from a move's ``ENDGAME_INPUTS`` to the round's point difference after it (best play)."""
+    """MLP from a move's inputs (``ENDGAME_INPUTS``, or ``MIDGAME_INPUTS`` with ``inputs`` set to their
+    number) to the round's point difference after it."""
 
-    def __init__(self, hidden: Sequence[int] = (256, 256)):
+    def __init__(self, hidden: Sequence[int] = (256, 256), inputs: int = len(ENDGAME_INPUTS)):
         super().__init__()
         self.hidden = [int(h) for h in hidden]
         if not self.hidden or min(self.hidden) < 1:
             raise ValueError(f"hidden must be positive layer widths, got {list(hidden)}")
+        self.inputs = int(inputs)
         layers: list[nn.Module] = []
-        width = len(ENDGAME_INPUTS)
+        width = self.inputs
         for h in self.hidden:
             layers += [nn.Linear(width, h), nn.ReLU()]
             width = h
@@ -195,12 +294,12 @@ class EndgameNet(nn.Module):
         self.mlp = nn.Sequential(*layers)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Return the predicted value (M,) of each move's inputs (M, len(ENDGAME_INPUTS))."""
+        """Return the predicted value (M,) of each move's inputs (M, inputs)."""
         return self.mlp(x).squeeze(-1)
 
     def net_config(self) -> dict[str, Any]:
         """Return the shape description stored in checkpoints."""
-        return {"hidden": list(self.hidden), "inputs": len(ENDGAME_INPUTS)}
+        return {"hidden": list(self.hidden), "inputs": self.inputs}
 
 
 def action_values(move_values: torch.Tensor, row: np.ndarray, member: np.ndarray, k: int, w: int = 40
@@ -215,21 +314,31 @@ def action_values(move_values: torch.Tensor, row: np.ndarray, member: np.ndarray
 
 
 class SoloAgent(Agent):
-    """Plays ``plain`` (a NeuralAgent) while the stock lasts and ``endgame`` (an EndgameNet) after it."""
+    """Plays ``plain`` (a NeuralAgent), or ``midgame`` (an EndgameNet on ``MIDGAME_INPUTS``) when given,
+    while the stock lasts, and ``endgame`` (an EndgameNet) after it."""
 
     def __init__(self, plain: NeuralAgent, endgame: EndgameNet, rules: Rules | None = None,
-                 seed: int | None = None, name: str = "neural-solo"):
+                 seed: int | None = None, name: str = "neural-solo", midgame: EndgameNet | None = None):
         rules = plain.rules if rules is None else rules
         check_endgame_rules(rules)
         if plain.rules != rules:
             raise ValueError(f"the plain network plays {plain.rules}, not {rules}")
         self.plain, self.endgame = plain, endgame.eval()
+        self.midgame = None if midgame is None else midgame.eval()
         self.name = name
         super().__init__(rules, seed)
 
+    @staticmethod
+    def _play(net: EndgameNet, inputs, obs: np.ndarray, masks: np.ndarray, rules: Rules) -> np.ndarray:
+        """Return the action of each row: the first action of its best-scored move."""
+        moves, x, _ = inputs(obs, rules, masks)
+        chosen = best_per_row(moves, net(torch.from_numpy(x)).numpy())
+        return move_actions(moves, chosen, obs, masks)
+
     @torch.no_grad()
     def act_batch(self, observations, action_masks, state=None):
-        """Return one action per row: the plain network's, or the endgame network's at an empty stock."""
+        """Return one action per row: the plain (or midgame) network's, or the endgame network's at an
+        empty stock."""
         obs = np.asarray(observations, np.float32)
         masks = np.asarray(action_masks, np.int8)
         if obs.ndim != 2 or obs.shape[1] != obs_layout(self.rules).size or masks.shape != (len(obs), 40):
@@ -240,14 +349,13 @@ class SoloAgent(Agent):
         actions = np.zeros(len(obs), np.int64)
         late = endgame_rows(obs, self.rules)
         early = np.flatnonzero(~late)
-        if early.size:
+        if early.size and self.midgame is None:
             actions[early] = self.plain.act_batch(obs[early], masks[early])
+        elif early.size:
+            actions[early] = self._play(self.midgame, midgame_inputs, obs[early], masks[early], self.rules)
         rows = np.flatnonzero(late)
         if rows.size:
-            moves, x, _ = endgame_inputs(obs[rows], self.rules, masks[rows])
-            v = self.endgame(torch.from_numpy(x)).numpy()
-            chosen = best_per_row(moves, v)
-            actions[rows] = move_actions(moves, chosen, obs[rows], masks[rows])
+            actions[rows] = self._play(self.endgame, endgame_inputs, obs[rows], masks[rows], self.rules)
         return actions
 
     @classmethod
@@ -258,7 +366,8 @@ class SoloAgent(Agent):
         ckpt = load_checkpoint(path, map_location="cpu")
         plain = NeuralAgent(build_net(ckpt, str(path)), _rules_of(ckpt, rules, str(path)), seed=seed,
                             device=device, deterministic=deterministic)
-        return cls(plain, build_endgame_net(ckpt, str(path)), seed=seed,
+        mid = build_endgame_net(ckpt, str(path), "midgame") if "midgame_net" in ckpt else None
+        return cls(plain, build_endgame_net(ckpt, str(path)), seed=seed, midgame=mid,
                    name=name if name is not None else f"checkpoint:{path}")
 
 
@@ -269,28 +378,36 @@ def _rules_of(ckpt: dict[str, Any], rules: Rules | None, where: str) -> Rules:
     return check_compatible(ckpt, rules, where)
 
 
-def build_endgame_net(ckpt: dict[str, Any], where: str = "checkpoint") -> EndgameNet:
-    """Return the endgame network stored in ``ckpt``; ValueError if it is missing or does not fit."""
-    desc = ckpt.get("endgame_net")
-    if not isinstance(desc, dict) or "endgame_model" not in ckpt:
-        raise ValueError(f"checkpoint {where!r} holds no endgame network (endgame_net, endgame_model)")
-    if desc.get("inputs") != len(ENDGAME_INPUTS):
-        raise ValueError(f"checkpoint {where!r}: its endgame network reads {desc.get('inputs')} inputs, "
-                         f"this code makes {len(ENDGAME_INPUTS)}")
+def build_endgame_net(ckpt: dict[str, Any], where: str = "checkpoint", phase: str = "endgame") -> EndgameNet:
+    """Return the ``phase`` ("endgame" or "midgame") network stored in ``ckpt``; ValueError if it is
+    missing or does not fit."""
+    desc, key = ckpt.get(f"{phase}_net"), f"{phase}_model"
+    need = len(ENDGAME_INPUTS if phase == "endgame" else MIDGAME_INPUTS)
+    if not isinstance(desc, dict) or key not in ckpt:
+        raise ValueError(f"checkpoint {where!r} holds no {phase} network ({phase}_net, {key})")
+    if desc.get("inputs") != need:
+        raise ValueError(f"checkpoint {where!r}: its {phase} network reads {desc.get('inputs')} inputs, "
+                         f"this code makes {need}")
     try:
         with torch.device("meta"):
-            shape = EndgameNet(desc["hidden"])
-        check_state_shapes(shape, ckpt["endgame_model"], where)
-        net = EndgameNet(desc["hidden"])
-        net.load_state_dict(ckpt["endgame_model"])
+            shape = EndgameNet(desc["hidden"], need)
+        check_state_shapes(shape, ckpt[key], where)
+        net = EndgameNet(desc["hidden"], need)
+        net.load_state_dict(ckpt[key])
     except (KeyError, TypeError, RuntimeError) as e:
-        raise ValueError(f"checkpoint {where!r} has an endgame network that does not fit its description "
+        raise ValueError(f"checkpoint {where!r} has a {phase} network that does not fit its description "
                          f"{desc!r}: {e}") from e
     return net
 
 
-def solo_checkpoint_dict(plain: NeuralAgent, endgame: EndgameNet, **extra: Any) -> dict[str, Any]:
-    """Return the checkpoint dict of a phase-gated agent (the plain network's, plus the endgame net)."""
-    weights = {k: v.detach().cpu().clone() for k, v in endgame.state_dict().items()}
-    return checkpoint_dict(plain.net, plain.rules, endgame_net=endgame.net_config(), endgame_model=weights,
-                           **extra)
+def solo_checkpoint_dict(plain: NeuralAgent, endgame: EndgameNet, midgame: EndgameNet | None = None,
+                         **extra: Any) -> dict[str, Any]:
+    """Return the checkpoint dict of a phase-gated agent (the plain network's, plus the endgame net and,
+    when given, the midgame net)."""
+    def weights(net: EndgameNet) -> dict[str, torch.Tensor]:
+        return {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
+
+    if midgame is not None:
+        extra.update(midgame_net=midgame.net_config(), midgame_model=weights(midgame))
+    return checkpoint_dict(plain.net, plain.rules, endgame_net=endgame.net_config(),
+                           endgame_model=weights(endgame), **extra)

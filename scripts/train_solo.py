@@ -25,29 +25,57 @@ import numpy as np
 import torch
 
 from agents.distill import load_labels
+from agents.endgame import endgame_rows
 from agents.moves import best_per_row, move_actions
 from agents.neural import NeuralAgent, save_checkpoint
-from agents.solo import ENDGAME_INPUTS, EndgameNet, action_values, endgame_inputs, solo_checkpoint_dict
+from agents.solo import (
+    ENDGAME_INPUTS,
+    MIDGAME_INPUTS,
+    EndgameNet,
+    SoloAgent,
+    action_values,
+    endgame_inputs,
+    midgame_inputs,
+    solo_checkpoint_dict,
+)
 from escoba_env.cli import OneLineParser, positive_float, positive_int, seed_arg
 
+PHASES = {"endgame": (endgame_inputs, ENDGAME_INPUTS), "midgame": (midgame_inputs, MIDGAME_INPUTS)}
+"""Per phase: the input function and the input names of its network."""
 
-def prepare(paths: list[str], rules, limit: int | None = None) -> dict:
-    """Return the labels of ``paths``, concatenated, with every move's inputs (``endgame_inputs``)."""
+
+def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "endgame") -> dict:
+    """Return the labels of ``paths``, concatenated, with every move's inputs (``endgame_inputs``).
+
+    ``phase="midgame"``: only the decisions taken while the stock lasts, with ``midgame_inputs``
+    (labels with values from ``--teacher search``); ``"endgame"``: every label must be an endgame one.
+    """
     parts = [load_labels(p, rules)[0] for p in paths]
+    how = ("--teacher endgame --values" if phase == "endgame" else "--teacher search --values")
     if any("values" not in a for a in parts):
-        raise ValueError(f"{' '.join(paths)}: needs exact values of every legal action (labels from "
-                         f"python -m agents.distill --teacher endgame --values)")
+        raise ValueError(f"{' '.join(paths)}: needs the values of every legal action (labels from "
+                         f"python -m agents.distill {how})")
     arrays = {k: np.concatenate([a[k] for a in parts]) for k in ("obs", "mask", "values")}
     path = " ".join(paths)
+    if phase == "midgame":
+        keep = ~endgame_rows(arrays["obs"].astype(np.float32), rules)
+        arrays = {k: v[keep] for k, v in arrays.items()}
+        if not keep.any():
+            raise ValueError(f"{path}: holds no decision taken while the stock lasts")
     n = len(arrays["obs"]) if limit is None else min(limit, len(arrays["obs"]))
     obs = arrays["obs"][:n].astype(np.float32)
     mask = arrays["mask"][:n]
-    moves, x, member = endgame_inputs(obs, rules, mask)
+    moves, x, member = PHASES[phase][0](obs, rules, mask)
     values = arrays["values"][:n].astype(np.float32)
-    if not np.isfinite(values[mask > 0]).all():
-        raise ValueError(f"{path}: needs exact values of every legal action (labels from "
-                         f"python -m agents.distill --teacher endgame --values)")
-    return {"obs": obs, "mask": mask, "values": values, "moves": moves, "x": x, "member": member}
+    labelled = (mask > 0) & np.isfinite(values)
+    # A search teacher values each move under its first action, so during a capture choice the other
+    # table cards of a multi-card option carry no value of their own: they are left out of the loss.
+    complete = (labelled == (mask > 0)).all() if phase == "endgame" else labelled.any(axis=1).all()
+    if not complete:
+        raise ValueError(f"{path}: needs the values of every legal action (labels from "
+                         f"python -m agents.distill {how})")
+    return {"obs": obs, "mask": mask, "values": values, "moves": moves, "x": x, "member": member,
+            "labelled": labelled}
 
 
 def evaluate(net: EndgameNet, d: dict) -> tuple[float, float]:
@@ -55,7 +83,7 @@ def evaluate(net: EndgameNet, d: dict) -> tuple[float, float]:
     with torch.no_grad():
         v = net(torch.from_numpy(d["x"])).numpy()
     act = move_actions(d["moves"], best_per_row(d["moves"], v), d["obs"], d["mask"])
-    vals = np.where(d["mask"] > 0, d["values"], -np.inf)
+    vals = np.where(d["labelled"], d["values"], -np.inf)
     best = vals.max(axis=1)
     got = vals[np.arange(len(act)), act]
     return float(np.mean(got >= best - 1e-6)), float(np.mean(best - got))
@@ -68,14 +96,14 @@ def batch_moves(start: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.nda
     return offsets + np.arange(counts.sum()), np.repeat(np.arange(len(rows)), counts)
 
 
-def _suit_permutations() -> np.ndarray:
-    """Return (6, inputs) column orders that permute copas, espadas and bastos in the card blocks.
+def _suit_permutations(n: int) -> np.ndarray:
+    """Return (6, n) column orders that permute copas, espadas and bastos in the five card blocks
+    that start both phases' inputs.
 
     Only oros is special in scoring (and the velo is an oro), so these permutations leave every
     value unchanged: six positions for the price of one."""
     from itertools import permutations
 
-    n = len(ENDGAME_INPUTS)
     out = []
     for p in permutations((1, 2, 3)):
         suit = np.array((0, *p))
@@ -87,11 +115,11 @@ def _suit_permutations() -> np.ndarray:
     return np.array(out)
 
 
-SUIT_PERMS = _suit_permutations()
+SUIT_PERMS = {phase: _suit_permutations(len(names)) for phase, (_, names) in PHASES.items()}
 
 
 def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float, batch: int, loss: str,
-          seed: int, augment: bool = True) -> None:
+          seed: int, augment: bool = True, phase: str = "endgame") -> None:
     """Fit ``net`` to the labels ``d`` (Adam, learning rate decayed linearly to 0), printing progress
     per epoch; ``augment`` permutes the three plain suits of each minibatch at random."""
     torch.manual_seed(seed)
@@ -101,7 +129,7 @@ def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float
     steps = epochs * ((n + batch - 1) // batch)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1.0 - s / steps))
     x_all = torch.from_numpy(d["x"])
-    legal_all = d["mask"] > 0
+    legal_all = d["labelled"]
     vals = np.where(legal_all, d["values"], 0.0).astype(np.float32)
     best = np.where(legal_all, d["values"], -np.inf).max(axis=1, keepdims=True)
     is_best = legal_all & (d["values"] >= best - 1e-6)
@@ -113,7 +141,8 @@ def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float
             mi, br = batch_moves(d["moves"].start, rows)
             x = x_all[torch.as_tensor(mi)]
             if augment:
-                x = x[:, torch.as_tensor(SUIT_PERMS[rng.integers(len(SUIT_PERMS))])]
+                perms = SUIT_PERMS[phase]
+                x = x[:, torch.as_tensor(perms[rng.integers(len(perms))])]
             q = action_values(net(x), br, d["member"][mi], len(rows))
             legal = torch.as_tensor(legal_all[rows])
             if loss in ("mse", "adv"):
@@ -145,7 +174,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="training label files (python -m agents.distill --teacher endgame --values)")
     ap.add_argument("--test", default=None, help="held-out labels, scored after every epoch")
     ap.add_argument("--plain", default="agents/pretrained/escoba_2p_plain.pt",
-                    help="the network that plays before the endgame")
+                    help="the network that plays before the endgame (--phase endgame)")
+    ap.add_argument("--phase", choices=tuple(PHASES), default="endgame",
+                    help="train the endgame network, or the midgame network that replaces the plain one "
+                         "while the stock lasts (on labels of --teacher search --values)")
+    ap.add_argument("--solo", default="agents/pretrained/escoba_2p_solo.pt",
+                    help="--phase midgame: the phase-gated checkpoint whose plain and endgame networks "
+                         "the written checkpoint keeps")
     ap.add_argument("--hidden", type=positive_int, nargs="+", default=[256, 256])
     ap.add_argument("--loss", choices=("mse", "adv", "ce"), default="mse")
     ap.add_argument("--epochs", type=positive_int, default=10)
@@ -163,27 +198,39 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.out:  # a folder that cannot be made fails now, not after the training
             os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        plain = NeuralAgent.from_checkpoint(args.plain)
+        if args.phase == "midgame":
+            base = SoloAgent.from_checkpoint(args.solo)
+            plain, endgame = base.plain, base.endgame
+        else:
+            plain, endgame = NeuralAgent.from_checkpoint(args.plain), None
         t0 = time.perf_counter()
-        data = prepare(args.labels, plain.rules, args.limit)
-        test = prepare([args.test], plain.rules) if args.test else None
+        data = prepare(args.labels, plain.rules, args.limit, args.phase)
+        test = prepare([args.test], plain.rules, phase=args.phase) if args.test else None
         held = f", {len(test['obs'])} held out" if test else ""
         print(f"{len(data['obs'])} training decisions ({len(data['x'])} moves){held}; "
               f"inputs in {time.perf_counter() - t0:.0f} s", flush=True)
         torch.manual_seed(args.seed)
-        net = EndgameNet(args.hidden)
+        net = EndgameNet(args.hidden, len(PHASES[args.phase][1]))
         t0 = time.perf_counter()
         train(net, data, test, epochs=args.epochs, lr=args.lr, batch=args.batch, loss=args.loss,
-              seed=args.seed, augment=not args.no_augment)
+              seed=args.seed, augment=not args.no_augment, phase=args.phase)
         wall = time.perf_counter() - t0
         print(f"trained in {wall:.0f} s")
         if args.out:
             if os.path.exists(args.out):  # made while this run trained: still never overwritten
                 raise ValueError(f"{args.out} appeared during training; choose another --out")
             how = {"labels": list(args.labels), "loss": args.loss, "epochs": args.epochs, "lr": args.lr,
-                   "batch": args.batch, "seed": args.seed, "limit": args.limit, "plain": args.plain,
-                   "wall_s": wall, "augment": not args.no_augment, "hidden": args.hidden}
-            save_checkpoint(args.out, solo_checkpoint_dict(plain, net, solo_training=how))
+                   "batch": args.batch, "seed": args.seed, "limit": args.limit, "wall_s": wall,
+                   "augment": not args.no_augment, "hidden": args.hidden}
+            if endgame is None:
+                ckpt = solo_checkpoint_dict(plain, net, solo_training={**how, "plain": args.plain})
+            else:
+                from agents.neural import load_checkpoint
+
+                base_how = load_checkpoint(args.solo).get("solo_training")
+                ckpt = solo_checkpoint_dict(plain, endgame, midgame=net, solo_training=base_how,
+                                            midgame_training={**how, "solo": args.solo})
+            save_checkpoint(args.out, ckpt)
             print(f"wrote {args.out} ({os.path.getsize(args.out) / 1e6:.2f} MB)")
     except (ValueError, OSError) as e:  # bad labels, a missing file, an unwritable --out
         print(f"error: {e}", file=sys.stderr)

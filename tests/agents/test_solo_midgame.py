@@ -1,0 +1,239 @@
+"""agents.solo's midgame network: move values while the stock lasts, read from the observation only."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from agents.distill import collect_labels, save_labels
+from agents.endgame import EndgameAgent
+from agents.expert import ExpertAgent
+from agents.greedy import GreedyAgent
+from agents.moves import best_per_row, move_actions
+from agents.neural import NeuralAgent, load_checkpoint, load_checkpoint_agent, save_checkpoint
+from agents.registry import make_agent
+from agents.search import SearchAgent
+from agents.solo import (
+    MIDGAME_INPUTS,
+    EndgameNet,
+    SoloAgent,
+    endgame_inputs,
+    midgame_inputs,
+    solo_checkpoint_dict,
+)
+from escoba_env import EscobaEngine, Rules
+from escoba_env.observation import action_masks, encode
+from tests.agents.test_solo import PLAIN, _train_script
+from tests.conftest import C, M, set_position
+
+STOCK = "Ro Rc Re Rb 2c 2e"
+
+
+def _midgame_position() -> EscobaEngine:
+    """Seat 0 holds 7o 5c 1e, seat 1 holds 3e 4c 1b; table 6c 2o; seat 0's pile 1o 1c; six cards in
+    the stock; every other card is seat 1's pile."""
+    e = EscobaEngine(1, Rules(), single_round=True)
+    e.reset(seed=0, dealer=1)
+    hands, table, pile0 = [M("7o 5c 1e"), M("3e 4c 1b")], M("6c 2o"), M("1o 1c")
+    stock = [C(c) for c in STOCK.split()]
+    used = hands[0] | hands[1] | table | pile0 | M(STOCK)
+    rest = [c for c in range(40) if not (used >> c) & 1]
+    deck = [c for c in range(40) if c not in stock] + stock
+    return set_position(e, hands, table, [pile0, sum(1 << c for c in rest)], deck, 34, dealer=1)
+
+
+def _obs(e: EscobaEngine) -> tuple[np.ndarray, np.ndarray]:
+    return encode(e, e.to_act[:1], np.array([0])), action_masks(e, e.to_act[:1], np.array([0]))
+
+
+def _cards(row: np.ndarray) -> int:
+    return int(sum(1 << int(c) for c in np.flatnonzero(row)))
+
+
+def _reference_replies(unseen: int, table: int, hand: int) -> list[float]:
+    """The hidden-reply features by brute force: every subset of the table, every unseen card."""
+    cards = [c for c in range(40) if unseen >> c & 1]
+    tab = [c for c in range(40) if table >> c & 1]
+    total = sum(t // 4 + 1 for t in tab)
+    caps = sweeps = 0
+    best = [0.0, 0.0, 0.0, 0.0]
+    for c in cards:
+        v = c // 4 + 1
+        options = [s for k in range(1, len(tab) + 1) for s in itertools.combinations(tab, k)
+                   if sum(t // 4 + 1 for t in s) + v == 15]
+        if not options:
+            continue
+        caps += 1
+        sweeps += total + v == 15
+        took = {c, *itertools.chain.from_iterable(options)}
+        stats = [len(took) / 40, sum(t % 4 == 0 for t in took) / 10, sum(t // 4 == 6 for t in took) / 4,
+                 float(C("7o") in took)]
+        best = [max(a, b) for a, b in zip(best, stats, strict=True)]
+    n = len(cards)
+
+    def some(k: int) -> float:
+        return 1 - math.comb(n - k, hand) / math.comb(n, hand)
+
+    return [caps / n, sweeps / n, some(caps), some(sweeps), *best]
+
+
+def test_midgame_inputs_of_a_hand_made_position():
+    obs, mask = _obs(_midgame_position())
+    moves, x, member = midgame_inputs(obs, Rules(), mask)
+    assert x.shape == (3, len(MIDGAME_INPUTS)) == (3, 280)
+    assert moves.card.tolist() == [C("1e"), C("5c"), C("7o")]
+    names = ("hand", "unseen", "table", "card", "captured")
+    blocks = {b: x[:, 40 * i: 40 * i + 40] for i, b in enumerate(names)}
+    unseen = M("3e 4c 1b " + STOCK)  # the other hand and the stock, not told apart
+    for i in range(3):
+        assert _cards(blocks["unseen"][i]) == unseen
+    five, seven = 1, 2  # moves in card order: 1e, 5c, 7o
+    assert _cards(blocks["hand"][seven]) == M("5c 1e") and _cards(blocks["table"][seven]) == 0
+    assert _cards(blocks["captured"][seven]) == M("7o 6c 2o")
+    assert _cards(blocks["table"][five]) == M("6c 2o 5c") and _cards(blocks["captured"][five]) == 0
+    # escoba difference, last me / other, escoba, discard, my hand size, other hand size, stock size
+    np.testing.assert_allclose(x[seven, 208:216], [1, 1, 0, 1, 0, 2 / 3, 1, 6 / 30], rtol=1e-6)
+    np.testing.assert_allclose(x[five, 208:216], [0, 0, 0, 0, 1, 2 / 3, 1, 6 / 30], rtol=1e-6)
+    # the cards still in play are the hand, the unseen cards and the table
+    np.testing.assert_allclose(x[seven, 216:220], [11 / 40, 1 / 10, 0, 0], rtol=1e-6)
+    # On 6c 2o 5c (13) the unseen 4c, the four kings and 2c 2e capture, and the two deuces sweep:
+    # 7 and 2 of 9 cards; a 3-card hand from them surely captures and sweeps with 1 - C(7,3)/C(9,3).
+    np.testing.assert_allclose(x[five, 236:244], [7 / 9, 2 / 9, 1, 1 - 35 / 84, 4 / 40, 1 / 10, 0, 0],
+                               rtol=1e-6)
+    for i in range(3):
+        ref = _reference_replies(unseen, _cards(blocks["table"][i]), 3)
+        np.testing.assert_allclose(x[i, 236:244], ref, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(x[seven, 236:244], 0)  # nothing to answer on an empty table
+    assert member.tolist() == [[a == c for a in range(40)] for c in (C("1e"), C("5c"), C("7o"))]
+
+
+def test_midgame_replies_match_brute_force_on_dealt_positions():
+    eng = EscobaEngine(24, Rules(), single_round=True)
+    eng.reset(seed=11)
+    rng = np.random.default_rng(0)
+    checked = 0
+    for _ in range(12):  # the first decisions of each round: the stock is never empty yet
+        live = np.arange(24)
+        obs, masks = encode(eng, eng.to_act, live), action_masks(eng, eng.to_act, live)
+        moves, x, _ = midgame_inputs(obs, Rules(), masks)
+        for m in range(len(moves.card)):
+            hand = int(round(x[m, 214] * 3))
+            ref = _reference_replies(_cards(x[m, 40:80]), _cards(x[m, 80:120]), hand)
+            np.testing.assert_allclose(x[m, 236:244], ref, rtol=1e-5, atol=1e-6)
+            checked += 1
+        eng.step(np.array([rng.choice(np.flatnonzero(r)) for r in masks]))
+    assert checked > 300
+
+
+def test_each_phase_refuses_the_other_phases_positions():
+    obs, mask = _obs(_midgame_position())
+    with pytest.raises(ValueError, match="empty stock"):
+        endgame_inputs(obs, Rules(), mask)
+    e = _midgame_position()
+    e.stock_pos[0] = 40  # the same position with the stock's cards in seat 1's pile
+    e.piles[0, 1] |= M(STOCK)
+    obs, mask = _obs(e)
+    with pytest.raises(ValueError, match="cards left in the stock"):
+        midgame_inputs(obs, Rules(), mask)
+    with pytest.raises(ValueError, match="2-player"):
+        midgame_inputs(np.zeros((1, obs.shape[1]), np.float32), Rules(num_players=3), mask)
+
+
+def _agent(seed: int = 0) -> SoloAgent:
+    torch.manual_seed(seed)
+    return SoloAgent(NeuralAgent.from_checkpoint(PLAIN), EndgameNet([32, 32]),
+                     midgame=EndgameNet([32], len(MIDGAME_INPUTS)))
+
+
+def test_with_a_midgame_net_the_plain_network_never_plays(monkeypatch):
+    agent = _agent()
+
+    def boom(*args, **kwargs):
+        raise AssertionError("the plain network was asked")
+
+    monkeypatch.setattr(agent.plain, "act_batch", boom)
+    eng = EscobaEngine(32, Rules(), single_round=True)
+    eng.reset(seed=5)
+    early = 0
+    while not eng.done.all():
+        live = np.flatnonzero(~eng.done)
+        obs, masks = encode(eng, eng.to_act[live], live), action_masks(eng, eng.to_act[live], live)
+        acts = agent.act_batch(obs, masks)
+        assert masks[np.arange(live.size), acts].all()
+        stock = eng.stock_pos[live] < 40
+        if stock.any():  # the midgame net's best move, first action
+            moves, x, _ = midgame_inputs(obs[stock], Rules(), masks[stock])
+            with torch.no_grad():
+                v = agent.midgame(torch.from_numpy(x)).numpy()
+            want = move_actions(moves, best_per_row(moves, v), obs[stock], masks[stock])
+            assert np.array_equal(acts[stock], want)
+            early += int(stock.sum())
+        full = np.zeros(eng.num_games, np.int64)
+        full[live] = acts
+        eng.step(full)
+    assert early > 32 * 20
+
+
+def test_a_checkpoint_with_a_midgame_net_round_trips_and_checks_its_shape(tmp_path):
+    agent = _agent(seed=3)
+    good = solo_checkpoint_dict(agent.plain, agent.endgame, midgame=agent.midgame)
+    path = tmp_path / "mid.pt"
+    save_checkpoint(path, good)
+    loaded = make_agent(f"checkpoint:{path}", seed=1)
+    assert isinstance(loaded, SoloAgent) and loaded.midgame is not None
+    eng = EscobaEngine(16, Rules(), single_round=True)
+    eng.reset(seed=9)
+    obs, masks = encode(eng, eng.to_act, np.arange(16)), action_masks(eng, eng.to_act, np.arange(16))
+    assert np.array_equal(agent.act_batch(obs, masks), loaded.act_batch(obs, masks))
+    # no midgame entry: the plain network plays, as before
+    plain_only = {k: v for k, v in good.items() if not k.startswith("midgame")}
+    save_checkpoint(tmp_path / "plain.pt", plain_only)
+    assert load_checkpoint_agent(tmp_path / "plain.pt").midgame is None
+    bad = dict(good, midgame_net={"hidden": [32], "inputs": 313})
+    save_checkpoint(tmp_path / "bad.pt", bad)
+    with pytest.raises(ValueError, match="its midgame network reads 313 inputs, this code makes 280"):
+        load_checkpoint_agent(tmp_path / "bad.pt")
+    bad = dict(good, midgame_model={**good["midgame_model"], "mlp.0.weight": torch.zeros(32, 7)})
+    save_checkpoint(tmp_path / "shape.pt", bad)
+    with pytest.raises(ValueError, match="do not fit"):
+        load_checkpoint_agent(tmp_path / "shape.pt")
+
+
+def test_train_script_fits_a_midgame_net_on_search_values(tmp_path, capsys):
+    rules = Rules()
+    base = _agent(seed=1)
+    solo = tmp_path / "solo.pt"
+    save_checkpoint(solo, solo_checkpoint_dict(base.plain, base.endgame))
+    data = collect_labels(SearchAgent(rules, seed=0, sims=24), [ExpertAgent(rules), GreedyAgent(rules)],
+                          rules, 200, num_games=32, seed=3, values=True)
+    labels = tmp_path / "mid.npz"
+    save_labels(labels, data, rules, teacher="search:sims=24")
+    out = tmp_path / "solo_mid.pt"
+    script = _train_script()
+    args = [str(labels), "--phase", "midgame", "--solo", str(solo), "--test", str(labels), "--epochs", "2",
+            "--hidden", "16", "--loss", "adv", "--out", str(out)]
+    assert script.main(args) == 0
+    assert "epoch 2/2: adv" in capsys.readouterr().out
+    agent = make_agent(f"checkpoint:{out}")
+    assert isinstance(agent, SoloAgent) and agent.midgame.net_config() == {"hidden": [16], "inputs": 280}
+    ck, was = load_checkpoint(out), load_checkpoint(solo)
+    for k, v in was["endgame_model"].items():  # the endgame network is the base checkpoint's
+        assert torch.equal(ck["endgame_model"][k], v)
+    assert ck["midgame_training"]["solo"] == str(solo) and ck["midgame_training"]["loss"] == "adv"
+    before = out.read_bytes()
+    assert script.main(args) == 2 and out.read_bytes() == before
+    assert "already exists" in capsys.readouterr().err
+    nov = tmp_path / "novalues.npz"
+    save_labels(nov, {k: data[k] for k in ("obs", "mask", "action")}, rules, teacher="search")
+    assert script.main([str(nov), "--phase", "midgame", "--solo", str(solo), "--epochs", "1"]) == 2
+    assert "--teacher search --values" in capsys.readouterr().err
+    endgame = collect_labels(EndgameAgent(ExpertAgent(rules)), [ExpertAgent(rules)], rules, 50, num_games=32,
+                             seed=4, values=True)
+    eg = tmp_path / "endgame.npz"
+    save_labels(eg, endgame, rules, teacher="endgame")
+    assert script.main([str(eg), "--phase", "midgame", "--solo", str(solo), "--epochs", "1"]) == 2
+    assert "no decision taken while the stock lasts" in capsys.readouterr().err
