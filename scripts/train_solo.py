@@ -119,9 +119,10 @@ SUIT_PERMS = {phase: _suit_permutations(len(names)) for phase, (_, names) in PHA
 
 
 def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float, batch: int, loss: str,
-          seed: int, augment: bool = True, phase: str = "endgame") -> None:
+          seed: int, augment: bool = True, phase: str = "endgame") -> list[dict[str, float]]:
     """Fit ``net`` to the labels ``d`` (Adam, learning rate decayed linearly to 0), printing progress
-    per epoch; ``augment`` permutes the three plain suits of each minibatch at random."""
+    per epoch; ``augment`` permutes the three plain suits of each minibatch at random. Return one
+    row per epoch: ``epoch``, ``loss``, ``wall_s`` and, with ``test``, ``best_share`` and ``regret``."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     opt = torch.optim.Adam(net.parameters(), lr=lr)
@@ -133,6 +134,7 @@ def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float
     vals = np.where(legal_all, d["values"], 0.0).astype(np.float32)
     best = np.where(legal_all, d["values"], -np.inf).max(axis=1, keepdims=True)
     is_best = legal_all & (d["values"] >= best - 1e-6)
+    curve: list[dict[str, float]] = []
     target_ce = (is_best / is_best.sum(axis=1, keepdims=True)).astype(np.float32)
     for epoch in range(epochs):
         t0, total = time.perf_counter(), 0.0
@@ -161,10 +163,13 @@ def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float
             total += value.item() * len(rows)
         net.eval()
         line = f"epoch {epoch + 1}/{epochs}: {loss} {total / n:.4f}"
+        curve.append({"epoch": epoch + 1, "loss": total / n, "wall_s": time.perf_counter() - t0})
         if test is not None:
             share, regret = evaluate(net, test)
             line += f", held-out: a best action in {share:.1%} of decisions, regret {regret:.4f} points"
+            curve[-1].update(best_share=share, regret=regret)
         print(line + f" ({time.perf_counter() - t0:.0f} s)", flush=True)
+    return curve
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -212,8 +217,8 @@ def main(argv: list[str] | None = None) -> int:
         torch.manual_seed(args.seed)
         net = EndgameNet(args.hidden, len(PHASES[args.phase][1]))
         t0 = time.perf_counter()
-        train(net, data, test, epochs=args.epochs, lr=args.lr, batch=args.batch, loss=args.loss,
-              seed=args.seed, augment=not args.no_augment, phase=args.phase)
+        curve = train(net, data, test, epochs=args.epochs, lr=args.lr, batch=args.batch, loss=args.loss,
+                      seed=args.seed, augment=not args.no_augment, phase=args.phase)
         wall = time.perf_counter() - t0
         print(f"trained in {wall:.0f} s")
         if args.out:
@@ -221,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError(f"{args.out} appeared during training; choose another --out")
             how = {"labels": list(args.labels), "loss": args.loss, "epochs": args.epochs, "lr": args.lr,
                    "batch": args.batch, "seed": args.seed, "limit": args.limit, "wall_s": wall,
-                   "augment": not args.no_augment, "hidden": args.hidden}
+                   "augment": not args.no_augment, "hidden": args.hidden, "test": args.test, "curve": curve,
+                   "decisions": len(data["obs"])}
             if endgame is None:
                 ckpt = solo_checkpoint_dict(plain, net, solo_training={**how, "plain": args.plain})
             else:

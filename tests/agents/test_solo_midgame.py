@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import math
+import os
 
 import numpy as np
 import pytest
@@ -27,7 +29,7 @@ from agents.solo import (
 )
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
-from tests.agents.test_solo import PLAIN, _train_script
+from tests.agents.test_solo import PLAIN, ROOT, _train_script
 from tests.conftest import C, M, set_position
 
 STOCK = "Ro Rc Re Rb 2c 2e"
@@ -143,6 +145,14 @@ def test_each_phase_refuses_the_other_phases_positions():
         midgame_inputs(np.zeros((1, obs.shape[1]), np.float32), Rules(num_players=3), mask)
 
 
+def _script(name: str):
+    path = os.path.join(ROOT, "scripts", name)
+    spec = importlib.util.spec_from_file_location(name.removesuffix(".py"), path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def _agent(seed: int = 0) -> SoloAgent:
     torch.manual_seed(seed)
     return SoloAgent(NeuralAgent.from_checkpoint(PLAIN), EndgameNet([32, 32]),
@@ -223,7 +233,15 @@ def test_train_script_fits_a_midgame_net_on_search_values(tmp_path, capsys):
     ck, was = load_checkpoint(out), load_checkpoint(solo)
     for k, v in was["endgame_model"].items():  # the endgame network is the base checkpoint's
         assert torch.equal(ck["endgame_model"][k], v)
-    assert ck["midgame_training"]["solo"] == str(solo) and ck["midgame_training"]["loss"] == "adv"
+    how = ck["midgame_training"]
+    assert how["solo"] == str(solo) and how["loss"] == "adv" and how["test"] == str(labels)
+    assert [r["epoch"] for r in how["curve"]] == [1, 2] and all(r["regret"] >= 0 for r in how["curve"])
+    plot = _script("plot_solo_curve.py")
+    png = tmp_path / "curve.png"
+    assert plot.main(["--checkpoint", str(out), "--agents", "expert", "--out", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert plot.main(["--checkpoint", str(solo), "--out", str(tmp_path / "none.png")]) == 2
+    assert "records no held-out midgame curve" in capsys.readouterr().err
     before = out.read_bytes()
     assert script.main(args) == 2 and out.read_bytes() == before
     assert "already exists" in capsys.readouterr().err
