@@ -19,8 +19,8 @@ ismcts         ``agents.ismcts``)
 hybrid         search (``sims``, default 1000) before the stock runs out, the exact endgame after it
 neural-2v2     the shipped 2v2 partnership agent (``agents/pretrained/escoba_2v2.pt``)
 neural-3p      the shipped 3-player agent (``agents/pretrained/escoba_3p.pt``)
-neural-solo    network-only 2-player agent: the plain network, an endgame network at an empty stock
-               (``agents/pretrained/escoba_2p_solo.pt``, ``agents.solo``)
+neural-solo    network-only 2-player agent: a midgame network while the stock lasts, an endgame network
+               once it is empty (``agents/pretrained/escoba_2p_solo.pt``, ``agents.solo``)
 strong-2v2     the strongest 2v2 agent (beats an expert team): search with 1,000 rollouts; 2v2 only
 strong-3p      the strongest 3-player agent (beats two experts): the same search; 3 players only
 guided         search whose rollouts the table's shipped network plays (``agents.guided``)
@@ -270,8 +270,8 @@ register("neural-2v2", _shipped(4, True), {"device": str, "deterministic": _bool
 register("neural-3p", _shipped(3, False), {"device": str, "deterministic": _bool},
          "the shipped neural agent of the 3-player game (agents/pretrained/escoba_3p.pt)")
 register("neural-solo", _shipped(2, False, SOLO_CHECKPOINT), {"device": str, "deterministic": _bool},
-         "network-only 2-player agent: the plain network, and an endgame network once the stock is empty "
-         "(agents/pretrained/escoba_2p_solo.pt)")
+         "network-only 2-player agent: a midgame network while the stock lasts, an endgame network once "
+         "it is empty (agents/pretrained/escoba_2p_solo.pt)")
 
 
 def table_name(players: int, partnerships: bool) -> str:

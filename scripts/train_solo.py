@@ -1,18 +1,31 @@
-"""Train the endgame network of ``neural-solo`` on solver-labelled endgame decisions, and export the agent.
+"""Train the move networks of ``neural-solo`` (endgame or midgame): fit to labels, export the agent.
 
-The labels come from ``python -m agents.distill --teacher endgame --values`` (the exact minimax
-value of every legal action). The network (``agents.solo.EndgameNet``) scores moves; an action's
-value is the best of its moves'. ``--loss mse`` regresses the action values onto the solver's;
-``--loss ce`` is the cross-entropy of the action values (as logits) to the solver's best actions.
-After every epoch it prints the held-out share of decisions where it picks a best action and its
-mean regret (points per decision). ``--out`` writes the phase-gated checkpoint: the plain
-network ``--plain`` before the endgame, this network after it (never overwrites a file)::
+``--phase endgame`` (default): the labels come from ``python -m agents.distill --teacher endgame
+--values`` (the exact minimax value of every legal action at an empty stock). ``--phase midgame``:
+from ``--teacher search --values`` (the search's mean rollout value of every action; only the
+decisions taken while the stock lasts are used). The network (``agents.solo.EndgameNet`` on the
+phase's inputs) scores moves; an action's value is the best of its moves'. ``--loss mse`` regresses
+the action values onto the teacher's; ``--loss adv`` the same relative to each decision's mean
+error (only differences between moves count); ``--loss ce`` is the cross-entropy of the action
+values (as logits) to the teacher's best actions. After every epoch it prints the held-out share
+of decisions where it picks a best action and its mean regret (points per decision); the
+checkpoint records that curve (``scripts/plot_solo_curve.py`` draws it). ``--out`` writes the
+phase-gated checkpoint (never overwrites a file): with ``--phase endgame`` the plain network
+``--plain`` before the endgame and this network after it; with ``--phase midgame`` the plain and
+endgame networks of ``--solo`` plus this one, which then plays while the stock lasts::
 
     python -m agents.distill --out runs/labels/endgame_200k.npz --labels 200000 --values --teacher endgame \\
         --seed 41 --behaviour checkpoint:agents/pretrained/escoba_2p_plain.pt expert greedy \\
         --weights 0.5 0.35 0.15
     python scripts/train_solo.py runs/labels/endgame_200k.npz --test runs/labels/endgame_test20k.npz \\
-        --out agents/pretrained/escoba_2p_solo.pt
+        --out runs/solo_endgame.pt
+    python -m agents.distill --out runs/labels/mid.npz --labels 30000 --values --teacher search:sims=500 \\
+        --seed 1000 --behaviour checkpoint:agents/pretrained/escoba_2p_plain.pt expert greedy \\
+        --weights 0.5 0.35 0.15
+    python scripts/train_solo.py runs/labels/mid.npz --phase midgame --solo runs/solo_endgame.pt --loss adv \\
+        --out runs/solo_mid.pt
+
+``scripts/reproduce_neural_solo.sh`` runs the whole recipe of the shipped agent.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ import importlib.util
 import itertools
 import math
 import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -29,7 +30,7 @@ from agents.solo import (
 )
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
-from tests.agents.test_solo import PLAIN, ROOT, _train_script
+from tests.agents.test_solo import PLAIN, ROOT
 from tests.conftest import C, M, set_position
 
 STOCK = "Ro Rc Re Rb 2c 2e"
@@ -223,7 +224,7 @@ def test_train_script_fits_a_midgame_net_on_search_values(tmp_path, capsys):
     labels = tmp_path / "mid.npz"
     save_labels(labels, data, rules, teacher="search:sims=24")
     out = tmp_path / "solo_mid.pt"
-    script = _train_script()
+    script = _script("train_solo.py")
     args = [str(labels), "--phase", "midgame", "--solo", str(solo), "--test", str(labels), "--epochs", "2",
             "--hidden", "16", "--loss", "adv", "--out", str(out)]
     assert script.main(args) == 0
@@ -255,3 +256,20 @@ def test_train_script_fits_a_midgame_net_on_search_values(tmp_path, capsys):
     save_labels(eg, endgame, rules, teacher="endgame")
     assert script.main([str(eg), "--phase", "midgame", "--solo", str(solo), "--epochs", "1"]) == 2
     assert "no decision taken while the stock lasts" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_the_reproduction_script_runs_every_step_at_a_tiny_scale(tmp_path):
+    out = tmp_path / "solo"
+    env = {**os.environ, "PYTHONPATH": ROOT, "MID_CHUNK": "120", "MID_SIMS": "8", "EG_BIG": "60",
+           "EG_FIRST": "60", "EG_SMALL": "80", "TEST_LABELS": "60", "EPOCHS": "1", "PROBE_EPOCHS": "1",
+           "HIDDEN": "8"}
+    script = os.path.join(ROOT, "scripts", "reproduce_neural_solo.sh")
+    done = subprocess.run(["bash", script, str(out)], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    agent = load_checkpoint_agent(out / "escoba_2p_solo.pt")
+    assert isinstance(agent, SoloAgent) and agent.midgame.net_config() == {"hidden": [8], "inputs": 280}
+    assert len(list((out / "labels").glob("mid_dag_*.npz"))) == 9
+    again = subprocess.run(["bash", script, str(out)], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert again.returncode == 2 and again.stderr.strip().endswith("already exists; choose another folder")
