@@ -143,6 +143,15 @@ def _action_values(teacher: Agent, obs: np.ndarray, masks: np.ndarray) -> np.nda
     return out
 
 
+def action_regret(values: np.ndarray, mask: np.ndarray, actions: np.ndarray) -> np.ndarray:
+    """Return float64 (K,) regrets of ``actions`` on labelled decisions: the teacher's best value of a
+    legal action minus its value of the action taken (0: a best action); NaN where the teacher did
+    not value the action taken (a capture choice naming another card of the same option)."""
+    vals = np.where((np.asarray(mask) > 0) & np.isfinite(values), values, -np.inf).astype(np.float64)
+    got = vals[np.arange(len(vals)), np.asarray(actions, np.int64)]
+    return np.where(np.isfinite(got), vals.max(axis=1) - got, np.nan)
+
+
 def save_labels(path: str | os.PathLike, data: dict[str, np.ndarray], rules: Rules, **meta: Any) -> str:
     """Write labels and their metadata (rules, teacher, ...) to ``path`` (.npz); return the path."""
     d = os.path.dirname(os.fspath(path))

@@ -108,23 +108,31 @@ def _pile(masks: np.ndarray) -> np.ndarray:
                      (masks & np.uint64(1 << VELO)) != 0], axis=1).astype(np.float32)
 
 
+def _answers(hands: np.ndarray, tables: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Return, for every card of every hand, ``(row, captures, sweeps, pile)``: its hand's row, whether
+    it can capture on that row's table, whether it sweeps it, and the ``_pile`` of its own card plus
+    every card in any of its options (an upper bound of what it takes)."""
+    r, c = np.nonzero(_bits(hands))
+    count, union, _ = option_summary(tables[r], 15 - (c // 4 + 1))
+    sweep = (count > 0) & (mask_values(tables[r]) + c // 4 + 1 == 15)
+    return r, count > 0, sweep, _pile(np.where(count > 0, union | bit(c), _ZERO))
+
+
+def _most_taken(out: np.ndarray, r: np.ndarray, pile: np.ndarray) -> None:
+    """Write into ``out`` (M, 4) the most cards, oros, sevens and velo one card of each row takes."""
+    for j in range(4):
+        np.maximum.at(out[:, j], r, pile[:, j])
+
+
 def _replies(hands: np.ndarray, tables: np.ndarray) -> np.ndarray:
     """Return float32 (M, 6) of what a hand can answer on each table left: how many of its cards
     capture / 3, whether one sweeps, and the most cards / 40, oros / 10, sevens / 4 and velo one
-    card could take (its own card plus every card in any of its options: an upper bound)."""
-    m = len(hands)
-    cards = np.arange(40)
-    held = ((hands[:, None] >> cards.astype(np.uint64)[None, :]) & _ONE).astype(bool)
-    r, c = np.nonzero(held)
-    count, union, _ = option_summary(tables[r], 15 - (c // 4 + 1))
-    took = np.where(count > 0, union | bit(c), _ZERO)
-    sweep = (count > 0) & (mask_values(tables[r]) + c // 4 + 1 == 15)
-    out = np.zeros((m, 6), np.float32)
-    np.add.at(out[:, 0], r, (count > 0) / 3.0)
+    card could take (``_answers``)."""
+    r, caps, sweep, pile = _answers(hands, tables)
+    out = np.zeros((len(hands), 6), np.float32)
+    np.add.at(out[:, 0], r, caps / 3.0)
     np.maximum.at(out[:, 1], r, sweep.astype(np.float32))
-    pile = _pile(took)
-    for j in range(4):
-        np.maximum.at(out[:, 2 + j], r, pile[:, j])
+    _most_taken(out[:, 2:], r, pile)
     return out
 
 
@@ -134,8 +142,7 @@ def _slots(hands: np.ndarray, tables: np.ndarray) -> np.ndarray:
     sweeps, its option count / 4, the cards / 10, oros / 4, sevens / 4 and velo of the union of its
     options, the cards / 10 in all of them)."""
     m = len(hands)
-    held = ((hands[:, None] >> _CARD_BITS[None, :]) & _ONE).astype(bool)
-    r, c = np.nonzero(held)
+    r, c = np.nonzero(_bits(hands))
     slot = np.arange(len(r)) - np.searchsorted(r, r)  # rank of the card in its hand
     keep = slot < 3
     r, c, slot = r[keep], c[keep], slot[keep]
@@ -229,26 +236,19 @@ def _hidden_replies(unseen: np.ndarray, other_hand: np.ndarray, tables: np.ndarr
     """Return float32 (M, 8) of what the unseen cards can answer on each table left, for a hand of
     ``other_hand`` cards drawn from them: the share of unseen cards that capture and that sweep,
     the chance the hand holds at least one of each, and the most cards / 40, oros / 10, sevens / 4
-    and velo one unseen card could take (an upper bound)."""
+    and velo one unseen card could take (``_answers``)."""
     m = len(unseen)
-    held = ((unseen[:, None] >> _CARD_BITS[None, :]) & _ONE).astype(bool)
-    r, c = np.nonzero(held)
-    count, union, _ = option_summary(tables[r], 15 - (c // 4 + 1))
-    took = np.where(count > 0, union | bit(c), _ZERO)
-    sweep = (count > 0) & (mask_values(tables[r]) + c // 4 + 1 == 15)
+    r, caps, sweep, pile = _answers(unseen, tables)
     n = np.maximum(np.bitwise_count(unseen).astype(np.float64), 1.0)
-    caps = np.bincount(r, weights=count > 0, minlength=m)
-    sweeps = np.bincount(r, weights=sweep, minlength=m)
     out = np.zeros((m, 8), np.float32)
-    out[:, 0], out[:, 1] = caps / n, sweeps / n
-    for j, k in enumerate((caps, sweeps)):
+    for j, flag in enumerate((caps, sweep)):
+        k = np.bincount(r, weights=flag, minlength=m)
+        out[:, j] = k / n
         miss = np.ones(m)  # P(none of the hand's cards is one of the k): hypergeometric, hand <= 3
         for i in range(3):
             miss = np.where(other_hand > i, miss * np.clip(n - k - i, 0, None) / np.maximum(n - i, 1), miss)
         out[:, 2 + j] = 1.0 - miss
-    pile = _pile(took)
-    for j in range(4):
-        np.maximum.at(out[:, 4 + j], r, pile[:, j])
+    _most_taken(out[:, 4:], r, pile)
     return out
 
 

@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 
-from agents.distill import load_labels
+from agents.distill import action_regret, load_labels
 from agents.registry import make_agent
 from agents.worlds import observation_scalars
 from escoba_env.cli import OneLineParser
@@ -49,17 +49,16 @@ def main(argv: list[str] | None = None) -> None:
     if args.regret:
         if "values" not in arrays:
             raise SystemExit("--regret needs labels collected with --values")
-        values = arrays["values"][:n].astype(np.float64)
-        best = np.max(np.where(mask > 0, values, -np.inf), axis=1)
+        values = arrays["values"][:n]
         stock = observation_scalars(obs, rules)["stock"]
         groups = {"stock >= 20": stock >= 20, "stock 1-19": (stock > 0) & (stock < 20), "stock 0": stock == 0}
         print("mean regret per decision (points), by stock size: " + ", ".join(
             f"{g} ({int(m.sum())} decisions)" for g, m in groups.items()))
         for name, act in choices.items():
-            v = values[np.arange(n), act]
-            ok = np.isfinite(v)
-            parts = [f"{(best - v)[m & ok].mean():.3f}" if (m & ok).any() else "-" for m in groups.values()]
-            share = np.mean(v[ok] >= best[ok] - 1e-6)
+            regret = action_regret(values, mask, act)
+            ok = np.isfinite(regret)
+            parts = [f"{regret[m & ok].mean():.3f}" if (m & ok).any() else "-" for m in groups.values()]
+            share = np.mean(regret[ok] <= 1e-6)
             print(f"  {name}: " + " / ".join(parts) + f"; a best action in {share:.1%} of decisions")
 
 

@@ -18,6 +18,7 @@ import sys
 
 import numpy as np
 
+from agents.distill import action_regret
 from agents.neural import load_checkpoint
 from agents.registry import make_agent
 from escoba_env.cli import OneLineParser
@@ -41,10 +42,7 @@ def agent_regret(spec: str, d: dict, rules) -> float:
     decisions where it names an action the teacher did not value (another card of a capture
     option) are left out."""
     act = make_agent(spec, rules=rules, seed=0).act_batch(d["obs"], d["mask"])
-    vals = np.where(d["labelled"], d["values"], -np.inf)
-    got = vals[np.arange(len(act)), act]
-    ok = np.isfinite(got)
-    return float(np.mean(vals.max(axis=1)[ok] - got[ok]))
+    return float(np.nanmean(action_regret(d["values"], d["mask"], act)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--phase", choices=("midgame", "endgame"), default="midgame")
     ap.add_argument("--test", default=None, help="held-out labels for the reference lines "
                                                  "(default: the --test file the training recorded)")
-    ap.add_argument("--agents", nargs="*", default=["expert", f"checkpoint:{PLAIN}"],
+    ap.add_argument("--agents", nargs="*", default=["expert", f"checkpoint:{os.path.join(ROOT, PLAIN)}"],
                     help="agents whose held-out regret is drawn as reference lines")
     ap.add_argument("--out", default=DEFAULT_OUT, help="the PNG to write")
     args = ap.parse_args(argv)

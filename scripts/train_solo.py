@@ -37,7 +37,7 @@ import time
 import numpy as np
 import torch
 
-from agents.distill import load_labels
+from agents.distill import action_regret, load_labels
 from agents.endgame import endgame_rows
 from agents.moves import best_per_row, move_actions
 from agents.neural import NeuralAgent, save_checkpoint
@@ -96,10 +96,8 @@ def evaluate(net: EndgameNet, d: dict) -> tuple[float, float]:
     with torch.no_grad():
         v = net(torch.from_numpy(d["x"])).numpy()
     act = move_actions(d["moves"], best_per_row(d["moves"], v), d["obs"], d["mask"])
-    vals = np.where(d["labelled"], d["values"], -np.inf)
-    best = vals.max(axis=1)
-    got = vals[np.arange(len(act)), act]
-    return float(np.mean(got >= best - 1e-6)), float(np.mean(best - got))
+    regret = action_regret(d["values"], d["mask"], act)  # a move's first action is always valued
+    return float(np.mean(regret <= 1e-6)), float(np.mean(regret))
 
 
 def batch_moves(start: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -159,3 +159,16 @@ def test_search_labels_can_carry_the_teachers_action_values(tmp_path):
     np.testing.assert_array_equal(arrays["values"], v)
     with pytest.raises(ValueError, match="search or endgame teacher"):
         collect_labels(GreedyAgent(rules), [RandomAgent(rules)], rules, 10, values=True)
+
+
+def test_action_regret_is_the_best_legal_value_minus_the_value_taken():
+    from agents.distill import action_regret
+
+    ninf = -np.inf
+    values = np.array([[1.0, 3.0, 9.0, 0.5],     # 9.0 is not legal: the best legal value is 3.0
+                       [2.0, ninf, 2.0, 0.0],    # action 1 is legal but was not valued
+                       [0.25, 0.5, ninf, ninf]], np.float32)
+    mask = np.array([[1, 1, 0, 1], [1, 1, 1, 0], [1, 1, 0, 0]], np.int8)
+    r = action_regret(values, mask, np.array([3, 1, 1]))
+    assert r[0] == 2.5 and np.isnan(r[1]) and r[2] == 0.0
+    assert action_regret(values, mask, np.array([1, 2, 0])).tolist() == [0.0, 0.0, 0.25]
