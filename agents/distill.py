@@ -153,14 +153,23 @@ def action_regret(values: np.ndarray, mask: np.ndarray, actions: np.ndarray) -> 
 
 
 def save_labels(path: str | os.PathLike, data: dict[str, np.ndarray], rules: Rules, **meta: Any) -> str:
-    """Write labels and their metadata (rules, teacher, ...) to ``path`` (.npz); return the path."""
-    d = os.path.dirname(os.fspath(path))
+    """Write labels and their metadata (rules, teacher, ...) to ``path`` (.npz, exactly that name);
+    return the path. The file appears whole or not at all (a temporary file, then a rename)."""
+    path = os.fspath(path)
+    d = os.path.dirname(path)
     if d:
         os.makedirs(d, exist_ok=True)
     info = {"format": LABELS_FORMAT, "rules": rules.to_dict(), **meta}
     arrays = {k: data[k] for k in (*LABEL_KEYS, "values") if k in data}
-    np.savez_compressed(path, meta=np.array(json.dumps(info)), **arrays)
-    return os.fspath(path)
+    tmp = path + ".tmp"
+    try:
+        with open(tmp, "wb") as f:
+            np.savez_compressed(f, meta=np.array(json.dumps(info)), **arrays)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+    return path
 
 
 def load_labels(path: str | os.PathLike, rules: Rules | None = None) -> tuple[dict[str, np.ndarray], dict]:
@@ -203,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     """Return the argparse parser of ``python -m agents.distill``."""
     ap = argparse.ArgumentParser(prog="python -m agents.distill", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    ap.add_argument("--out", required=True, help="the .npz file to write")
+    ap.add_argument("--out", required=True, help="the .npz file to write (never overwritten)")
     ap.add_argument("--labels", type=positive_int, default=150_000, help="decisions to label")
     ap.add_argument("--teacher", default="search", help="agent spec of the teacher")
     ap.add_argument("--behaviour", nargs="+", default=["expert", "greedy"],
@@ -223,6 +232,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the label collection CLI; return the exit code."""
     args = build_parser().parse_args(argv)
+    if os.path.exists(args.out):
+        print(f"error: {args.out} already exists; choose another --out", file=sys.stderr)
+        return 2
     try:
         rules = rules_from_args(args)
         teacher = make_agent(args.teacher, rules=rules, seed=args.seed + 1000)
@@ -234,9 +246,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         wall = time.perf_counter() - t0
         save_labels(args.out, data, rules, teacher=args.teacher, behaviour=list(args.behaviour),
                     weights=args.weights, follow=args.follow, seed=args.seed, wall_s=wall)
-    except (ValueError, FileNotFoundError) as e:
+    except (ValueError, OSError) as e:  # a bad spec or rules, an unwritable --out
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("error: interrupted; nothing written", file=sys.stderr)
+        return 130
     print(f"wrote {len(data['action'])} labels to {args.out} in {wall:.0f} s")
     return 0
 

@@ -138,8 +138,16 @@ def test_cli_writes_labels_and_reports_bad_agents(tmp_path, capsys):
                  "--games", "4", "--no-progress"]) == 0
     arrays, meta = load_labels(out)
     assert len(arrays["action"]) >= 30 and meta["behaviour"] == ["random"]
-    assert main(["--out", str(out), "--teacher", "nosuchagent", "--no-progress"]) == 2
-    assert "nosuchagent" in capsys.readouterr().err
+    assert main(["--out", str(tmp_path / "bad.npz"), "--teacher", "nosuchagent", "--no-progress"]) == 2
+    assert "nosuchagent" in capsys.readouterr().err and not (tmp_path / "bad.npz").exists()
+    before = out.read_bytes()  # an existing file is never overwritten
+    assert main(["--out", str(out), "--labels", "30", "--teacher", "greedy", "--no-progress"]) == 2
+    assert "already exists" in capsys.readouterr().err and out.read_bytes() == before
+    plain = tmp_path / "noext"  # written under exactly the name given, and whole
+    assert main(["--out", str(plain), "--labels", "10", "--teacher", "greedy", "--games", "4",
+                 "--no-progress"]) == 0
+    assert load_labels(plain)[0]["action"].size >= 10 and sorted(p.name for p in tmp_path.iterdir()) == [
+        "l.npz", "noext"]
 
 
 def test_search_labels_can_carry_the_teachers_action_values(tmp_path):
