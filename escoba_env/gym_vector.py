@@ -22,11 +22,23 @@ Autoreset (``autoreset_mode=``, shown in ``metadata["autoreset_mode"]``, an ``Au
   slot's next game (opponents play until the learner's first turn) and returns its first
   observation with reward 0 and both flags False. ``infos["winner"]`` (side, -1 for none; mask
   ``infos["_winner"]``) and ``infos["rounds"]`` come with the final step.
+
+  The final observation has no legal move, yet the learner must still send an action for it. So
+  that a masked sampler never sees an empty row, that row of ``obs["action_mask"]`` and of
+  ``action_masks()`` offers exactly one action, the placeholder ``PLACEHOLDER_ACTION`` (0), which
+  the next step ignores: the mask stays a statement about the state it comes with (a finished game
+  offers no choice), and ``Categorical`` over ``-inf``-masked logits gives it log-prob 0 and
+  entropy 0 (no policy gradient). Every ``step`` also returns ``infos["autoreset"]``, bool (N,)
+  (mask ``_autoreset``, all True): True in the slots whose action this step ignored because it
+  started their next game. Those transitions are not the learner's: drop them before training
+  (as Gymnasium's docs do for this mode), or use ``SAME_STEP``.
 - ``SAME_STEP`` (the classic CleanRL loop, no step is wasted): a game that ends is replaced at once,
   the returned row is the next game's first observation while reward and flags are those of the
   game that ended. As in ``SyncVectorEnv``, ``infos["final_obs"]`` is an object array (N,) holding
   the learner's final observation dict there (None elsewhere, mask ``infos["_final_obs"]``) and
   ``infos["final_info"]`` holds ``winner``, ``scores`` and ``rounds`` (mask ``_final_info``).
+  ``final_obs`` is the true final state (its ``action_mask`` is all zeros: it is for bootstrapping
+  values, never for sampling); every returned row is a live game, so no action is ever ignored.
   Gymnasium's observation wrappers refuse this mode (they cannot transform ``final_obs``).
 
 Every ``infos`` holds ``seat`` (N,) and, where a round ended during the step, ``round_points`` and
@@ -54,6 +66,9 @@ from . import faces
 from .observation import action_masks, encode
 from .opponents import make_opponents
 from .rules import Rules
+
+PLACEHOLDER_ACTION = 0
+"""The one action a ``NEXT_STEP`` final observation's mask offers; the step that follows ignores it."""
 
 
 class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
@@ -109,8 +124,17 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
     def _observe(self, games: np.ndarray | None = None) -> dict[str, np.ndarray]:
         g = self._rows if games is None else games
         seats = self.seats[g]
-        return {"observation": encode(self.engine, seats, g),
-                "action_mask": action_masks(self.engine, seats, g)}
+        obs = {"observation": encode(self.engine, seats, g), "action_mask": action_masks(self.engine, seats, g)}
+        if games is None:
+            self._placeholder(obs["action_mask"])
+        return obs
+
+    def _placeholder(self, masks: np.ndarray) -> np.ndarray:
+        """Offer ``PLACEHOLDER_ACTION`` alone in the rows of the games waiting for their NEXT_STEP reset."""
+        if self._autoreset.any():
+            masks[self._autoreset] = 0
+            masks[self._autoreset, PLACEHOLDER_ACTION] = 1
+        return masks
 
     def _draw_seats(self, games: np.ndarray) -> None:
         if self.seat_option is None and games.size:
@@ -189,7 +213,7 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
                              f"and dtype {a.dtype}")
         rewards = np.zeros(self.num_envs, np.float32)
         rounds = self._no_rounds()
-        restart = self._autoreset
+        restart = self._autoreset.copy()
         if restart.any():  # NEXT_STEP: these slots start their next game; their actions are ignored
             self._restart(np.flatnonzero(restart))
             self._collect(eng.step(a, ~restart), rewards, rounds)
@@ -200,6 +224,8 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
         truncations = done & eng.truncated
         terminations = done & ~truncations
         infos: dict[str, Any] = {"seat": self.seats.copy(), "_seat": np.ones(self.num_envs, bool)}
+        if self.metadata["autoreset_mode"] is AutoresetMode.NEXT_STEP:
+            infos.update(autoreset=restart, _autoreset=np.ones(self.num_envs, bool))
         if rounds["over"].any():
             over = rounds["over"]
             infos.update(round_points=rounds["points"], _round_points=over, scores=rounds["scores"],
@@ -233,7 +259,7 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
         self._play_opponents(np.zeros(self.num_envs, np.float32), self._no_rounds())
 
     def action_masks(self) -> np.ndarray:
-        """Return the learner's legal actions, bool (N, W), for every slot."""
+        """Return the learner's legal actions, bool (N, W) (the placeholder alone in a NEXT_STEP final row)."""
         if not self._started:
             return np.zeros((self.num_envs, self.rules.num_cards), bool)
-        return action_masks(self.engine, self.seats, self._rows).astype(bool)
+        return self._placeholder(action_masks(self.engine, self.seats, self._rows)).astype(bool)

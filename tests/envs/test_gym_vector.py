@@ -11,7 +11,7 @@ from gymnasium.wrappers.vector import DictInfoToList, FilterObservation, RecordE
 import escoba_env  # noqa: F401  (registers the id)
 from agents.greedy import GreedyAgent
 from escoba_env import EscobaEngine, SingleAgentEscobaEnv
-from escoba_env.gym_vector import EscobaGymVectorEnv
+from escoba_env.gym_vector import PLACEHOLDER_ACTION, EscobaGymVectorEnv
 from escoba_env.opponents import RandomOpponent
 
 
@@ -95,13 +95,16 @@ def test_next_step_autoreset_ends_with_the_final_observation_then_restarts():
         if sterm:
             break
     assert vinfo["_winner"][0] and vinfo["winner"][0] == sinfo["winner"] and vinfo["rounds"][0] >= 2
-    assert vobs["action_mask"][0].sum() == 0  # the final state: nothing left to play
+    # the final state offers no move: its mask offers the placeholder alone, which the next step ignores
+    np.testing.assert_array_equal(np.flatnonzero(vobs["action_mask"][0]), [PLACEHOLDER_ACTION])
+    np.testing.assert_array_equal(np.flatnonzero(vec.action_masks()[0]), [PLACEHOLDER_ACTION])
+    assert not vinfo["autoreset"][0]
     if vterm[1]:  # both ended together: nothing else to check about slot 1
         pytest.skip("slot 1 ended on the same step")
     a = lowest(vobs["action_mask"])
     a[0] = 99  # ignored: slot 0 restarts
     vobs, vrew, vterm, vtrunc, vinfo = vec.step(a)
-    assert vrew[0] == 0 and not vterm[0] and not vtrunc[0]
+    assert vrew[0] == 0 and not vterm[0] and not vtrunc[0] and vinfo["autoreset"][0]
     assert vec.engine.episode[0] == 1 and vec.engine.scores[0].sum() == 0
     assert vobs["action_mask"][0].sum() > 0 and vec.engine.to_act[0] == 0
 
