@@ -124,7 +124,8 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
     def _observe(self, games: np.ndarray | None = None) -> dict[str, np.ndarray]:
         g = self._rows if games is None else games
         seats = self.seats[g]
-        obs = {"observation": encode(self.engine, seats, g), "action_mask": action_masks(self.engine, seats, g)}
+        obs = {"observation": encode(self.engine, seats, g),
+               "action_mask": action_masks(self.engine, seats, g)}
         if games is None:
             self._placeholder(obs["action_mask"])
         return obs
@@ -259,7 +260,7 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
         self._play_opponents(np.zeros(self.num_envs, np.float32), self._no_rounds())
 
     def action_masks(self) -> np.ndarray:
-        """Return the learner's legal actions, bool (N, W) (the placeholder alone in a NEXT_STEP final row)."""
+        """Return the learner's legal actions, bool (N, W) (a NEXT_STEP final row: the placeholder)."""
         if not self._started:
             return np.zeros((self.num_envs, self.rules.num_cards), bool)
         return self._placeholder(action_masks(self.engine, self.seats, self._rows)).astype(bool)
