@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""SB3-contrib MaskablePPO on ``gymnasium.make("escoba_env/Escoba-v0")``, then into evaluate.py.
+"""SB3-contrib MaskablePPO on the batched engine (``escoba_env.sb3.make_vec_env``), then into evaluate.py.
 
     python examples/sb3_maskable_ppo.py --steps 20000 --save runs/sb3_escoba.zip
     python evaluate.py --vs sb3:runs/sb3_escoba.zip --agents random greedy --rounds 200
 
-The env is the single-agent view (one learner seat against fixed opponents, here the project's
-"random" or any agent spec); ``MaskablePPO`` finds the legal actions through ``env.action_masks()``.
+The env is an SB3 ``VecEnv`` of N learner games against fixed opponents (the project's "random" or
+any agent spec), stepped together on the batched engine; ``MaskablePPO`` finds the legal actions
+through its ``action_masks()``. The Dict observation needs ``"MultiInputPolicy"``.
 The saved model file is an agent spec of ``evaluate.py`` (``sb3:PATH``), so it can enter a tournament.
 """
 
@@ -13,15 +14,15 @@ from __future__ import annotations
 
 import argparse
 
-import gymnasium
 from sb3_contrib import MaskablePPO
 
-import escoba_env  # noqa: F401  (registers escoba_env/Escoba-v0)
+from escoba_env.sb3 import make_vec_env
 
 
-def train(steps: int, save: str, opponents: str = "random", seed: int = 0, n_steps: int = 256) -> MaskablePPO:
-    """Train MaskablePPO for ``steps`` learner steps against ``opponents``; save it to ``save``."""
-    env = gymnasium.make("escoba_env/Escoba-v0", opponents=opponents, reward="round_points")
+def train(steps: int, save: str, opponents: str = "random", seed: int = 0, n_steps: int = 32,
+          num_envs: int = 16) -> MaskablePPO:
+    """Train MaskablePPO for ``steps`` learner steps in ``num_envs`` games against ``opponents``; save it."""
+    env = make_vec_env(num_envs, opponents=opponents, reward="round_points")
     model = MaskablePPO("MultiInputPolicy", env, n_steps=n_steps, batch_size=64, seed=seed, verbose=0)
     model.learn(total_timesteps=steps)
     model.save(save)
@@ -35,8 +36,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--save", default="sb3_escoba.zip")
     ap.add_argument("--opponents", default="random", help="agent spec of the fixed opponents")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--num-envs", type=int, default=16)
     args = ap.parse_args(argv)
-    train(args.steps, args.save, args.opponents, args.seed)
+    train(args.steps, args.save, args.opponents, args.seed, num_envs=args.num_envs)
     print(f"saved {args.save}; try: python evaluate.py --vs sb3:{args.save} --agents random greedy")
 
 
