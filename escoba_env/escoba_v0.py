@@ -171,10 +171,21 @@ An explicit deal applies to the first round; later rounds are dealt from the see
 (`"7o"`) are accepted wherever an id is. Unknown keys and malformed deals raise `ValueError`
 (except the key `"options"`, which PettingZoo's `api_test` passes to probe `reset`: it is ignored).
 
+### Global state (privileged)
+
+`raw_env.state()` returns the whole position as a float32 vector in `raw_env.state_space` (a
+`Box` of `16 W + 22` entries, 662 for the 40-card deck; the layout is in `escoba_env/state.py`):
+every hand, the stock in order, the table, the capture piles, the cards played, the pending
+capture, escobas, scores, dealer, seat to act, last capturer and round. It is privileged
+information, for centralised critics in training only (MAPPO-style CTDE): it is never part of an
+observation, and a policy that acts from it sees the other hands and the stock. It passes through
+PettingZoo's wrappers and conversions (`env().state()`, `turn_based_aec_to_parallel(...).state()`).
+
 ### Version History
 
 * v0: Initial version (escoba-env 0.1.0). The `legal_moves` info is opt-in
-  (`legal_moves_info=True`) since 0.2.0, so that default infos are fixed-shape.
+  (`legal_moves_info=True`) since 0.2.0, so that default infos are fixed-shape. `state()` and
+  `state_space` (the privileged global state) added; observations, rewards and dynamics unchanged.
 """
 
 from __future__ import annotations
@@ -189,6 +200,7 @@ from pettingzoo.utils import wrappers
 from . import faces
 from .render import render_face
 from .rules import Rules
+from .state import state_bounds, state_vector
 
 __all__ = ["env", "raw_env"]
 
@@ -243,6 +255,8 @@ class raw_env(faces.EngineView, AECEnv):
         # One space object per agent, returned identically on every call (PettingZoo requires it).
         self.observation_spaces = {a: faces.observation_space(self.rules) for a in self.possible_agents}
         self.action_spaces = {a: spaces.Discrete(nc) for a in self.possible_agents}
+        low, high = state_bounds(self.rules)
+        self.state_space = spaces.Box(low=low, high=high, dtype=np.float32)
         self._np_random: np.random.Generator | None = None
         self._obs_cache: dict[int, dict[str, np.ndarray]] = {}
         self._last = None
@@ -263,6 +277,10 @@ class raw_env(faces.EngineView, AECEnv):
     def action_space(self, agent: str) -> spaces.Discrete:
         """Return the action space of ``agent``: Discrete(rules.num_cards) (the same object each call)."""
         return self.action_spaces[agent]
+
+    def state(self) -> np.ndarray:
+        """Return the privileged global state (every hand, the stock in order, ...), float32 (16 W + 22,)."""
+        return state_vector(self.game)
 
     # ------------------------------------------------------------------ reset
 
