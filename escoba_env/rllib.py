@@ -1,0 +1,83 @@
+"""RLlib (new API stack) on escoba-env: envs whose observations carry RLlib's masking keys.
+
+RLlib's own ``ActionMaskingTorchRLModule`` (``ray.rllib.examples.rl_modules.classes.action_masking_rlm``)
+reads a Dict observation with the keys ``observations`` and ``action_mask``; escoba-env's
+observations are keyed ``observation`` and ``action_mask``. The two classes here rename the one
+key and change nothing else; pass either class itself as the env of an ``AlgorithmConfig``:
+
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from escoba_env.rllib import EscobaMultiAgentEnv
+
+    config = (PPOConfig()
+              .environment(EscobaMultiAgentEnv, env_config={"episode": "round"}, disable_env_checking=True)
+              .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, *a, **k: "shared")
+              .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
+                  "shared": RLModuleSpec(module_class=ActionMaskingTorchRLModule)})))
+
+- ``EscobaMultiAgentEnv(config)``: RLlib's ``PettingZooEnv`` over ``escoba_v0.env(**config)``, one
+  agent per seat (``player_0`` ...), turn-based (only the agent to act gets an observation);
+- ``EscobaSingleAgentEnv(config)``: ``gymnasium.make("escoba_env/Escoba-v0", **config)``, one
+  learner seat against fixed opponents (``config["opponents"]``, default ``"random"``).
+
+``config`` is the ``env_config`` dict: the keywords of the env it wraps. In this zero-sum game
+RLlib's ``env_runners/episode_return_mean`` (the sum over agents) is always 0 for two sides; each
+seat's mean return is ``result["env_runners"]["agent_episode_returns_mean"]["player_0"]`` etc.
+``disable_env_checking=True`` skips RLlib's env checker, which steps unmasked random actions.
+
+This module imports ``ray``; ``escoba_env`` imports it only when asked.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium
+from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+
+from . import escoba_v0
+
+__all__ = ["EscobaMultiAgentEnv", "EscobaSingleAgentEnv", "masked_space", "rename"]
+
+
+def masked_space(space: gymnasium.spaces.Dict) -> gymnasium.spaces.Dict:
+    """Return escoba-env's observation space with RLlib's keys: ``observations`` and ``action_mask``."""
+    return gymnasium.spaces.Dict({"observations": space["observation"], "action_mask": space["action_mask"]})
+
+
+def rename(obs: dict[str, Any]) -> dict[str, Any]:
+    """Return one observation with the key ``observation`` renamed ``observations``."""
+    return {"observations": obs["observation"], "action_mask": obs["action_mask"]}
+
+
+class EscobaMultiAgentEnv(PettingZooEnv):
+    """``escoba_v0.env(**config)`` as RLlib's ``PettingZooEnv``, observations keyed for action masking."""
+
+    def __init__(self, config: dict[str, Any] | None = None):
+        super().__init__(escoba_v0.env(**dict(config or {})))
+        renamed = masked_space(self.observation_spaces[self.possible_agents[0]])
+        self.observation_spaces = dict.fromkeys(self.possible_agents, renamed)
+        self.observation_space = gymnasium.spaces.Dict(self.observation_spaces)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        """Reset; return the first observation (keys renamed) and infos."""
+        obs, info = super().reset(seed=seed, options=options)
+        return {a: rename(o) for a, o in obs.items()}, info
+
+    def step(self, action: dict[str, int]):
+        """Step the agent to act; return RLlib's multi-agent 5-tuple (keys renamed)."""
+        obs, rew, term, trunc, info = super().step(action)
+        return {a: rename(o) for a, o in obs.items()}, rew, term, trunc, info
+
+
+class EscobaSingleAgentEnv(gymnasium.ObservationWrapper):
+    """``gymnasium.make("escoba_env/Escoba-v0", **config)``, observations keyed for action masking."""
+
+    def __init__(self, config: dict[str, Any] | None = None):
+        import escoba_env  # noqa: F401  (registers the id)
+
+        super().__init__(gymnasium.make("escoba_env/Escoba-v0", **dict(config or {})))
+        self.observation_space = masked_space(self.env.observation_space)
+
+    def observation(self, observation: dict[str, Any]) -> dict[str, Any]:
+        """Return the observation with the key ``observation`` renamed ``observations``."""
+        return rename(observation)
