@@ -1,4 +1,4 @@
-"""examples/ run (tiny step counts): Tianshou, RLlib, SB3 + evaluate.py, CleanRL-style PPO."""
+"""examples/ run (tiny step counts): Tianshou, RLlib, SB3 + evaluate.py, CleanRL-style PPO, TorchRL."""
 
 from __future__ import annotations
 
@@ -92,3 +92,13 @@ def test_cleanrl_ppo_example_on_make_vec():
     stats = example("cleanrl_ppo").train(num_envs=4, num_steps=16, iterations=2, episode="round")
     assert stats["episodes"] >= 4
     assert math.isfinite(stats["policy_loss"]) and math.isfinite(stats["value_loss"])
+
+
+@pytest.mark.slow
+def test_torchrl_example_collects_thousands_of_frames_masked_and_takes_a_loss_step(capfd):
+    """TorchRL's PettingZooWrapper(escoba_v0.env(), use_mask=True), unchanged, under a masked policy."""
+    stats = example("torchrl_ppo").train(frames=2000, iterations=1, episode="round", reward="round_points")
+    assert stats["frames"] == 2000 and stats["decisions"] == 2000  # one seat acts per frame
+    assert stats["episodes"] >= 20 and stats["illegal_free"] == 1.0 and math.isfinite(stats["loss"])
+    out, err = capfd.readouterr()
+    assert "Illegal move" not in out + err
