@@ -36,7 +36,8 @@ Autoreset (``autoreset_mode=``, shown in ``metadata["autoreset_mode"]``, an ``Au
   the returned row is the next game's first observation while reward and flags are those of the
   game that ended. As in ``SyncVectorEnv``, ``infos["final_obs"]`` is an object array (N,) holding
   the learner's final observation dict there (None elsewhere, mask ``infos["_final_obs"]``) and
-  ``infos["final_info"]`` holds ``winner``, ``scores`` and ``rounds`` (mask ``_final_info``).
+  ``infos["final_info"]`` holds ``winner``, ``scores``, ``rounds`` and the ended game's ``seat``
+  (mask ``_final_info``), while ``infos["seat"]`` is the seat of the returned (next game's) row.
   ``final_obs`` is the true final state (its ``action_mask`` is all zeros: it is for bootstrapping
   values, never for sampling); every returned row is a live game, so no action is ever ignored.
   Gymnasium's observation wrappers refuse this mode (they cannot transform ``final_obs``).
@@ -248,8 +249,10 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
         scores = np.zeros((self.num_envs, self.rules.num_sides), np.int64)
         scores[idx] = eng.scores[idx]
         infos.update(final_obs=final_obs, _final_obs=done, _final_info=done,
-                     final_info={**final, "scores": scores, "_scores": done})
+                     final_info={**final, "scores": scores, "_scores": done,
+                                 "seat": infos["seat"], "_seat": done})
         self._restart(idx)
+        infos["seat"] = self.seats.copy()  # the seat of the returned rows (a new game's seat is redrawn)
         return self._observe(), rewards, terminations, truncations, infos
 
     def _restart(self, idx: np.ndarray) -> None:
