@@ -11,8 +11,48 @@ from typing import Any
 from .rules import SEVENS_RULES, Rules, check_seed
 
 
+class DefaultsFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help formatter that writes every option's default after its help (unless the help already
+    names one), keeping descriptions and epilogs as written."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        """Return the help of ``action`` with `` (default: X)`` appended where it says none."""
+        text = action.help or ""
+        if ("default" in text.lower() or action.default in (None, argparse.SUPPRESS)
+                or not action.option_strings or isinstance(action, argparse._StoreConstAction)
+                or action.default is False and action.nargs == 0):
+            return text
+        d = action.default
+        shown = " ".join(map(str, d)) if isinstance(d, (list, tuple)) else str(d)
+        return f"{text} (default: {shown.replace('%', '%%')})"
+
+
+EXTRAS = {"torch": "agents", "tqdm": "agents", "matplotlib": "agents", "openskill": "agents",
+          "tensorboard": "train", "ray": "ray", "PIL": "render", "pyspiel": "openspiel",
+          "starlette": "web", "uvicorn": "web", "httpx": "web", "playwright": "webtest",
+          "stable_baselines3": "examples", "sb3_contrib": "examples"}
+"""Optional libraries -> the extra of ``escoba-env`` that installs them (``pyproject.toml``)."""
+
+
+def missing_extra(exc: BaseException) -> str | None:
+    """Return the one line that names the extra a missing module comes with, or None if ``exc`` is not
+    the ImportError of an optional library: ``torch is missing: pip install "escoba-env[agents]"``."""
+    if not isinstance(exc, ImportError):
+        return None
+    top = (exc.name or "").split(".")[0]
+    extra = EXTRAS.get(top)
+    if extra is None:
+        return None
+    return f'{top} is missing; it comes with the [{extra}] extra: pip install "escoba-env[{extra}]"'
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line on stderr (``PROG: error: ... (see --help)``, exit 2)."""
+    """An ArgumentParser whose errors are one line on stderr (``PROG: error: ... (see --help)``, exit 2)
+    and whose help shows every default."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         """Print the error as one line and exit with status 2."""
@@ -24,10 +64,16 @@ def guarded_main(prog: str, main: Callable[[], int | None]) -> int:
 
     A ValueError, TypeError, OSError or RuntimeError (bad input, a missing file) prints
     ``PROG: error: ...`` on stderr and returns 1; Ctrl-C returns 130; an output closed early
-    (``| head``) returns 1 quietly.
+    (``| head``) returns 1 quietly; a missing optional library names its extra (``missing_extra``).
     """
     try:
         return int(main() or 0)
+    except ImportError as exc:
+        line = missing_extra(exc)
+        if line is None:
+            raise
+        print(f"{prog}: error: {line}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
@@ -103,7 +149,7 @@ def add_rules_arguments(group: Any, partnerships_help: str = "",
     named the same everywhere: ``--players``, ``--partnerships``, ``--target-score`` and so on.
     """
     d = Rules()
-    return [
+    actions = [
         group.add_argument("--players", type=int, default=d.num_players, choices=(2, 3, 4),
                            help="number of players"),
         group.add_argument("--partnerships", action=argparse.BooleanOptionalAction, default=d.partnerships,
@@ -127,6 +173,12 @@ def add_rules_arguments(group: Any, partnerships_help: str = "",
         group.add_argument("--mesa-deal", action=argparse.BooleanOptionalAction, default=d.mesa_deal,
                            help="escoba de mesa: the dealer takes fifteens as the table is turned up"),
     ]
+    for action in actions:  # the default in the help text itself: a program may suppress action.default
+        if "default" not in (action.help or ""):
+            d = action.default
+            shown = ("yes" if d else "no") if isinstance(d, bool) else d
+            action.help = f"{action.help} (default: {shown})"
+    return actions
 
 
 def rules_from_args(args: argparse.Namespace) -> Rules:
