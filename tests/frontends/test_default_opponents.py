@@ -29,4 +29,5 @@ def test_the_arena_and_the_terminal_game_default_to_the_same_opponent(rules):
 
 
 def test_a_table_without_a_shipped_agent_falls_back_to_expert_with_a_note():
-    assert default_opponent(Rules(num_players=4)) == ("expert", "no shipped agent plays 4 players; playing expert")
+    assert default_opponent(Rules(num_players=4)) == ("expert",
+                                                      "no shipped agent plays 4 players; playing expert")
