@@ -8,7 +8,23 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from escoba_env.cli import missing_extra
+EXTRAS = {"torch": "agents", "tqdm": "agents", "matplotlib": "agents", "openskill": "agents",
+          "tensorboard": "train", "ray": "ray", "PIL": "render", "pyspiel": "openspiel",
+          "starlette": "web", "uvicorn": "web", "httpx": "web", "playwright": "webtest",
+          "stable_baselines3": "examples", "sb3_contrib": "examples"}
+"""Optional libraries -> the extra of ``escoba-env`` that installs them (``pyproject.toml``)."""
+
+
+def missing_extra(exc: BaseException) -> str | None:
+    """Return the one line that names the extra a missing module comes with, or None if ``exc`` is not
+    the ImportError of an optional library: ``torch is missing: pip install "escoba-env[agents]"``."""
+    if not isinstance(exc, ImportError):
+        return None
+    top = (exc.name or "").split(".")[0]
+    extra = EXTRAS.get(top)
+    if extra is None:
+        return None
+    return f'{top} is missing; it comes with the [{extra}] extra: pip install "escoba-env[{extra}]"'
 
 
 def _run(prog: str, load: Callable[[], Callable[..., int]], argv: Sequence[str] | None) -> int:

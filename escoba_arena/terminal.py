@@ -30,6 +30,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from agents.base import Agent
+from agents.commands import missing_extra
 from agents.registry import (
     DEFAULT_OPPONENTS,
     FALLBACK_OPPONENT,
@@ -53,7 +54,6 @@ from escoba_env.cards import (
 from escoba_env.cli import (
     OneLineParser,
     add_rules_arguments,
-    missing_extra,
     rules_from_args,
     seconds,
     seed_arg,

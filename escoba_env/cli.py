@@ -27,25 +27,6 @@ class DefaultsFormatter(argparse.RawDescriptionHelpFormatter):
         return f"{text} (default: {shown.replace('%', '%%')})"
 
 
-EXTRAS = {"torch": "agents", "tqdm": "agents", "matplotlib": "agents", "openskill": "agents",
-          "tensorboard": "train", "ray": "ray", "PIL": "render", "pyspiel": "openspiel",
-          "starlette": "web", "uvicorn": "web", "httpx": "web", "playwright": "webtest",
-          "stable_baselines3": "examples", "sb3_contrib": "examples"}
-"""Optional libraries -> the extra of ``escoba-env`` that installs them (``pyproject.toml``)."""
-
-
-def missing_extra(exc: BaseException) -> str | None:
-    """Return the one line that names the extra a missing module comes with, or None if ``exc`` is not
-    the ImportError of an optional library: ``torch is missing: pip install "escoba-env[agents]"``."""
-    if not isinstance(exc, ImportError):
-        return None
-    top = (exc.name or "").split(".")[0]
-    extra = EXTRAS.get(top)
-    if extra is None:
-        return None
-    return f'{top} is missing; it comes with the [{extra}] extra: pip install "escoba-env[{extra}]"'
-
-
 class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line on stderr (``PROG: error: ... (see --help)``, exit 2)
     and whose help shows every default."""
@@ -64,16 +45,10 @@ def guarded_main(prog: str, main: Callable[[], int | None]) -> int:
 
     A ValueError, TypeError, OSError or RuntimeError (bad input, a missing file) prints
     ``PROG: error: ...`` on stderr and returns 1; Ctrl-C returns 130; an output closed early
-    (``| head``) returns 1 quietly; a missing optional library names its extra (``missing_extra``).
+    (``| head``) returns 1 quietly.
     """
     try:
         return int(main() or 0)
-    except ImportError as exc:
-        line = missing_extra(exc)
-        if line is None:
-            raise
-        print(f"{prog}: error: {line}", file=sys.stderr)
-        return 1
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130

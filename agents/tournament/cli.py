@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from escoba_env.cli import DefaultsFormatter, add_rules_arguments, missing_extra, rules_from_args, seed_arg
+from escoba_env.cli import DefaultsFormatter, add_rules_arguments, rules_from_args, seed_arg
 from escoba_env.cli import positive_int as _positive
 
 DEFAULT_AGENTS = ("random", "greedy", "expert", "search")
@@ -179,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except Exception as exc:  # one clear line, never a traceback
+        from ..commands import missing_extra
         from .runner import one_line
 
         line = missing_extra(exc) or one_line(exc)
