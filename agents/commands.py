@@ -15,16 +15,19 @@ EXTRAS = {"torch": "agents", "tqdm": "agents", "matplotlib": "agents", "openskil
 """Optional libraries -> the extra of ``escoba-env`` that installs them (``pyproject.toml``)."""
 
 
-def missing_extra(exc: BaseException) -> str | None:
-    """Return the one line that names the extra a missing module comes with, or None if ``exc`` is not
-    the ImportError of an optional library: ``torch is missing: pip install "escoba-env[agents]"``."""
-    if not isinstance(exc, ImportError):
-        return None
-    top = (exc.name or "").split(".")[0]
-    extra = EXTRAS.get(top)
-    if extra is None:
-        return None
-    return f'{top} is missing; it comes with the [{extra}] extra: pip install "escoba-env[{extra}]"'
+def missing_extra(exc: BaseException | None) -> str | None:
+    """Return the one line that names the extra a missing module comes with, or None unless ``exc`` (or
+    the error that caused it) is the ImportError of an optional library:
+    ``torch is missing; it comes with the [agents] extra: pip install "escoba-env[agents]"``."""
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, ImportError):
+            top = (exc.name or "").split(".")[0]
+            extra = EXTRAS.get(top)
+            if extra is not None:
+                return f'{top} is missing; it comes with the [{extra}] extra: pip install "escoba-env[{extra}]"'
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return None
 
 
 def _run(prog: str, load: Callable[[], Callable[..., int]], argv: Sequence[str] | None) -> int:
