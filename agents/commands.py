@@ -25,7 +25,8 @@ def missing_extra(exc: BaseException | None) -> str | None:
             top = (exc.name or "").split(".")[0]
             extra = EXTRAS.get(top)
             if extra is not None:
-                return f'{top} is missing; it comes with the [{extra}] extra: pip install "escoba-env[{extra}]"'
+                return (f'{top} is missing; it comes with the [{extra}] extra: '
+                        f'pip install "escoba-env[{extra}]"')
         exc, seen = exc.__cause__ or exc.__context__, seen + 1
     return None
 

@@ -86,7 +86,8 @@ def test_every_help_shows_the_defaults():
 
 def test_every_registered_agent_is_a_gymnasium_opponent_entry_point():
     tomllib = pytest.importorskip("tomllib")
-    eps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["escoba_env.opponents"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    eps = project["entry-points"]["escoba_env.opponents"]
     assert set(eps) == set(REGISTRY) - {"random"}  # random is built into escoba_env
     assert set(eps.values()) == {"agents.registry:make_agent"}
 
