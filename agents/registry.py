@@ -19,6 +19,8 @@ ismcts         ``agents.ismcts``)
 hybrid         search (``sims``, default 1000) before the stock runs out, the exact endgame after it
 neural-2p      the shipped 2-player neural agent (``agents/pretrained/escoba_2p.pt``); ``neural`` is
                the same agent
+neural-2p-     ``neural-2p-plain``: the same network before its endgame fine-tune
+plain          (``agents/pretrained/escoba_2p_plain.pt``)
 neural-2v2     the shipped 2v2 partnership agent (``agents/pretrained/escoba_2v2.pt``)
 neural-3p      the shipped 3-player agent (``agents/pretrained/escoba_3p.pt``)
 neural-solo    network-only 2-player agent: a midgame network while the stock lasts, an endgame network
@@ -28,7 +30,8 @@ strong-3p      the strongest 3-player agent (beats two experts): the same search
 guided         search whose rollouts the table's shipped network plays (``agents.guided``)
 =============  ===========================================================================
 
-Every shipped network has a name (``neural-2p``, ``neural-solo``, ``neural-2v2``, ``neural-3p``) whose
+Every shipped network has a name (``neural-2p``, ``neural-2p-plain``, ``neural-solo``, ``neural-2v2``,
+``neural-3p``) whose
 file is found in the installed ``agents`` package, so the names work from any folder and from a
 wheel. ``DEFAULT_OPPONENTS`` is the one table of each table size's default opponent, used by the
 terminal game and the web arena (``default_opponent``).
@@ -279,6 +282,10 @@ def package_file(path: str) -> Path:
 
 register("neural-2p", _shipped(2, False), {"device": str, "deterministic": _bool},
          "the shipped neural agent of the 2-player game (agents/pretrained/escoba_2p.pt)")
+register("neural-2p-plain", _shipped(2, False, "agents/pretrained/escoba_2p_plain.pt"),
+         {"device": str, "deterministic": _bool},
+         "the shipped 2-player network before its endgame fine-tune, without endgame features "
+         "(agents/pretrained/escoba_2p_plain.pt)")
 register("neural", _shipped(2, False), {"device": str, "deterministic": _bool},
          "the same agent as neural-2p (the web arena's name for it)")
 register("neural-2v2", _shipped(4, True), {"device": str, "deterministic": _bool},

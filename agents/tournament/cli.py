@@ -98,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workers", type=_positive, default=min(2, os.cpu_count() or 1), metavar="N",
                      help="processes (or Ray CPUs; default: min(2, CPUs)); the numbers do not depend on it")
     run.add_argument("--backend", choices=("local", "ray"), default="local",
-                     help="local processes, or Ray (pip install -e '.[ray]')")
+                     help="local processes, or Ray (pip install 'escoba-env[ray]')")
     run.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join (default: start a local one)")
     run.add_argument("--block-deals", type=_positive, default=100, metavar="N",
                      help="deals per task (part of the config: agents are re-seeded per block)")
