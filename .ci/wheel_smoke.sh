@@ -27,8 +27,8 @@ mkdir "$WORK/elsewhere" && cd "$WORK/elsewhere"
 # No checkout on sys.path: the packages come from the venv's site-packages.
 "$BIN/python" -c "import agents, escoba_env, sys; assert 'site-packages' in agents.__file__, agents.__file__; print('agents from', agents.__file__)"
 echo "== escoba-evaluate"
-"$BIN/escoba-evaluate" --agents random neural-2p --rounds 20 --workers 1 --no-progress --out results/smoke
-test -s results/smoke.json
+"$BIN/escoba-evaluate" --agents random neural-2p --rounds 20
+test -s results/evaluation.json
 echo "== escoba-train"
 "$BIN/escoba-train" --run-name smoke --total-steps 3000 --num-envs 64 --num-steps 16 --eval-interval 0 \
   --no-progress --no-tensorboard | tee train.log
