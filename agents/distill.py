@@ -19,7 +19,7 @@ with the rules, the teacher, the behaviour agents and the seed), which ``train.p
 PATH`` reads (see ``agents.ppo.Config.distill_data``)::
 
     python -m agents.distill --out runs/labels/search_150k.npz --labels 150000 \\
-        --teacher search --behaviour checkpoint:agents/pretrained/escoba_2p_plain.pt expert greedy \\
+        --teacher search --behaviour neural-2p-plain expert greedy \\
         --weights 0.5 0.35 0.15 --seed 11
 """
 

@@ -17,6 +17,10 @@ python         ``python:module:factory``: your own agent, ``factory(rules=, seed
 openspiel-     ``openspiel-ismcts:sims=N``: OpenSpiel's IS-MCTS bot (extra ``[openspiel]``,
 ismcts         ``agents.ismcts``)
 hybrid         search (``sims``, default 1000) before the stock runs out, the exact endgame after it
+neural-2p      the shipped 2-player neural agent (``agents/pretrained/escoba_2p.pt``); ``neural`` is
+               the same agent
+neural-2p-     ``neural-2p-plain``: the same network before its endgame fine-tune
+plain          (``agents/pretrained/escoba_2p_plain.pt``)
 neural-2v2     the shipped 2v2 partnership agent (``agents/pretrained/escoba_2v2.pt``)
 neural-3p      the shipped 3-player agent (``agents/pretrained/escoba_3p.pt``)
 neural-solo    network-only 2-player agent: a midgame network while the stock lasts, an endgame network
@@ -25,6 +29,12 @@ strong-2v2     the strongest 2v2 agent (beats an expert team): search with 1,000
 strong-3p      the strongest 3-player agent (beats two experts): the same search; 3 players only
 guided         search whose rollouts the table's shipped network plays (``agents.guided``)
 =============  ===========================================================================
+
+Every shipped network has a name (``neural-2p``, ``neural-2p-plain``, ``neural-solo``, ``neural-2v2``,
+``neural-3p``) whose
+file is found in the installed ``agents`` package, so the names work from any folder and from a
+wheel. ``DEFAULT_OPPONENTS`` is the one table of each table size's default opponent, used by the
+terminal game and the web arena (``default_opponent``).
 
 An unknown name or a bad parameter raises ``ValueError`` listing what exists. ``checkpoint:PATH``
 is delegated to ``agents.neural`` (``load_checkpoint_agent(path, rules=, seed=, **params)`` if it
@@ -178,8 +188,8 @@ def shipped_checkpoint(rules: Rules | None = None) -> Path | None:
     root = Path(__file__).resolve().parent
     if rules is not None:
         named = SHIPPED_CHECKPOINTS.get((rules.num_players, rules.partnerships))
-        if named and (root.parent / named).is_file():
-            return root.parent / named
+        if named and package_file(named).is_file():
+            return package_file(named)
     if SHIPPED_CHECKPOINT:
         path = Path(SHIPPED_CHECKPOINT)
         path = path if path.is_absolute() else root.parent / path
@@ -250,13 +260,12 @@ The 2v2 and 3-player networks tie or trail ``expert``; those tables face ``STRON
 
 
 SOLO_CHECKPOINT = "agents/pretrained/escoba_2p_solo.pt"
-"""The phase-gated network-only 2-player agent (``neural-solo``; model card, issue 17 point 1)."""
+"""The phase-gated network-only 2-player agent (``neural-solo``; model card)."""
 
 
 def _shipped(players: int, partnerships: bool, file: str | None = None) -> Callable[..., Agent]:
     """Return a factory of the shipped neural agent of that table (``checkpoint`` with a fixed path)."""
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        file or SHIPPED_CHECKPOINTS[players, partnerships])
+    path = str(package_file(file or SHIPPED_CHECKPOINTS[players, partnerships]))
 
     def factory(rules: Rules | None = None, seed: int | None = None, **params: Any) -> Agent:
         """Return the shipped agent (it refuses other rules with a ValueError naming the difference)."""
@@ -265,6 +274,20 @@ def _shipped(players: int, partnerships: bool, file: str | None = None) -> Calla
     return factory
 
 
+def package_file(path: str) -> Path:
+    """Return where ``path`` (written from the repository root, ``agents/pretrained/...``) lies in the
+    installed ``agents`` package, whichever folder the program runs from."""
+    return Path(__file__).resolve().parent.joinpath(*Path(path).parts[1:])
+
+
+register("neural-2p", _shipped(2, False), {"device": str, "deterministic": _bool},
+         "the shipped neural agent of the 2-player game (agents/pretrained/escoba_2p.pt)")
+register("neural-2p-plain", _shipped(2, False, "agents/pretrained/escoba_2p_plain.pt"),
+         {"device": str, "deterministic": _bool},
+         "the shipped 2-player network before its endgame fine-tune, without endgame features "
+         "(agents/pretrained/escoba_2p_plain.pt)")
+register("neural", _shipped(2, False), {"device": str, "deterministic": _bool},
+         "the same agent as neural-2p (the web arena's name for it)")
 register("neural-2v2", _shipped(4, True), {"device": str, "deterministic": _bool},
          "the shipped neural agent of the 4-player partnership game (agents/pretrained/escoba_2v2.pt)")
 register("neural-3p", _shipped(3, False), {"device": str, "deterministic": _bool},
@@ -306,6 +329,46 @@ for (_players, _teams), _name in STRONG_AGENTS.items():
     register(_name, _strong(_players, _teams), {"sims": _sims},
              f"the strongest agent of {table_name(_players, _teams)} (beats expert): search with 1,000 "
              f"rollouts (hybrid); refuses other tables")
+
+
+FALLBACK_OPPONENT = "expert"
+"""The opponent of a table with no shipped agent, or whose shipped agent does not play the rules."""
+DEFAULT_OPPONENTS = {(2, False): "neural-2p", (4, True): "strong-2v2", (3, False): "strong-3p"}
+"""The default opponent of each table, (players, partnerships) -> spec: the terminal game's and the web
+arena's. At 2 players the shipped network (it beats ``expert``); at 2v2 and 3 players the strong
+search, since those tables' networks tie or trail ``expert`` (model card)."""
+
+
+def default_opponent(rules: Rules | None = None) -> tuple[str, str | None]:
+    """Return (spec, note): the table's ``DEFAULT_OPPONENTS`` entry if it plays ``rules``, else
+    ``FALLBACK_OPPONENT`` and a note saying why (a missing extra still raises ModuleNotFoundError)."""
+    rules = Rules() if rules is None else rules
+    table = (rules.num_players, rules.partnerships)
+    spec = DEFAULT_OPPONENTS.get(table)
+    if spec is None:
+        return FALLBACK_OPPONENT, (f"no shipped agent plays {table_name(*table)}; playing "
+                                   f"{FALLBACK_OPPONENT}")
+    try:
+        make_agent(spec, rules=rules, seed=0)
+    except (ValueError, OSError) as exc:
+        reason = " ".join(str(exc).split())
+        return FALLBACK_OPPONENT, (f"{spec} does not play these rules ({reason}); playing "
+                                   f"{FALLBACK_OPPONENT}")
+    return spec, None
+
+
+def names() -> list[str]:
+    """Return every registered agent name, in registration order."""
+    return list(REGISTRY)
+
+
+_BARE_FORM = {"path": "PATH", "target": "MODULE:FACTORY"}
+
+
+def names_help() -> str:
+    """Return every registered name as one comma-separated phrase for ``--help`` texts (from the
+    registry, so a new agent appears there by itself)."""
+    return ", ".join(f"{n}:{_BARE_FORM[_FIRST_PARAM[n]]}" if n in _FIRST_PARAM else n for n in REGISTRY)
 
 
 def available() -> str:

@@ -2,10 +2,10 @@
 
 You sit at seat 0 (``--seat``); every other seat is a bot built from an agent spec of the
 ``agents`` registry (``--opponent expert``, ``--opponent random greedy`` for one per seat, ...).
-The default opponent is the table's strongest shipped agent: ``strong-2v2`` (4 players with
-partnerships) and ``strong-3p`` (3 players), the search that beats ``expert`` there; at 2 players the
-shipped neural agent when its checkpoint is present and was trained for the chosen rules; otherwise
-``expert`` (the message at the start says which one you face).
+The default opponent is the table's entry of ``agents.registry.DEFAULT_OPPONENTS`` (the web arena's
+too): ``neural-2p`` at 2 players, ``strong-2v2`` (4 players with partnerships) and ``strong-3p`` (3
+players), when it plays the chosen rules; otherwise ``expert`` (the message at the start says which
+one you face).
 
 On your turn the screen shows the score, the table (with its sum), every side's capture pile
 summary, how many cards each hand holds and your hand, numbered. Type the card's number or its
@@ -30,12 +30,14 @@ from typing import Any, TextIO
 import numpy as np
 
 from agents.base import Agent
+from agents.commands import missing_extra
 from agents.registry import (
-    DEFAULT_OPPONENT_TABLES,
-    SHIPPED_CHECKPOINTS,
-    STRONG_AGENTS,
+    DEFAULT_OPPONENTS,
+    FALLBACK_OPPONENT,
+    default_opponent,
     make_agent,
-    shipped_checkpoint,
+    names_help,
+    table_name,
 )
 from escoba_env.capture import capture_options
 from escoba_env.cards import (
@@ -49,7 +51,13 @@ from escoba_env.cards import (
     mask_value,
     parse_card,
 )
-from escoba_env.cli import OneLineParser, add_rules_arguments, rules_from_args, seconds, seed_arg
+from escoba_env.cli import (
+    OneLineParser,
+    add_rules_arguments,
+    rules_from_args,
+    seconds,
+    seed_arg,
+)
 from escoba_env.cli import non_negative_int as _non_negative
 from escoba_env.cli import positive_int as _positive
 from escoba_env.game import Game, GameStep, capture_action
@@ -57,8 +65,6 @@ from escoba_env.rules import Rules
 
 PROG = "escoba-play" if os.path.basename(sys.argv[0]) == "escoba-play" else "python -m escoba_arena.terminal"
 """The name the program's usage and errors go by: the console script's, or the module's."""
-FALLBACK_OPPONENT = "expert"
-"""The opponent used while no shipped checkpoint fits the chosen rules."""
 
 # ANSI colours per suit (oros gold, copas red, espadas blue, bastos green); jokers magenta.
 _SUIT_COLOUR = ("33", "31", "34", "32")
@@ -88,28 +94,6 @@ class Quit(Exception):
 def make_bot(spec: str, rules: Rules, seed: int) -> Agent:
     """Return the agent that ``spec`` names for ``rules``, built by ``agents.registry``."""
     return make_agent(spec, rules=rules, seed=seed)
-
-
-def default_opponent(rules: Rules) -> tuple[str, str | None]:
-    """Return (spec, note): the table's strong agent (2v2, 3 players), else the shipped checkpoint if
-    it fits ``rules``, else the fallback and why."""
-    table = (rules.num_players, rules.partnerships)
-    if table in STRONG_AGENTS:
-        return STRONG_AGENTS[table], None
-    if table in SHIPPED_CHECKPOINTS and table not in DEFAULT_OPPONENT_TABLES:
-        return FALLBACK_OPPONENT, (f"the shipped neural agent of this table is weaker than "
-                                   f"{FALLBACK_OPPONENT} (see the model card); playing {FALLBACK_OPPONENT}")
-    path = shipped_checkpoint(rules)
-    if path is None:
-        return FALLBACK_OPPONENT, f"no shipped neural agent found yet, playing {FALLBACK_OPPONENT}"
-    spec = f"checkpoint:{path}"
-    try:
-        make_bot(spec, rules, 0)
-    except (ValueError, OSError) as exc:
-        reason = " ".join(str(exc).split())
-        return FALLBACK_OPPONENT, (f"the shipped neural agent does not play these rules ({reason}); "
-                                   f"playing {FALLBACK_OPPONENT}")
-    return spec, None
 
 
 # ---------------------------------------------------------------------- display
@@ -471,12 +455,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG, description="Play Escoba in the terminal against bots from the agent registry.",
         epilog="Example: escoba-play --players 4 --partnerships --opponent expert --seed 7 "
                "(or python -m escoba_arena.terminal ...)")
+    tables = "; ".join(f"{table_name(*t)}: {spec}" for t, spec in DEFAULT_OPPONENTS.items())
     p.add_argument("--opponent", "-o", nargs="+", metavar="SPEC",
-                   help="agent spec of the bots (random, greedy, expert, search:sims=N, oracle, "
-                        "endgame, checkpoint:PATH): one for every bot seat, or one per bot seat in seat "
-                        "order (partner included). Default: strong-2v2 / strong-3p at those tables, at 2 "
-                        "players the shipped neural agent (checkpoint:<its path>) when it fits the rules, "
-                        f"else {FALLBACK_OPPONENT}")
+                   help=f"agent spec of the bots, one for every bot seat or one per bot seat in seat order "
+                        f"(partner included); agents: {names_help()}. Default: by table ({tables}) when "
+                        f"it plays the rules, else {FALLBACK_OPPONENT}")
     p.add_argument("--seat", type=_non_negative, default=0, help="your seat, 0 to players-1 (default 0)")
     p.add_argument("--seed", type=seed_arg, help="seed of the deals and the bots (default: random; "
                    "the game prints it so you can replay it)")
@@ -510,6 +493,12 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
     except KeyboardInterrupt:  # Ctrl-C before the game started (e.g. while a bot loads)
         print("\nInterrupted. Bye.", file=sys.stderr if stdout is None else stdout)
         return 130
+    except ImportError as exc:  # a bot needs an extra that is not installed (torch for the networks)
+        line = missing_extra(exc)
+        if line is None:
+            raise
+        print(f"{PROG}: error: {line}", file=sys.stderr if stdout is None else stdout)
+        return 1
 
 
 def _main(argv: Sequence[str] | None, stdin: TextIO | None, stdout: TextIO | None) -> int:

@@ -11,8 +11,29 @@ from typing import Any
 from .rules import SEVENS_RULES, Rules, check_seed
 
 
+class DefaultsFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help formatter that writes every option's default after its help (unless the help already
+    names one), keeping descriptions and epilogs as written."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        """Return the help of ``action`` with `` (default: X)`` appended where it says none."""
+        text = action.help or ""
+        if ("default" in text.lower() or action.default in (None, argparse.SUPPRESS)
+                or not action.option_strings or isinstance(action, argparse._StoreConstAction)
+                or action.default is False and action.nargs == 0):
+            return text
+        d = action.default
+        shown = " ".join(map(str, d)) if isinstance(d, (list, tuple)) else str(d)
+        return f"{text} (default: {shown.replace('%', '%%')})"
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line on stderr (``PROG: error: ... (see --help)``, exit 2)."""
+    """An ArgumentParser whose errors are one line on stderr (``PROG: error: ... (see --help)``, exit 2)
+    and whose help shows every default."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", DefaultsFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         """Print the error as one line and exit with status 2."""
@@ -103,7 +124,7 @@ def add_rules_arguments(group: Any, partnerships_help: str = "",
     named the same everywhere: ``--players``, ``--partnerships``, ``--target-score`` and so on.
     """
     d = Rules()
-    return [
+    actions = [
         group.add_argument("--players", type=int, default=d.num_players, choices=(2, 3, 4),
                            help="number of players"),
         group.add_argument("--partnerships", action=argparse.BooleanOptionalAction, default=d.partnerships,
@@ -127,6 +148,12 @@ def add_rules_arguments(group: Any, partnerships_help: str = "",
         group.add_argument("--mesa-deal", action=argparse.BooleanOptionalAction, default=d.mesa_deal,
                            help="escoba de mesa: the dealer takes fifteens as the table is turned up"),
     ]
+    for action in actions:  # the default in the help text itself: a program may suppress action.default
+        if "default" not in (action.help or ""):
+            d = action.default
+            shown = ("yes" if d else "no") if isinstance(d, bool) else d
+            action.help = f"{action.help} (default: {shown})"
+    return actions
 
 
 def rules_from_args(args: argparse.Namespace) -> Rules:

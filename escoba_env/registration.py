@@ -8,6 +8,12 @@ the batched engine). The keywords are those of the two classes: every ``Rules`` 
 list of ``num_players - 1`` of them; spec strings are resolved by ``escoba_env.opponents``),
 ``seat``, ``episode``, ``reward``, ``max_rounds``, and for the single-agent env ``render_mode``,
 ``french``, ``illegal_action``, ``illegal_reward`` and ``legal_moves_info``.
+
+Version history:
+
+- ``Escoba-v0`` (escoba-env 0.2.0): the first registered version; its observations, actions and
+  rewards are those of ``SingleAgentEscobaEnv`` and of the PettingZoo ``escoba_v0`` at the same
+  version (the ``legal_moves`` info is opt-in, ``legal_moves_info=True``).
 """
 
 from __future__ import annotations

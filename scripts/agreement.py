@@ -1,7 +1,7 @@
 """How often agents make the same choice, on the decisions of a labels file (teacher included).
 
     python scripts/agreement.py runs/labels/search_150k.npz \
-        --agents checkpoint:agents/pretrained/escoba_2p_plain.pt expert greedy
+        --agents neural-2p-plain expert greedy
     python scripts/agreement.py runs/labels/search_q.npz --limit 0 --regret
 
 With ``--regret`` (labels collected with ``--values``) it also prints each agent's mean regret per

@@ -8,7 +8,7 @@ epoch the network plays ``--deals`` duplicate deals against expert (with 3 playe
 against two experts; with partnerships: a team against a team), and ``--save PATH`` exports it.
 
     python -m agents.distill --out runs/labels/search_q.npz --labels 60000 --values --seed 31 \\
-        --behaviour checkpoint:agents/pretrained/escoba_2p_plain.pt expert greedy --weights 0.5 0.35 0.15
+        --behaviour neural-2p-plain expert greedy --weights 0.5 0.35 0.15
     python scripts/imitate.py runs/labels/search_q.npz --mode confident --param 0.6 --epochs 3 --lr 1e-4
 """
 

@@ -15,12 +15,12 @@ phase-gated checkpoint (never overwrites a file): with ``--phase endgame`` the p
 endgame networks of ``--solo`` plus this one, which then plays while the stock lasts::
 
     python -m agents.distill --out runs/labels/endgame_200k.npz --labels 200000 --values --teacher endgame \\
-        --seed 41 --behaviour checkpoint:agents/pretrained/escoba_2p_plain.pt expert greedy \\
+        --seed 41 --behaviour neural-2p-plain expert greedy \\
         --weights 0.5 0.35 0.15
     python scripts/train_solo.py runs/labels/endgame_200k.npz --test runs/labels/endgame_test20k.npz \\
         --out runs/solo_endgame.pt
     python -m agents.distill --out runs/labels/mid.npz --labels 30000 --values --teacher search:sims=500 \\
-        --seed 1000 --behaviour checkpoint:agents/pretrained/escoba_2p_plain.pt expert greedy \\
+        --seed 1000 --behaviour neural-2p-plain expert greedy \\
         --weights 0.5 0.35 0.15
     python scripts/train_solo.py runs/labels/mid.npz --phase midgame --solo runs/solo_endgame.pt --loss adv \\
         --out runs/solo_mid.pt

@@ -23,21 +23,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from escoba_env.cli import add_rules_arguments, rules_from_args, seed_arg
+from escoba_env.cli import DefaultsFormatter, add_rules_arguments, rules_from_args, seed_arg
 from escoba_env.cli import positive_int as _positive
 
 DEFAULT_AGENTS = ("random", "greedy", "expert", "search")
 DEFAULT_DEALS = 300
-PROG = "evaluate.py"
+PROG = "escoba-evaluate" if os.path.basename(sys.argv[0]) == "escoba-evaluate" else "evaluate.py"
+"""The name the program's usage and errors go by: the console script's, or the file's."""
 
 EPILOG = """\
-examples:
-  python evaluate.py                                   # short default tournament of the built-in agents
-  python evaluate.py --agents random greedy expert --rounds 2000
-  python evaluate.py --vs search:sims=200 --agents greedy expert --rounds 500 --workers 2
-  python evaluate.py --agents greedy expert --players 4 --partnerships --games 200
-  python evaluate.py --agents greedy expert --save-replays replays/ --rounds 10
-  python evaluate.py --check-replays replays/
+examples (escoba-evaluate, python -m agents.tournament and python evaluate.py are the same program):
+  escoba-evaluate                                      # short default tournament of the built-in agents
+  escoba-evaluate --agents random greedy expert --rounds 2000
+  escoba-evaluate --vs neural-2p --agents greedy expert --rounds 500 --workers 2
+  escoba-evaluate --agents greedy expert --players 4 --partnerships --games 200
+  escoba-evaluate --agents greedy expert --save-replays replays/ --rounds 10
+  escoba-evaluate --check-replays replays/
 
 --rounds N plays N deals per lineup as single rounds, --games N as whole games to the target score;
 with duplicate deals (the default) every deal is played once per seat rotation, so a 2-player
@@ -68,11 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of evaluate.py."""
     p = _Parser(prog=PROG, description="Benchmark Escoba agents against each other: duplicate deals, "
                 "confidence intervals, ratings.", epilog=EPILOG,
-                formatter_class=argparse.RawDescriptionHelpFormatter)
+                formatter_class=DefaultsFormatter)
+    from agents.registry import names_help
+
     who = p.add_argument_group("agents")
     who.add_argument("--agents", nargs="+", metavar="SPEC",
-                     help="agent specs (random, greedy, expert, search:sims=N, oracle, endgame, "
-                          "checkpoint:PATH, sb3:PATH, python:module:factory); a round robin, or the "
+                     help=f"agent specs, name[:key=value,...]; names: {names_help()}. A round robin, or the "
                           f"opponents of --vs (default: {' '.join(DEFAULT_AGENTS)})")
     who.add_argument("--vs", metavar="SPEC",
                      help="play this agent against each of --agents instead of a round robin")
@@ -96,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workers", type=_positive, default=min(2, os.cpu_count() or 1), metavar="N",
                      help="processes (or Ray CPUs; default: min(2, CPUs)); the numbers do not depend on it")
     run.add_argument("--backend", choices=("local", "ray"), default="local",
-                     help="local processes, or Ray (pip install -e '.[ray]')")
+                     help="local processes, or Ray (pip install 'escoba-env[ray]')")
     run.add_argument("--ray-address", metavar="ADDR", help="Ray cluster to join (default: start a local one)")
     run.add_argument("--block-deals", type=_positive, default=100, metavar="N",
                      help="deals per task (part of the config: agents are re-seeded per block)")
@@ -177,9 +179,11 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except Exception as exc:  # one clear line, never a traceback
+        from ..commands import missing_extra
         from .runner import one_line
 
-        print(f"{PROG}: error: {one_line(exc)}{getattr(exc, 'escoba_note', '')}", file=sys.stderr)
+        line = missing_extra(exc) or one_line(exc)
+        print(f"{PROG}: error: {line}{getattr(exc, 'escoba_note', '')}", file=sys.stderr)
         return 1
     finally:
         for sig, h in old.items():
@@ -289,3 +293,7 @@ def run_and_report(config, *, out: str, plot: bool = True, progress: bool = Fals
         files.append(Path(replays))
     print(f"\nwall {run.wall_s:.1f} s, CPU {run.cpu_s:.1f} s; wrote {', '.join(str(f) for f in files)}")
     return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

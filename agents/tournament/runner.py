@@ -270,7 +270,7 @@ def _run_ray(tasks: list[Task], config: TournamentConfig, done: Callable[[int, B
     try:
         import ray
     except ImportError as exc:
-        raise ValueError("--backend ray needs Ray: pip install -e '.[ray]'") from exc
+        raise ValueError("--backend ray needs Ray: pip install 'escoba-env[ray]'") from exc
     started = False
     if not ray.is_initialized():
         if config.ray_address:

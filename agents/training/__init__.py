@@ -15,14 +15,27 @@
 
 from __future__ import annotations
 
-from .checkpoints import export_agent
-from .cli import build_parser, config_from_args, field_docs, main
-from .config import Config, check_config, config_from_dict, make_rules, resume_config
-from .league import HEURISTICS, OPPONENTS, PRIVILEGED_PLANES, SHAPING_WEIGHTS, potential, privileged
-from .learner import ValueNet, compute_gae
-from .metrics import MetricsLogger
-from .trainer import Trainer, TrainingInterrupted, train
-from .workers import WorkerError
+import importlib
+from typing import Any
+
+_HOMES = {
+    "export_agent": "checkpoints", "build_parser": "cli", "config_from_args": "cli", "field_docs": "cli",
+    "main": "cli", "Config": "config", "check_config": "config", "config_from_dict": "config",
+    "make_rules": "config", "resume_config": "config", "HEURISTICS": "league", "OPPONENTS": "league",
+    "PRIVILEGED_PLANES": "league", "SHAPING_WEIGHTS": "league", "potential": "league",
+    "privileged": "league", "ValueNet": "learner", "compute_gae": "learner", "MetricsLogger": "metrics",
+    "Trainer": "trainer", "TrainingInterrupted": "trainer", "train": "trainer", "WorkerError": "workers",
+}
+"""Each public name -> its module. They load on first use (they need torch), so ``python -m
+agents.training`` can name a missing extra in one line."""
+
+
+def __getattr__(name: str) -> Any:
+    """Return the public name ``name`` from its module (imported on first use)."""
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_HOMES[name]}", __name__), name)
+
 
 __all__ = ["HEURISTICS", "OPPONENTS", "PRIVILEGED_PLANES", "SHAPING_WEIGHTS", "Config", "MetricsLogger",
            "Trainer", "TrainingInterrupted", "ValueNet", "WorkerError", "build_parser", "check_config",

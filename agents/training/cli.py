@@ -14,8 +14,9 @@ from typing import Any
 
 from escoba_env.cli import OneLineParser, add_rules_arguments
 
+from ..commands import program_name
 from .config import Config
-from .trainer import TrainingInterrupted, train
+from .trainer import Trainer, TrainingInterrupted
 from .workers import WorkerError
 
 
@@ -53,9 +54,11 @@ _RULE_DEST = {"players": "num_players"}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """Return the argparse parser of ``train.py``: one flag per Config field, and the shared rules flags."""
+    """Return the argparse parser of ``train.py``: one flag per Config field, and the rules flags."""
     parser = OneLineParser(
-        prog="train.py", description="PPO self-play training for Escoba (see agents/training/).",
+        prog=program_name("train.py"),
+        description="PPO self-play training for Escoba (see agents/training/). escoba-train, "
+                    "python -m agents.training and python train.py are the same program.",
         argument_default=argparse.SUPPRESS)
     docs = field_docs(Config)
     for f in dataclasses.fields(Config):
@@ -98,6 +101,45 @@ def _one_line(e: BaseException) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
+def plan_line(plan: dict[str, int], asked: int) -> str:
+    """Return the line printed before training: the steps after rounding to whole updates, the updates."""
+    per, updates = plan["steps_per_update"], plan["updates"]
+    rounded = "" if plan["end_step"] == max(asked, plan["start_step"]) else \
+        f"; --total-steps {asked:,} rounded up to whole updates"
+    start = f" from step {plan['start_step']:,}" if plan["start_step"] else ""
+    return (f"plan: train to step {plan['end_step']:,}{start} in {updates:,} updates of {per:,} env steps"
+            f"{rounded}, with {plan['evaluations']} evaluations")
+
+
+def duration(seconds: float) -> str:
+    """Return ``seconds`` as a short human duration: '45 s', '12 min', '3.4 h'."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class _Estimate:
+    """Training callback that prints, after the first update (the measured warm-up), the estimated time."""
+
+    def __init__(self, plan: dict[str, int]):
+        self.plan, self.done = plan, False
+
+    def __call__(self, trainer: Trainer, stats: dict) -> None:
+        """Print the estimate once, from the first update's and the last evaluation's duration."""
+        if self.done:
+            return
+        self.done = True
+        left = self.plan["updates"] - 1
+        eval_s = getattr(trainer, "last_eval_s", 0.0) * self.plan["evaluations"]
+        total = trainer.last_update_s * self.plan["updates"] + eval_s
+        from tqdm.auto import tqdm
+
+        tqdm.write(f"estimate: about {duration(total)} in all (the first update took "
+                   f"{trainer.last_update_s:.1f} s; {left:,} more to go)")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse the command line, train, print the summary; return the exit status.
 
@@ -109,24 +151,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             cfg, given = config_from_args(argv)
         except SystemExit as e:  # argparse has printed its one line (or the help)
             return e.code if isinstance(e.code, int) else 2
-        summary = train(cfg, overrides=given if cfg.resume is not None else None)
+        trainer = Trainer(cfg, given if cfg.resume is not None else None)
+        plan = trainer.plan()
+        print(plan_line(plan, cfg.total_steps), flush=True)
+        summary = trainer.run(callback=_Estimate(plan))
     except TrainingInterrupted as e:
-        print(f"train.py: {_one_line(e)}", file=sys.stderr)
+        print(f"{program_name('train.py')}: {_one_line(e)}", file=sys.stderr)
         return 128 + (signal.SIGTERM if "SIGTERM" in str(e) else signal.SIGINT)
     except KeyboardInterrupt:
-        print("train.py: interrupted before training started; nothing was saved", file=sys.stderr)
+        print(f"{program_name('train.py')}: interrupted before training started; nothing was saved",
+              file=sys.stderr)
         return 128 + signal.SIGINT
     except WorkerError as e:
-        print(f"train.py: error: {_one_line(e)}", file=sys.stderr)
+        print(f"{program_name('train.py')}: error: {_one_line(e)}", file=sys.stderr)
         return 1
     except (ValueError, TypeError, OSError) as e:
-        print(f"train.py: error: {_one_line(e)}", file=sys.stderr)
+        print(f"{program_name('train.py')}: error: {_one_line(e)}", file=sys.stderr)
         return 2
     except (RuntimeError, MemoryError) as e:  # e.g. out of memory on the device
-        print(f"train.py: error: {type(e).__name__}: {_one_line(e)}", file=sys.stderr)
+        print(f"{program_name('train.py')}: error: {type(e).__name__}: {_one_line(e)}", file=sys.stderr)
         return 1
     print(f"trained to step {summary['global_step']:,} ({summary['updates']} updates, "
           f"{summary['wall_s']:.0f} s); checkpoint: {summary['checkpoint']}")
     for name, (m, lo, hi) in summary["eval"].items():
         print(f"  vs {name}: {m:+.3f} points/round [95% CI {lo:+.3f}, {hi:+.3f}]")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -12,6 +12,7 @@ evaluation as ``eval/vs_<opponent>`` with its 95% interval (``_lo``, ``_hi``), a
 from __future__ import annotations
 
 import copy
+import time
 from typing import Any
 
 import numpy as np
@@ -52,7 +53,9 @@ class ReportsMixin:
 
     def _run_eval(self) -> dict[str, tuple[float, float, float]]:
         """Evaluate now, log the results and keep them in ``evals``; return them."""
+        t0 = time.perf_counter()
         res = self.evaluate()
+        self.last_eval_s = time.perf_counter() - t0
         row: dict[str, Any] = {"step": int(self.global_step), "wall_s": float(self.wall_s)}
         for name, (m, lo, hi) in res.items():
             self._log(f"eval/vs_{name}", m)

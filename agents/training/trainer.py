@@ -282,6 +282,26 @@ class Trainer(Learner, OverlapMixin, ReportsMixin):
             self._stop = signum
         return {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
 
+    def plan(self) -> dict[str, int]:
+        """Return what ``run`` will do: env steps per update, updates left, and the step it ends at
+        (``total_steps`` rounded up to whole updates) and the evaluations on the way."""
+        per = self.n * self.cfg.num_steps
+        updates = max(0, -(-(self.cfg.total_steps - self.global_step) // per))
+        end = self.global_step + updates * per
+        evals, due, step = 0, self.next_eval, self.global_step
+        last = self.evals[-1]["step"] if self.evals else None
+        if due is not None:  # the loop's schedule, replayed on the step counts alone
+            if step >= due:
+                evals, last, due = evals + 1, step, due + self.cfg.eval_interval
+            for _ in range(updates):
+                step += per
+                if step >= due:
+                    evals, last, due = evals + 1, step, due + self.cfg.eval_interval
+            if updates and last != end:
+                evals += 1
+        return {"steps_per_update": per, "updates": updates, "start_step": self.global_step, "end_step": end,
+                "evaluations": evals}
+
     def run(self, max_updates: int | None = None, callback: Callable[[Trainer, dict], None] | None = None
             ) -> dict[str, Any]:
         """Train until ``total_steps`` (or ``max_updates`` more updates, as if interrupted); return a summary.
@@ -302,6 +322,7 @@ class Trainer(Learner, OverlapMixin, ReportsMixin):
         last_eval: dict[str, tuple[float, float, float]] = {}
         done_updates = 0
         stats: dict[str, float] = {}
+        post: dict[str, str] = {}
         self._stop = None
         handlers = self._catch_signals()
         try:
@@ -331,6 +352,7 @@ class Trainer(Learner, OverlapMixin, ReportsMixin):
                 self.update += 1
                 done_updates += 1
                 self.wall_s += t2 - t0
+                self.last_update_s = t2 - t0
                 self._log_update(stats, t2 - t0, t1 - t0)
                 if self.global_step >= self.next_snapshot:
                     self.next_snapshot += c.snapshot_interval
@@ -354,6 +376,8 @@ class Trainer(Learner, OverlapMixin, ReportsMixin):
             if finished and self.next_eval is not None and (not self.evals
                                                              or self.evals[-1]["step"] != self.global_step):
                 last_eval = self._run_eval()
+                post.update({name: f"{m:+.3f}" for name, (m, _, _) in last_eval.items()})
+                bar.set_postfix(post)  # the bar ends on the evaluation the summary prints
             self.save()
         except WorkerError as e:  # the trainer's state is that of the last completed update
             self.close()

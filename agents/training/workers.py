@@ -260,7 +260,7 @@ def _ray() -> Any:
     try:
         import ray
     except ImportError as e:
-        raise ValueError("--backend ray needs Ray: pip install -e '.[ray]'") from e
+        raise ValueError("--backend ray needs Ray: pip install 'escoba-env[ray]'") from e
     return ray
 
 

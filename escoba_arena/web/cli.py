@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .app import create_app
     except ImportError as exc:
         print(f"{PROG}: error: the web arena needs the [web] extra ({exc.name} is missing): "
-              'pip install -e ".[web]"', file=sys.stderr)
+              'pip install "escoba-env[web]"', file=sys.stderr)
         return 2
     roots = list(args.data) or [d for d in ("results", "replays") if Path(d).is_dir()]
     for d in roots:

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from agents.registry import make_agent, parse_spec
+from agents.registry import default_opponent, make_agent, parse_spec
 from escoba_env.rules import Rules
 
 from .files import DataRoots
@@ -100,8 +100,8 @@ class Arena:
                 reason = " ".join(str(exc).split())
                 if given.strip() != NEURAL:
                     raise ApiError(400, f"cannot build opponent {given!r}: {reason}") from None
-                note = f"the shipped neural agent does not play these rules ({reason}); playing {FALLBACK}"
-                given, spec = FALLBACK, FALLBACK
+                given = spec = default_opponent(rules)[0]  # the table's default, as in escoba-play
+                note = f"the shipped neural agent does not play these rules ({reason}); playing {spec}"
                 bot = make_agent(spec, rules=rules, seed=seed + s)
             bots[s], specs[s] = bot, spec
             if getattr(bot, "needs_state", False):

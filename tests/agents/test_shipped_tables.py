@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agents.neural import NeuralAgent
-from agents.registry import DEFAULT_OPPONENT_TABLES, SHIPPED_CHECKPOINTS, make_agent
+from agents.registry import DEFAULT_OPPONENT_TABLES, DEFAULT_OPPONENTS, SHIPPED_CHECKPOINTS, make_agent
 from escoba_arena import terminal as play
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
@@ -51,10 +51,11 @@ def test_the_terminal_game_faces_the_shipped_agent_of_the_chosen_table():
         path = SHIPPED_CHECKPOINTS[players, partnerships]
         rules = Rules(num_players=players, partnerships=partnerships)
         spec, note = play.default_opponent(rules)
-        assert note is None and spec.startswith("checkpoint:") and spec.endswith(path.split("/")[-1])
+        assert note is None and spec == "neural-2p" and path.endswith("escoba_2p.pt")
     # the 2v2 and 3-player networks tie or trail expert: those tables face the strong search instead
     assert DEFAULT_OPPONENT_TABLES == ((2, False),)
+    assert DEFAULT_OPPONENTS == {(2, False): "neural-2p", (4, True): "strong-2v2", (3, False): "strong-3p"}
     assert play.default_opponent(Rules(num_players=3)) == ("strong-3p", None)
     assert play.default_opponent(Rules(num_players=4, partnerships=True)) == ("strong-2v2", None)
     spec, note = play.default_opponent(Rules(num_players=4))  # 4 players without teams: none shipped
-    assert spec == "expert" and "does not play these rules" in note
+    assert spec == "expert" and note == "no shipped agent plays 4 players; playing expert"

@@ -237,26 +237,29 @@ def test_bad_command_line_gives_one_error_line_and_status_2(argv, message):
     assert message in lines[0]
 
 
-def test_default_opponent_falls_back_to_expert_without_a_checkpoint(monkeypatch):
-    monkeypatch.setattr(play, "shipped_checkpoint", lambda rules=None: None)
+def test_default_opponent_falls_back_to_expert_without_a_checkpoint(monkeypatch, tmp_path):
+    from agents import registry
+
+    missing = tmp_path / "gone.pt"
+    monkeypatch.setitem(registry.DEFAULT_OPPONENTS, (2, False), f"checkpoint:{missing}")
     out = io.StringIO()
     main(["--no-color", "--seed", "1"], stdin=io.StringIO(""), stdout=out)
-    assert out.getvalue().startswith("Note: no shipped neural agent found yet, playing expert.\n")
+    first = out.getvalue().splitlines()[0]
+    assert first == (f"Note: checkpoint:{missing} does not play these rules (checkpoint file not found: "
+                     f"'{missing}'); playing expert.")
     assert "expert #1" in out.getvalue()
 
 
-def test_default_opponent_is_the_shipped_checkpoint_when_it_fits_the_rules(monkeypatch, tmp_path):
-    from agents.neural import PolicyValueNet, checkpoint_dict, save_checkpoint
-
-    path = tmp_path / "shipped.pt"
-    save_checkpoint(path, checkpoint_dict(PolicyValueNet(hidden=(8,)), Rules()))
-    monkeypatch.setattr(play, "shipped_checkpoint", lambda rules=None: path)
-    assert play.default_opponent(Rules()) == (f"checkpoint:{path}", None)
+def test_default_opponent_is_the_shipped_network_when_it_fits_the_rules():
+    assert play.default_opponent(Rules()) == ("neural-2p", None)
     spec, note = play.default_opponent(Rules(num_players=4))
-    assert spec == "expert" and "does not play these rules" in note
+    assert (spec, note) == ("expert", "no shipped agent plays 4 players; playing expert")
+    spec, note = play.default_opponent(Rules(target_score=5))
+    assert spec == "expert" and note.startswith("neural-2p does not play these rules (")
     rc, text, _ = run_game(["--seed", "1", "--max-rounds", "1"])
     assert rc == 0
-    assert "neural #1" in text and "Note:" not in text and "Game over" in text
+    assert "neural-2p #1" in text and "Note:" not in text and "Game over" in text
+    assert "Opponent: neural-2p (the default; --opponent to choose another)" in text
 
 
 def _run_module(args: list[str], stdin: str = "") -> subprocess.CompletedProcess:

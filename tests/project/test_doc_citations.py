@@ -21,8 +21,8 @@ SUFFIXES = {".py", ".md", ".ipynb", ".toml", ".txt", ".cfg", ".ini", ".yml", ".y
 HERE = "tests/project/test_doc_citations.py"  # this file names the old documents on purpose
 
 _UPPER_DOC = re.compile(r"(?<![\w/.-])([A-Z][A-Z0-9_-]*\.(?:md|rst|txt))\b")
-_PATH = re.compile(r"(?<![\w/.-])((?:docs|agents|escoba_env|benchmarks|notebooks|scripts)/[\w./-]*\w"
-                   r"\.(?:md|ipynb|png|csv|log|py))\b")
+_PATH = re.compile(r"(?<![\w/.-])((?:docs|agents|escoba_env|escoba_arena|benchmarks|notebooks|scripts|tests|"
+                   r"examples|\.ci)/[\w./-]*\w\.(?:md|ipynb|png|csv|log|py|sh|json|yml))\b")
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
 _RULES_SECTION = re.compile(r"rules\.md\)? ?§(\d+)")
 _RULES_ANCHOR = re.compile(r"rules\.md#([\w-]+)")
@@ -90,3 +90,20 @@ def test_the_scan_finds_the_project_files_and_what_a_bad_citation_looks_like(tmp
     f for f in FILES if f != HERE])
 def test_every_cited_document_is_in_the_repository(rel):
     assert bad_citations(rel) == []
+
+
+def test_every_page_of_the_docs_site_exists_and_every_docs_page_is_in_it():
+    yml = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    nav = yml[yml.index("\nnav:"):]
+    pages = set(re.findall(r":\s*([\w/-]+\.md)\s*$", nav, re.M))
+    missing = sorted(p for p in pages if not (ROOT / "docs" / p).is_file())
+    assert not missing, missing
+    assert {p.name for p in (ROOT / "docs").glob("*.md")} == pages
+
+
+def test_no_page_cites_a_program_that_does_not_exist():
+    # the terminal game is escoba-play (escoba_arena/terminal.py); there is no play.py
+    for rel in FILES:
+        if rel.endswith(".md") and rel != HERE:
+            text = (ROOT / rel).read_text(encoding="utf-8")
+            assert not re.search(r"(?<![\w/.])play\.py\b", text), rel

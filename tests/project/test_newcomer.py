@@ -46,9 +46,15 @@ def test_results_and_replays_are_ignored_by_git():
     assert "results/" in lines and "replays/" in lines and "runs/" in lines
 
 
-def test_evaluate_agent_help_lists_every_built_in_agent():
+def test_evaluate_agent_help_lists_every_registered_agent():
+    from agents.registry import REGISTRY, names_help
+
     text = " ".join(build_parser().format_help().split())
-    assert "random, greedy, expert, search:sims=N, oracle, endgame, checkpoint:PATH" in text
+    assert names_help() in text
+    for name in ("random", "hybrid", "neural-2p", "neural-solo", "neural-2v2", "neural-3p", "strong-2v2",
+                 "strong-3p", "guided", "openspiel-ismcts", "checkpoint:PATH", "python:MODULE:FACTORY"):
+        assert name in names_help().split(", ")
+    assert len(names_help().split(", ")) == len(REGISTRY)
 
 
 def test_plot_labels_name_checkpoints_by_their_distinct_end_not_their_start():

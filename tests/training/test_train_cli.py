@@ -212,3 +212,48 @@ def test_workers_exit_when_the_trainer_is_killed(tmp_path):
     for c in alive:
         os.kill(c, signal.SIGKILL)
     assert alive == []
+
+
+def test_the_plan_is_printed_before_training_with_the_rounded_steps(tmp_path, capsys):
+    from agents.training.cli import main as train_main
+
+    rc = train_main(["--run-name", "plan", "--runs-dir", str(tmp_path), "--num-envs", "8", "--num-steps", "4",
+                     "--total-steps", "50", "--eval-interval", "32", "--eval-deals", "2", "--no-tensorboard",
+                     "--no-progress", "--hidden", "8"])
+    out = capsys.readouterr().out.splitlines()
+    assert rc == 0
+    assert out[0] == ("plan: train to step 64 in 2 updates of 32 env steps; --total-steps 50 rounded up to "
+                      "whole updates, with 3 evaluations")
+    assert out[1].startswith("estimate: about ") and out[1].endswith("; 1 more to go)")
+    assert out[2].startswith("trained to step 64 (2 updates, ")
+    evals = torch.load(tmp_path / "plan" / "checkpoints" / "latest.pt", weights_only=False)["evals"]
+    assert [e["step"] for e in evals] == [0, 32, 64]  # the plan counted the evaluations the run made
+
+
+def test_a_whole_number_of_updates_is_not_called_rounded(tmp_path):
+    from agents.training.cli import plan_line
+
+    plan = {"steps_per_update": 32, "updates": 2, "start_step": 0, "end_step": 64, "evaluations": 0}
+    assert plan_line(plan, 64) == "plan: train to step 64 in 2 updates of 32 env steps, with 0 evaluations"
+    plan = {"steps_per_update": 32, "updates": 1, "start_step": 32, "end_step": 64, "evaluations": 1}
+    assert plan_line(plan, 50) == ("plan: train to step 64 from step 32 in 1 updates of 32 env steps; "
+                                   "--total-steps 50 rounded up to whole updates, with 1 evaluations")
+
+
+def test_the_progress_bar_ends_on_the_evaluation_the_summary_prints(tmp_path, capsys):
+    import re
+
+    from agents.training.cli import main as train_main
+
+    # evaluations at steps 0 and 64 inside the loop, and the last one at 96 after it
+    rc = train_main(["--run-name", "bar", "--runs-dir", str(tmp_path), "--num-envs", "8", "--num-steps", "4",
+                     "--total-steps", "96", "--eval-interval", "64", "--eval-deals", "6", "--no-tensorboard",
+                     "--progress", "--hidden", "8", "--seed", "3"])
+    captured = capsys.readouterr()
+    assert rc == 0
+    evals = torch.load(tmp_path / "bar" / "checkpoints" / "latest.pt", weights_only=False)["evals"]
+    assert [e["step"] for e in evals] == [0, 64, 96]
+    assert evals[-1]["expert"][0] != evals[-2]["expert"][0]  # so the bar's last figure tells them apart
+    shown = re.findall(r"expert=([+-]\d\.\d{3})", captured.err)
+    assert shown and float(shown[-1]) == pytest.approx(evals[-1]["expert"][0], abs=5e-4)
+    assert f"vs expert: {evals[-1]['expert'][0]:+.3f}" in captured.out
