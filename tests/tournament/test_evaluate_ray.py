@@ -13,6 +13,8 @@ def test_ray_backend_equals_local_backend():
     kw = {"agents": ("random", "greedy", "expert"), "deals": 30, "block_deals": 10, "seed": 4,
           "rules": Rules(num_players=3), "games": False}
     local = run_tournament(TournamentConfig(**kw, workers=2))
+    if ray.is_initialized():  # an earlier test's instance (RLlib's) must not become this test's cluster
+        ray.shutdown()
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         remote = run_tournament(TournamentConfig(**kw, backend="ray"))
