@@ -1,20 +1,23 @@
 """The Starlette app of the web arena: a JSON API under ``/api`` and the static pages.
 
-Every request is validated; a bad one gets a 4xx with ``{"error": "<what is wrong>"}``. Games live
-in memory (``lobby.Arena``). Files are read only under the data directories the server was started
-with (``files.DataRoots``).
+Every request is validated; a bad one gets a 4xx with ``{"error": "<what is wrong>"}`` (a short
+message, and nothing in the server log). Bodies are read with limits (``guard.read_json``);
+``guard.HostOriginGuard`` answers only loopback or allowed host names and refuses cross-origin
+POSTs. Games live in memory (``lobby.Arena``); bots move in worker threads of their own
+(``BOT_THREADS``), so a slow bot never holds up the event loop or another user's file listing.
+Files are read only under the data directories the server was started with (``files.DataRoots``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
@@ -24,32 +27,31 @@ from agents.registry import REGISTRY
 from agents.tournament.replay import ReplayError
 from escoba_env.rules import SEVENS_RULES, Rules
 
+from .allow import CAPS, NEURAL
 from .files import load_results, matching_replays, read_replay_lines
-from .lobby import ApiError, Arena, shipped_checkpoint
+from .guard import (
+    MAX_BODY,
+    MAX_GAME_BODY,
+    ApiError,
+    HostOriginGuard,
+    check_list,
+    read_json,
+    short_message,
+    short_repr,
+)
+from .lobby import IDLE_SECONDS, MAX_GAMES, Arena, shipped_checkpoint
 from .replay import replay_frames
 
 LOG = logging.getLogger("escoba_arena.web")
 STATIC = Path(__file__).with_name("static")
-MAX_BODY = 8 * 1024 * 1024
+BOT_THREADS = 8
+"""Worker threads for moves (bots included); file reads and views use other threads."""
+MAX_CAPTURE = 40
+"""The longest capture list a move may send (the whole deck)."""
 
 
 def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
-
-
-async def _json_body(request: Request) -> Any:
-    # Requiring a JSON content type makes a cross-site form or script POST need a CORS preflight,
-    # which this server never grants: other web pages cannot drive it.
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind != "application/json":
-        raise ApiError(415, f"send the request body as application/json, not {kind or 'no content type'}")
-    body = await request.body()
-    if len(body) > MAX_BODY:
-        raise ApiError(413, f"request body larger than {MAX_BODY // 2**20} MB")
-    try:
-        return json.loads(body or b"{}")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ApiError(400, f"the request body is not JSON ({exc})") from None
+    return JSONResponse({"error": short_message(message)}, status_code=status)
 
 
 def _handler(fn):
@@ -63,12 +65,12 @@ def _handler(fn):
         except FileNotFoundError as exc:
             return _error(404, str(exc))
         except ReplayError as exc:
-            return _error(422, " ".join(str(exc).split()))
+            return _error(422, str(exc))
         except ValueError as exc:
-            return _error(400, " ".join(str(exc).split()))
+            return _error(400, str(exc))
         except Exception as exc:  # a bug: logged, answered as JSON, the server goes on
             LOG.exception("error in %s", request.url.path)
-            return _error(500, f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())}")
+            return _error(500, f"internal error: {type(exc).__name__}: {exc}")
 
     endpoint.__name__ = fn.__name__
     return endpoint
@@ -81,60 +83,74 @@ def _query(request: Request, key: str) -> str:
     return v
 
 
-def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 30.0,
-               allowed_hosts: list[str] | None = None) -> Starlette:
+def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 10.0,
+               allowed_hosts: Iterable[str] | None = None, allow_agents: Iterable[str] = (),
+               max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS) -> Starlette:
     """Return the arena app serving replays and results under ``roots`` (default: none).
 
-    ``allowed_hosts`` (default: any) are the Host header names it answers; the command line gives
-    the loopback names when it binds 127.0.0.1, so that a web page that rebinds its own domain name
-    to this machine cannot call the API.
+    ``allowed_hosts`` are Host names answered besides the loopback ones (``["*"]``: any; None:
+    the Host check is off, for tests); ``allow_agents`` are specs allowed as written besides the
+    built-in allow-list; ``bot_timeout`` is the time budget of one bot move, in seconds.
     """
-    from starlette.concurrency import run_in_threadpool
+    import anyio.to_thread
 
-    arena = Arena(list(roots or []), bot_timeout)
+    arena = Arena(list(roots or []), bot_timeout, allow=allow_agents, max_games=max_games,
+                  idle_seconds=idle_seconds)
+    bot_threads = anyio.CapacityLimiter(BOT_THREADS)
+
+    async def in_bot_thread(fn):
+        return await anyio.to_thread.run_sync(fn, limiter=bot_threads)
+
+    async def locked_answer(gid: str, game) -> dict:
+        # Wait (without holding a thread) for a move in progress, bots included, so the view is whole.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + arena.bot_timeout * 4 + 5
+        while not game.lock.acquire(blocking=False):
+            if loop.time() > deadline:
+                raise ApiError(409, "the game is busy with a move")
+            await asyncio.sleep(0.01)
+        try:
+            return arena.answer(gid, game)
+        finally:
+            game.lock.release()
+
+    def finished(game, what: str) -> None:
+        if not game.done:
+            raise ApiError(409, f"{what} is available once the game is over (it shows every hand)")
 
     @_handler
     async def info(request: Request) -> Response:
-        agents = [{"name": s.name, "params": list(s.params), "help": s.help} for s in REGISTRY.values()]
+        agents = [{"name": s.name, "params": [p for p in s.params if p in CAPS[s.name]], "help": s.help}
+                  for s in REGISTRY.values() if s.name in CAPS]
         return JSONResponse({"agents": agents, "neural": shipped_checkpoint() is not None,
                              "default_rules": Rules().to_dict(), "sevens_rules": list(SEVENS_RULES),
-                             "files": arena.roots.listing()})
+                             "allowed": sorted(arena.allow.extra), "alias": NEURAL,
+                             "files": await anyio.to_thread.run_sync(arena.roots.listing)})
 
     @_handler
     async def create(request: Request) -> Response:
-        body = await _json_body(request)
-        gid, game = await run_in_threadpool(arena.new_game, body)
+        body = await read_json(request, MAX_GAME_BODY)
+        gid, game = await in_bot_thread(lambda: arena.new_game(body))
         return JSONResponse(arena.answer(gid, game), status_code=201)
 
     @_handler
     async def show(request: Request) -> Response:
         gid = request.path_params["gid"]
-        game = arena.game(gid)
-
-        def run() -> dict:
-            # Wait for a move in progress (bots included) so that the view is whole.
-            if not game.lock.acquire(timeout=arena.bot_timeout + 5):
-                raise ApiError(409, "the game is busy with a move")
-            try:
-                return arena.answer(gid, game)
-            finally:
-                game.lock.release()
-
-        return JSONResponse(await run_in_threadpool(run))
+        return JSONResponse(await locked_answer(gid, arena.game(gid)))
 
     @_handler
     async def move(request: Request) -> Response:
         gid = request.path_params["gid"]
         game = arena.game(gid)
-        body = await _json_body(request)
+        body = await read_json(request, MAX_GAME_BODY)
         if not isinstance(body, dict) or set(body) - {"card", "capture"}:
             raise ApiError(400, "a move is {\"card\": id, \"capture\": [table card ids]}")
         card, capture = body.get("card"), body.get("capture", [])
         if isinstance(card, bool) or not isinstance(card, int):
-            raise ApiError(400, f"card must be a card id (an integer), got {card!r}")
-        if not isinstance(capture, list) or not all(isinstance(c, int) and not isinstance(c, bool)
-                                                    for c in capture):
-            raise ApiError(400, f"capture must be a list of card ids, got {capture!r}")
+            raise ApiError(400, f"card must be a card id (an integer), got {short_repr(card)}")
+        check_list(capture, "capture", MAX_CAPTURE)
+        if not all(isinstance(c, int) and not isinstance(c, bool) for c in capture):
+            raise ApiError(400, "capture must be a list of card ids (integers)")
 
         def run() -> dict:
             if not game.lock.acquire(blocking=False):
@@ -149,46 +165,51 @@ def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 30.0,
             finally:
                 game.lock.release()
 
-        return JSONResponse(await run_in_threadpool(run))
+        return JSONResponse(await in_bot_thread(run))
 
     @_handler
     async def rematch(request: Request) -> Response:
         gid = request.path_params["gid"]
-        arena.game(gid)
-        await _json_body(request)
-        gid2, game = await run_in_threadpool(arena.new_game, dict(arena.settings[gid]))
-        return JSONResponse(arena.answer(gid2, game), status_code=201)
+        game = arena.game(gid)
+        await read_json(request, MAX_GAME_BODY)
+        # A copy of a running game would deal its hidden cards: only a finished game is replayed.
+        finished(game, "a rematch")
+        settings = dict(arena.settings[gid])
+        gid2, game2 = await in_bot_thread(lambda: arena.new_game(settings))
+        return JSONResponse(arena.answer(gid2, game2), status_code=201)
 
     @_handler
     async def game_replay(request: Request) -> Response:
         game = arena.game(request.path_params["gid"])
+        finished(game, "the replay")
         try:
             rec = game.replay_record()
         except ValueError as exc:
             raise ApiError(409, str(exc)) from None
-        headers = {"Content-Disposition": f'attachment; filename="escoba_{game.seed}.jsonl"'}
+        headers = {"Content-Disposition": 'attachment; filename="escoba_replay.jsonl"'}
         return Response(json.dumps(rec, separators=(",", ":")) + "\n", media_type="application/x-ndjson",
                         headers=headers)
 
     @_handler
     async def game_frames(request: Request) -> Response:
         game = arena.game(request.path_params["gid"])
+        finished(game, "the replay")
         try:
             rec = game.replay_record()
         except ValueError as exc:
             raise ApiError(409, str(exc)) from None
-        return JSONResponse(await run_in_threadpool(replay_frames, rec, "this game"))
+        return JSONResponse(await anyio.to_thread.run_sync(replay_frames, rec, "this game"))
 
     @_handler
     async def files(request: Request) -> Response:
-        return JSONResponse(await run_in_threadpool(arena.roots.listing))
+        return JSONResponse(await anyio.to_thread.run_sync(arena.roots.listing))
 
     @_handler
     async def replay_games(request: Request) -> Response:
         name = _query(request, "file")
         path = arena.roots.resolve(name, ".jsonl")
         out = []
-        for k, line in enumerate(await run_in_threadpool(read_replay_lines, path)):
+        for k, line in enumerate(await anyio.to_thread.run_sync(read_replay_lines, path)):
             try:
                 rec = json.loads(line)
                 out.append({"game": k, "seats": rec["seats"], "game_id": rec["game_id"],
@@ -204,23 +225,24 @@ def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 30.0,
         k = request.query_params.get("game", "0")
         if not k.isdigit():
             raise ApiError(400, f"game must be a game number in the file, got {k!r}")
-        lines = await run_in_threadpool(read_replay_lines, arena.roots.resolve(name, ".jsonl"))
+        lines = await anyio.to_thread.run_sync(read_replay_lines, arena.roots.resolve(name, ".jsonl"))
         if int(k) >= len(lines):
             raise ApiError(404, f"{name} has {len(lines)} games; there is no game {k}")
-        return JSONResponse(await run_in_threadpool(replay_frames, lines[int(k)], f"{name}:{int(k) + 1}"))
+        frames = await anyio.to_thread.run_sync(replay_frames, lines[int(k)], f"{name}:{int(k) + 1}")
+        return JSONResponse(frames)
 
     @_handler
     async def replay_upload(request: Request) -> Response:
-        body = await _json_body(request)
+        body = await read_json(request, MAX_BODY)
         if not isinstance(body, dict):
             raise ApiError(400, "send one replay record (a JSON object)")
-        return JSONResponse(await run_in_threadpool(replay_frames, body, "uploaded replay"))
+        return JSONResponse(await anyio.to_thread.run_sync(replay_frames, body, "uploaded replay"))
 
     @_handler
     async def results(request: Request) -> Response:
         name = _query(request, "file")
-        data = await run_in_threadpool(load_results, arena.roots.resolve(name, ".json"))
-        replays = await run_in_threadpool(matching_replays, arena.roots, data)
+        data = await anyio.to_thread.run_sync(load_results, arena.roots.resolve(name, ".json"))
+        replays = await anyio.to_thread.run_sync(matching_replays, arena.roots, data)
         return JSONResponse({"file": name, "results": data, "replays": replays})
 
     async def index(request: Request) -> Response:
@@ -246,7 +268,7 @@ def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 30.0,
         Route("/api/{rest:path}", not_found, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),
         Mount("/", StaticFiles(directory=STATIC), name="static"),
     ]
-    middleware = [Middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)] if allowed_hosts else []
+    middleware = [] if allowed_hosts is None else [Middleware(HostOriginGuard, allowed=list(allowed_hosts))]
     app = Starlette(routes=routes, middleware=middleware)
     app.state.arena = arena
     return app

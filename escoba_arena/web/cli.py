@@ -1,7 +1,8 @@
 """The command line of the web arena: ``escoba-arena`` / ``python -m escoba_arena.web``.
 
-Bad input (a missing directory, a port out of range, the ``[web]`` extra not installed) ends with
-one line on stderr and exit status 2; a port already in use with status 1. Never a traceback.
+Bad input (a missing directory, a port out of range, a non-loopback ``--host`` without
+``--public``, the ``[web]`` extra not installed) ends with one line on stderr and exit status 2; a
+port already in use with status 1. Never a traceback.
 """
 
 from __future__ import annotations
@@ -14,6 +15,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 PROG = "escoba-arena"
+PUBLIC_WARNING = (
+    "WARNING: --public: the arena answers every machine that can reach {where}. It protects: no code "
+    "runs from a request (agents are allow-listed), no hidden card leaks before a game ends, memory "
+    "and request sizes are bounded. It does NOT protect: there are no accounts or passwords, and no "
+    "TLS (traffic is plain HTTP). Put a reverse proxy with TLS and authentication in front of it."
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -47,15 +54,53 @@ def build_parser() -> argparse.ArgumentParser:
                 "tournament results in a browser.",
                 epilog="example: escoba-arena --data results/ --data replays/ --port 8765")
     p.add_argument("--host", default="127.0.0.1",
-                   help="address to bind (default 127.0.0.1: this machine only)")
+                   help="address to bind (default 127.0.0.1: this machine only); any address that is "
+                        "not loopback needs --public")
+    p.add_argument("--public", action="store_true",
+                   help="allow binding an address other machines can reach (prints what is and is not "
+                        "protected: no accounts, no TLS)")
+    p.add_argument("--allowed-host", action="append", default=[], metavar="NAME",
+                   help="a Host name the server answers besides the loopback addresses and localhost "
+                        "(repeat for several; '*' turns the Host check off, e.g. behind a proxy that "
+                        "checks it)")
+    p.add_argument("--allow-agent", action="append", default=[], metavar="SPEC",
+                   help="an agent spec requests may name besides the built-in allow-list, exactly as "
+                        "written (e.g. 'search:sims=20000' or 'sb3:models/ppo.zip'); repeat for several")
     p.add_argument("--port", type=_port, default=8765, help="port (default 8765; 0 picks a free one)")
     p.add_argument("--data", action="append", default=[], metavar="DIR",
                    help="a directory whose replays (*.jsonl) and evaluate.py results (*.json) the pages "
                         "may open; repeat for several (default: ./results and ./replays if they exist)")
     p.add_argument("--open", action="store_true", help="open the page in the default web browser")
-    p.add_argument("--bot-timeout", type=_seconds, default=30.0, metavar="SECONDS",
-                   help="a bot that takes longer for one move stops its game (default 30)")
+    p.add_argument("--bot-timeout", type=_seconds, default=10.0, metavar="SECONDS",
+                   help="the time budget of one bot move: bots move in worker threads, off the server's "
+                        "event loop, and a bot that takes longer than this for one move stops its game "
+                        "(default 10)")
     return p
+
+
+def is_loopback_address(host: str) -> bool:
+    """True if ``host`` (an address or ``localhost``) is reachable only from this machine."""
+    from .guard import is_loopback
+
+    return is_loopback(host)
+
+
+def listen_socket(host: str, port: int) -> socket.socket:
+    """Return a TCP socket bound to ``(host, port)``, made so that every connection gets TCP_NODELAY.
+
+    asyncio sets TCP_NODELAY on accepted connections only when the listening socket's protocol is
+    IPPROTO_TCP (not 0); without it each keep-alive answer waits for a delayed ACK (about 40 ms).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -69,29 +114,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: the web arena needs the [web] extra ({exc.name} is missing): "
               'pip install "escoba-env[web]"', file=sys.stderr)
         return 2
+    if not is_loopback_address(args.host) and not args.public:
+        print(f"{PROG}: error: --host {args.host} can be reached from other machines; add --public to "
+              "serve the arena to them (see --help)", file=sys.stderr)
+        return 2
     roots = list(args.data) or [d for d in ("results", "replays") if Path(d).is_dir()]
     for d in roots:
         if not Path(d).is_dir():
             print(f"{PROG}: error: --data {d!r} is not a directory", file=sys.stderr)
             return 2
     try:
-        sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((args.host, args.port))
+        sock = listen_socket(args.host, args.port)
     except OSError as exc:
         print(f"{PROG}: error: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
               file=sys.stderr)
         return 1
     port = sock.getsockname()[1]
     host = f"[{args.host}]" if ":" in args.host else args.host
-    loopback = args.host in ("127.0.0.1", "localhost", "::1")
-    allowed = ["127.0.0.1", "localhost", "[::1]", "::1"] if loopback else None
-    server = uvicorn.Server(uvicorn.Config(create_app(roots, args.bot_timeout, allowed), log_level="warning"))
+    allowed = list(args.allowed_host)
+    if not is_loopback_address(args.host) and args.host not in ("0.0.0.0", "::"):
+        allowed.append(args.host)  # the address itself, as a browser writes it in the Host header
+    app = create_app(roots, args.bot_timeout, allowed, allow_agents=args.allow_agent)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     # uvicorn shuts down cleanly on SIGINT/SIGTERM, then raises the signal again: end with one line.
     previous = (signal.signal(signal.SIGINT, signal.default_int_handler),
                 signal.signal(signal.SIGTERM, _terminated))
     try:
         print(f"Escoba arena: http://{host}:{port}/  (Ctrl-C stops it)", flush=True)
+        if not is_loopback_address(args.host):
+            print(PUBLIC_WARNING.format(where=f"{host}:{port}"), file=sys.stderr, flush=True)
         if roots:
             print("Data: " + ", ".join(str(Path(d).resolve()) for d in roots), flush=True)
         if args.open:

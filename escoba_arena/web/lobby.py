@@ -1,83 +1,81 @@
 """The games a server holds and how a browser's request becomes one: rules, seats, opponents.
 
 ``Arena`` validates a new-game request (rules, seat, seed, opponents by agent spec), builds the
-bots through ``agents.registry`` and keeps the games in memory (at most ``MAX_GAMES``, the oldest
-dropped first). A spec may load a checkpoint only from the shipped agent or the data directories.
+bots of the specs its ``allow.AllowList`` accepts and keeps the games in memory: at most
+``max_games``, the least recently used dropped first, and none idle for longer than
+``idle_seconds``; a dropped game answers 410. Server-drawn seeds have 64 random bits.
 """
 
 from __future__ import annotations
 
 import secrets
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from agents.registry import default_opponent, make_agent, parse_spec
+from agents.registry import default_opponent
 from escoba_env.rules import Rules
 
+from .allow import MAX_SPEC, NEURAL, NEURAL_FILE, AllowList, Refused, repo_root
 from .files import DataRoots
 from .game import AgentFailure, WebGame
+from .guard import ApiError, check_list, short_repr
 
-MAX_GAMES = 100
-MAX_SPEC = 200
-NEURAL = "neural"
-"""The spec alias of the shipped neural agent (``checkpoint:<agents/pretrained/escoba_2p.pt>``)."""
-FALLBACK = "expert"
+__all__ = ["MAX_SPEC", "ApiError", "Arena", "shipped_checkpoint"]
 
-
-class ApiError(Exception):
-    """A request the API refuses: ``status`` and a message for the client."""
-
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status, self.message = status, message
+MAX_GAMES = 500
+"""The most games kept in memory; past it the least recently used one is dropped."""
+IDLE_SECONDS = 3600.0
+"""A game nobody has touched for this long is dropped."""
+MAX_GONE = 10_000
+"""How many dropped game ids are remembered, to answer 410 rather than 404."""
+MAX_TARGET_SCORE = 100
+"""The highest ``target_score`` a request may ask for."""
+MAX_ROUNDS = 100
+"""The highest ``max_rounds`` a request may ask for."""
+SEED_BITS = 64
+"""Seeds drawn by the server have this many random bits (``secrets``): the deal hash's whole space."""
 
 
 def shipped_checkpoint() -> Path | None:
     """Return the shipped neural agent's checkpoint (``agents/pretrained/escoba_2p.pt``), or None."""
-    import agents
-
-    path = Path(agents.__file__).with_name("pretrained") / "escoba_2p.pt"
+    path = repo_root() / NEURAL_FILE
     return path if path.is_file() else None
 
 
 class Arena:
-    """The server's state: data roots, games in memory, bot time limit."""
+    """The server's state: data roots, allowed agents, games in memory (LRU, idle expiry), bot time limit."""
 
-    def __init__(self, roots: list[str | Path], bot_timeout: float = 30.0):
+    def __init__(self, roots: list[str | Path], bot_timeout: float = 10.0, allow: Iterable[str] = (),
+                 max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS,
+                 clock: Callable[[], float] = time.monotonic):
         self.roots = DataRoots(roots)
+        self.allow = AllowList(roots, allow)
         self.bot_timeout = float(bot_timeout)
+        self.max_games, self.idle_seconds, self.clock = int(max_games), float(idle_seconds), clock
         self.games: OrderedDict[str, WebGame] = OrderedDict()
         self.settings: dict[str, dict] = {}
+        self.last_use: dict[str, float] = {}
+        self.gone: OrderedDict[str, str] = OrderedDict()
         self.lock = threading.Lock()
 
     # ------------------------------------------------------------------ agents
 
     def resolve_spec(self, spec: Any) -> str:
-        """Return the registry spec for a browser spec; ApiError for an unknown or unsafe one."""
-        if not isinstance(spec, str) or not spec.strip() or len(spec) > MAX_SPEC:
-            raise ApiError(400, f"an opponent is an agent spec string (at most {MAX_SPEC} characters), "
-                                f"got {spec!r}")
-        spec = spec.strip()
-        if spec == NEURAL or spec.startswith(NEURAL + ","):
-            path = shipped_checkpoint()
-            if path is None:
-                raise ApiError(400, "the shipped neural agent (agents/pretrained/escoba_2p.pt) is missing")
-            return f"checkpoint:{path}" + spec[len(NEURAL):]
+        """Return the canonical spec of a requested opponent; ApiError 400 if it is not allowed."""
         try:
-            name, raw = parse_spec(spec)
-        except ValueError as exc:
-            raise ApiError(400, " ".join(str(exc).split())) from None
-        if name == "checkpoint":
-            # Only checkpoints under the data directories (or the shipped one) may be loaded.
-            path = Path(raw.get("path", "")).resolve()
-            shipped = shipped_checkpoint()
-            inside = any(path.is_relative_to(r) for r in self.roots.roots)
-            if not (inside or (shipped is not None and path == shipped.resolve())):
-                raise ApiError(400, f"checkpoint {raw.get('path')!r} is not under the server's data "
-                                    "directories; use 'neural' for the shipped agent")
-        return spec
+            return self.allow.check(spec)
+        except Refused as exc:
+            raise ApiError(400, str(exc)) from None
+
+    def scrub(self, text: str) -> str:
+        """Return ``text`` with the server's folders written as data-folder indexes (no server path)."""
+        for i, root in enumerate(self.roots.roots):
+            text = text.replace(str(root) + "/", f"{i}/").replace(str(root), str(i))
+        return text.replace(str(repo_root()) + "/", "")
 
     def make_bots(self, rules: Rules, seat: int, opponents: list[str], seed: int
                   ) -> tuple[dict[int, Any], dict[int, str], dict[int, str], str | None]:
@@ -93,16 +91,17 @@ class Arena:
         shown = list(opponents) * (len(seats) if len(opponents) == 1 else 1)
         bots, specs, labels = {}, {}, {}
         for s, given in zip(seats, shown, strict=True):
-            spec = self.resolve_spec(given)
+            spec = given = self.resolve_spec(given)
+            bot_seed = (seed + s) % 2**SEED_BITS
             try:
-                bot = make_agent(spec, rules=rules, seed=seed + s)
+                bot = self.allow.build(spec, rules, bot_seed)
             except Exception as exc:  # any agent's constructor: a clear 400, never a server error
-                reason = " ".join(str(exc).split())
-                if given.strip() != NEURAL:
-                    raise ApiError(400, f"cannot build opponent {given!r}: {reason}") from None
+                reason = self.scrub(" ".join(str(exc).split()))
+                if spec != NEURAL:
+                    raise ApiError(400, f"cannot build opponent {spec!r}: {reason}") from None
                 given = spec = default_opponent(rules)[0]  # the table's default, as in escoba-play
                 note = f"the shipped neural agent does not play these rules ({reason}); playing {spec}"
-                bot = make_agent(spec, rules=rules, seed=seed + s)
+                bot = self.allow.build(spec, rules, bot_seed)
             bots[s], specs[s] = bot, spec
             if getattr(bot, "needs_state", False):
                 cheat = f"{given} sees every hand and the stock (a cheating reference, not a fair opponent)"
@@ -129,32 +128,56 @@ class Arena:
             rules = Rules.from_dict(rules_d)
         except (ValueError, TypeError) as exc:
             raise ApiError(400, f"bad rules: {' '.join(str(exc).split())}") from None
+        if rules.target_score > MAX_TARGET_SCORE:
+            raise ApiError(400, f"target_score must be at most {MAX_TARGET_SCORE}, "
+                                f"got {short_repr(rules.target_score)}")
         seat = _int_field(body, "seat", 0, 0, rules.num_players - 1)
         seed = body.get("seed")
-        seed = secrets.randbelow(2**31) if seed is None else _int_field(body, "seed", 0, 0, 2**62)
+        # A drawn seed has 64 random bits: finding the deal from what a player sees costs 2**64 tries.
+        top = 2**SEED_BITS - 1
+        seed = secrets.randbits(SEED_BITS) if seed is None else _int_field(body, "seed", 0, 0, top)
         max_rounds = body.get("max_rounds")
         if max_rounds is not None:
-            max_rounds = _int_field(body, "max_rounds", 1, 1, 10_000)
+            max_rounds = _int_field(body, "max_rounds", 1, 1, MAX_ROUNDS)
         opponents = body.get("opponents", [])
         if isinstance(opponents, str):
             opponents = [opponents]
-        if not isinstance(opponents, list):
-            raise ApiError(400, "opponents must be a list of agent specs")
+        opponents = [self.resolve_spec(o) for o in check_list(opponents, "opponents", 3)]
         bots, specs, labels, note = self.make_bots(rules, seat, opponents, seed)
         try:
             game = WebGame(rules, bots, specs, seat, seed, max_rounds=max_rounds, labels=labels,
                            bot_timeout=self.bot_timeout, note=note)
         except AgentFailure as exc:  # pragma: no cover - WebGame reports bot failures in its view
             raise ApiError(502, str(exc)) from None
-        gid = secrets.token_urlsafe(9)
+        gid = secrets.token_urlsafe(12)
         with self.lock:
+            self._expire()
             self.games[gid] = game
+            self.last_use[gid] = self.clock()
             self.settings[gid] = {"rules": rules.to_dict(), "opponents": opponents, "seat": seat,
                                   "seed": seed, "max_rounds": max_rounds}
-            while len(self.games) > MAX_GAMES:
-                old, _ = self.games.popitem(last=False)
-                self.settings.pop(old, None)
+            while len(self.games) > self.max_games:
+                self._drop(next(iter(self.games)), f"it was dropped to make room (the server keeps the "
+                                                   f"{self.max_games} most recently used games)")
         return gid, game
+
+    def _drop(self, gid: str, why: str) -> None:
+        """Forget game ``gid``, remembering why (caller holds the lock)."""
+        self.games.pop(gid, None)
+        self.settings.pop(gid, None)
+        self.last_use.pop(gid, None)
+        self.gone[gid] = why
+        while len(self.gone) > MAX_GONE:
+            self.gone.popitem(last=False)
+
+    def _expire(self) -> None:
+        """Drop the games idle for longer than ``idle_seconds`` (caller holds the lock)."""
+        now = self.clock()
+        while self.games:
+            gid = next(iter(self.games))
+            if now - self.last_use[gid] <= self.idle_seconds:
+                break
+            self._drop(gid, f"it expired after {self.idle_seconds / 60:g} minutes without a request")
 
     def answer(self, gid: str, game: WebGame, view: dict | None = None) -> dict:
         """Return the JSON answer about game ``gid``: its settings and the human's view.
@@ -168,16 +191,24 @@ class Arena:
         return {"id": gid, "settings": settings, "view": view}
 
     def game(self, gid: str) -> WebGame:
-        """Return the game ``gid``; ApiError 404 if there is none."""
+        """Return the game ``gid`` and mark it used; ApiError 410 if it was dropped, 404 if it never was."""
         with self.lock:
+            self._expire()
             game = self.games.get(gid)
+            if game is not None:
+                self.games.move_to_end(gid)
+                self.last_use[gid] = self.clock()
+            gone = self.gone.get(gid)
+        if game is None and gone is not None:
+            raise ApiError(410, f"game {gid!r} is gone: {gone}")
         if game is None:
-            raise ApiError(404, f"no game {gid!r} (games are kept in memory while the server runs)")
+            raise ApiError(404, f"no game {short_repr(gid, 40)} (games are kept in memory while the "
+                                "server runs)")
         return game
 
 
 def _int_field(body: dict, key: str, default: int, low: int, high: int) -> int:
     v = body.get(key, default)
     if isinstance(v, bool) or not isinstance(v, int) or not low <= v <= high:
-        raise ApiError(400, f"{key} must be an integer from {low} to {high}, got {v!r}")
+        raise ApiError(400, f"{key} must be an integer from {low} to {high}, got {short_repr(v)}")
     return v

@@ -13,7 +13,7 @@ CARD_KEYS = {"hand", "table", "captured", "card", "options", "taken", "cards", "
 """Every key under which an arena API response holds card ids."""
 
 
-def client(roots=(), bot_timeout: float = 30.0):
+def client(roots=(), bot_timeout: float = 30.0, **kwargs):
     """Return a Starlette TestClient on a fresh arena app (skips without the [web] extra)."""
     pytest.importorskip("starlette")
     pytest.importorskip("httpx")
@@ -25,7 +25,7 @@ def client(roots=(), bot_timeout: float = 30.0):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return TestClient(create_app(list(roots), bot_timeout=bot_timeout))
+        return TestClient(create_app(list(roots), bot_timeout=bot_timeout, **kwargs))
 
 
 def run_evaluate(out: Path, *args: str) -> None:

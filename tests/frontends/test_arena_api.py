@@ -134,8 +134,9 @@ def test_a_cheating_opponent_is_labelled():
 def test_rematch_deals_the_same_game():
     c = client()
     r = c.post("/api/games", json={"opponents": ["greedy"], "seed": 5, "rules": {"target_score": 3}}).json()
-    again = c.post(f"/api/games/{r['id']}/rematch", json={}).json()
-    assert again["id"] != r["id"] and again["settings"] == r["settings"]
+    gid, _ = _play_out(c, {"target_score": 3}, ["greedy"], seed=5)
+    again = c.post(f"/api/games/{gid}/rematch", json={}).json()
+    assert again["id"] != gid and again["settings"] == r["settings"]
     assert again["view"] == r["view"]
 
 
@@ -155,10 +156,10 @@ def test_the_default_opponent_is_the_shipped_neural_agent_or_a_clear_fallback():
     ({"seat": 2}, 400, "seat must be an integer from 0 to 1"),
     ({"seed": -1}, 400, "seed must be"),
     ({"seed": "x"}, 400, "seed must be"),
-    ({"opponents": ["nobody"]}, 400, "unknown agent 'nobody'"),
+    ({"opponents": ["nobody"]}, 400, "agent 'nobody' is not allowed here"),
     ({"opponents": ["greedy", "expert"]}, 400, "give 1 opponent spec or 1"),
-    ({"opponents": ["search:sims=x"]}, 400, "bad value 'x'"),
-    ({"opponents": ["checkpoint:/etc/passwd"]}, 400, "not under the server's data directories"),
+    ({"opponents": ["search:sims=x"]}, 400, "'sims' of agent 'search' must be an integer from 1 to 2,000"),
+    ({"opponents": ["checkpoint:/etc/passwd"]}, 400, "under the arena's data folders"),
     ({"opponents": [3]}, 400, "agent spec string"),
     ({"speed": 2}, 400, "unknown field(s) ['speed']"),
     ([1, 2], 400, "must be a JSON object"),
@@ -235,7 +236,7 @@ class _Illegal(Agent):
 def test_a_failing_bot_stops_its_game_not_the_server(spec, agent, text):
     registry.register(spec, agent)
     try:
-        c = client(bot_timeout=0.2)
+        c = client(bot_timeout=0.2, allow_agents=[spec])
         # Whoever starts, the bot's first move fails.
         r = c.post("/api/games", json={"opponents": [spec], "seed": 4, "rules": {"target_score": 3}})
         gid, view = r.json()["id"], r.json()["view"]
@@ -307,7 +308,7 @@ def test_replay_frames_follow_the_engine(data):
 
 def test_a_corrupt_checkpoint_under_the_data_directories_is_a_clear_400(tmp_path):
     (tmp_path / "bad.pt").write_bytes(b"not a checkpoint")
-    r = client([tmp_path]).post("/api/games", json={"opponents": [f"checkpoint:{tmp_path / 'bad.pt'}"]})
+    r = client([tmp_path]).post("/api/games", json={"opponents": ["checkpoint:0/bad.pt"]})
     assert r.status_code == 400 and "cannot build opponent" in r.json()["error"]
     assert "corrupt" in r.json()["error"]
 
