@@ -56,13 +56,13 @@ class DataRoots:
         """Return the replay and results files under the roots: {"replays": [...], "results": [...]}."""
         out: dict[str, list[dict]] = {"replays": [], "results": []}
         for kind, pattern in (("replays", "*.jsonl"), ("results", "*.json")):
-            found: list[Path] = []
+            # Keyed by the file itself: a symbolic link to a file in a root, or nested roots, list it once.
+            found: dict[Path, None] = {}
             for root in self.roots:
                 if root.is_dir():
-                    found += [p for p in root.rglob(pattern) if p.is_file()
-                              and p.resolve().is_relative_to(root)]
-            found.sort(key=lambda p: p.stat().st_mtime, reverse=True)
-            for p in found[:MAX_FILES]:
+                    found.update((p.resolve(), None) for p in root.rglob(pattern) if p.is_file()
+                                 and p.resolve().is_relative_to(root))
+            for p in sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)[:MAX_FILES]:
                 name = self.name_of(p)
                 if name is not None:
                     out[kind].append({"name": name, "size": p.stat().st_size})

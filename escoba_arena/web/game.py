@@ -234,7 +234,8 @@ class WebGame:
         return {
             "rules": r.to_dict(), "seat": self.seat, "names": self.names,
             "side_names": self.side_names(), "my_side": r.side_of(self.seat),
-            "round": st.round_index + 1, "dealer": st.dealer,
+            # The round dealt last (once the game is over the engine has moved past it).
+            "round": len(self.rounds), "dealer": self.rounds[-1]["dealer"],
             "to_act": -1 if self.done else st.to_act,
             "your_turn": bool(moves), "hand": cards_of(st.hand(self.seat)),
             "table": cards_of(st.table),

@@ -62,6 +62,17 @@ def test_a_whole_game_through_the_api_is_what_the_engine_plays(rules, opponents)
     assert all(sum(s["count"] for s in e["sides"]) == n for e in shown)
 
 
+def test_after_the_end_the_view_names_the_last_round_played():
+    c = client()
+    gid, view = _play_out(c, {"target_score": 9}, ["greedy"], seed=5)
+    rec = json.loads(c.get(f"/api/games/{gid}/replay").text)
+    played = sum(e["type"] == "round_over" for e in view["log"])
+    # The engine has moved on to a round that is never dealt: the page shows the last one played.
+    assert len(rec["rounds"]) > 1
+    assert view["round"] == played == len(rec["rounds"])
+    assert view["dealer"] == rec["rounds"][-1]["dealer"]
+
+
 @pytest.mark.parametrize("rules, seat", [
     ({"target_score": 3}, 1),
     ({"num_players": 4, "partnerships": True, "target_score": 2}, 2),
@@ -275,6 +286,15 @@ def test_files_results_and_replays(data):
     lines = (data / "replays" / "00_random_vs_greedy.jsonl").read_text().splitlines()
     assert len(games) == len(lines) == 4
     assert [g["final_scores"] for g in games] == [json.loads(x)["final_scores"] for x in lines]
+
+
+def test_a_file_linked_inside_a_data_folder_is_listed_once(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "games.jsonl").write_text("{}\n", encoding="utf-8")
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "a" / "games.jsonl")
+    # The same folder given twice, and nested, still lists each file once.
+    c = client([tmp_path, tmp_path / "a"])
+    assert [f["name"] for f in c.get("/api/files").json()["replays"]] == ["0/a/games.jsonl"]
 
 
 def test_replay_frames_follow_the_engine(data):

@@ -101,19 +101,38 @@ def _start(page, server: str, seed: int, target: int, opponent: str) -> None:
 
 
 def test_play_a_whole_game_by_clicking(page, server):
-    _start(page, server, seed=3, target=3, opponent="greedy")
+    _start(page, server, seed=3, target=9, opponent="greedy")
     shown = []  # (hand, table) at each of the human's decisions, as the page showed them
+    new_deals = 0  # decisions where the human's last move was made under an earlier deal
     for _ in range(400):
         _settle(page)
         if page.is_visible("#game-over"):
             break
         shown.append((_cards(page, "#hand .card"), _cards(page, "#table .card")))
+        # The recent-moves strip holds only moves made on the table of the current deal.
+        log = page.evaluate("view.log")
+        deal = max(i for i, e in enumerate(log) if e["type"] == "deal")
+        mine = [i for i, e in enumerate(log) if e["type"] == "move" and e["seat"] == 0]
+        since_deal = sum(e["type"] == "move" for e in log[deal:])
+        strip = page.locator("#last-move .move").count()
+        assert strip <= since_deal
+        if mine and mine[-1] < deal:
+            new_deals += 1
+            assert strip == min(4, since_deal)
         page.locator("#hand .card.playable").first.click()
         if page.is_visible("#options"):
             page.locator("#options button.option").first.click()
     assert page.is_visible("#game-over") and "Final score" in page.inner_text("#game-over")
     gid = page.evaluate("document.body.dataset.game")
     rec = json.loads(page.request.get(f"{server}api/games/{gid}/replay").text())
+    assert new_deals >= 1 and len(rec["rounds"]) > 1
+    # At 1280x900, from the top of the page: it says the game ended, the banner and Rematch are in view.
+    page.evaluate("window.scrollTo(0, 0)")
+    assert page.inner_text("#status").startswith(f"Game over · Round {len(rec['rounds'])} · ")
+    for sel in ("#game-over", "#rematch"):
+        box = page.locator(sel).bounding_box()
+        assert box["y"] >= 0 and box["y"] + box["height"] <= 900, (sel, box)
+    assert "ESCOBA!." not in page.inner_text("#log")
     check_replay(rec)  # the engine re-plays the recorded game exactly
     # What the page showed at each decision is the engine's position then.
     eng = EscobaEngine(1, Rules.from_dict(rec["rules"]))

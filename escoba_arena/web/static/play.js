@@ -59,7 +59,7 @@ function describe(e, v) {
     const verb = e.seat === v.seat ? "play" : "plays";
     if (!e.captured.length) return [`${who(e.seat)} ${verb} ${cardName(e.card)} to the table.`, ""];
     return [`${who(e.seat)} ${verb} ${cardName(e.card)} and take${e.seat === v.seat ? "" : "s"} ${names(e.captured)}` +
-            (e.escoba ? " · ESCOBA!" : "") + ".", e.escoba ? "escoba" : ""];
+            (e.escoba ? " · ESCOBA!" : "."), e.escoba ? "escoba" : ""];
   }
   if (e.type === "last_cards") {
     return [e.seat >= 0 ? `The last table cards ${names(e.cards)} go to ${who(e.seat)}.`
@@ -82,7 +82,7 @@ function render(data) {
   if (v.error) showError(v.error);
   // Status line and opponents.
   const toAct = v.to_act >= 0 ? v.names[v.to_act] : "nobody";
-  document.getElementById("status").textContent =
+  document.getElementById("status").textContent = (v.done ? "Game over · " : "") +
       `Round ${v.round} · dealer ${v.names[v.dealer]} · stock ${v.stock} cards · target ${v.rules.target_score}` +
       (v.done ? "" : ` · to act: ${toAct}`);
   const opp = document.getElementById("opponents");
@@ -135,9 +135,12 @@ function render(data) {
   // The moves since your last one (every bot's, in order), each capture highlighted.
   const lm = document.getElementById("last-move");
   lm.replaceChildren();
+  // A new deal clears it: the table those moves were made on is gone.
   let from = v.log.length;
-  while (from > 0 && !(v.log[from - 1].type === "move" && v.log[from - 1].seat === v.seat)) from--;
-  const recent = v.log.slice(Math.max(0, from - 1)).filter(e => e.type === "move");
+  while (from > 0 && !(v.log[from - 1].type === "move" && v.log[from - 1].seat === v.seat)
+         && v.log[from - 1].type !== "deal") from--;
+  const start = from > 0 && v.log[from - 1].type === "deal" ? from : Math.max(0, from - 1);
+  const recent = v.log.slice(start).filter(e => e.type === "move");
   for (const m of recent.slice(-4)) {
     const line = el("div", {class: "row move"}, el("span", {class: "label", text: `${v.names[m.seat]} `}),
                     cardEl(m.card, "small played"));

@@ -65,7 +65,7 @@ function draw() {
     const shown = view < 0 || view === s;
     const row = el("div", {class: "row"}, ...h.map(c => shown ? cardEl(c, "small") : backEl("small")));
     return el("div", {class: "seat" + (f.to_act === s && k < rnd.frames.length - 1 ? " toact" : ""), "data-seat": s},
-              el("div", {class: "label", text: `seat ${s} (${m.seats[s]}) · ${f.piles[s]} captured, ${f.escobas[s]} escobas`}),
+              el("div", {class: "label", text: `seat ${s} (${m.seats[s]}) · ${f.piles[s]} captured, ${f.escobas[s]} escoba${f.escobas[s] === 1 ? "" : "s"}`}),
               row);
   }));
   const sn = sideNames();
