@@ -38,6 +38,22 @@ def test_a_missing_data_directory_is_refused(tmp_path, capsys):
     assert err.count("\n") == 1 and "is not a directory" in err
 
 
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.7"])
+def test_a_reachable_address_needs_public(host, capsys):
+    assert main(["--host", host, "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"escoba-arena: error: --host {host} can be reached from other machines; add --public "
+                   "to serve the arena to them (see --help)\n")
+
+
+def test_help_states_the_bot_time_budget_and_the_exposure_flags(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "the time budget of one bot move" in out and "(default 10)" in out
+    assert "--public" in out and "--allowed-host NAME" in out and "--allow-agent SPEC" in out
+
+
 def test_a_busy_port_is_one_line_and_status_1(capsys):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

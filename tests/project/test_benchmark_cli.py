@@ -25,6 +25,10 @@ ROOT = Path(__file__).resolve().parents[2]
     ("strength.py", ["--deals", "2", "--json", "no/such/dir/x.json"], 1, "its folder does not exist"),
     ("bench_train.py", ["--threads", "-4"], 2, "argument --threads: must be a positive integer, got '-4'"),
     ("bench_train.py", ["--device", "foo"], 2, "argument --device: not a torch device: 'foo'"),
+    ("bench_arena.py", ["--clients", "0"], 2, "argument --clients: must be a positive integer, got '0'"),
+    ("bench_arena.py", ["--seconds", "nan"], 2, "argument --seconds: must be a positive number, got 'nan'"),
+    ("bench_arena.py", ["--clients", "2", "--games", "2", "--opponents", "python:os:system"], 1,
+     "a client failed: POST /api/games: 400"),
 ])
 def test_bad_input_gets_one_line_and_a_non_zero_exit(tmp_path, script, args, status, message):
     res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args], cwd=tmp_path, text=True,
@@ -33,3 +37,16 @@ def test_bad_input_gets_one_line_and_a_non_zero_exit(tmp_path, script, args, sta
     (line,) = res.stderr.splitlines()
     assert line.startswith(f"{script}: error: ") and message in line, line
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_bench_arena_smoke():
+    """Two clients play three whole games against the arena served by another process."""
+    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_arena.py"), "--clients", "2",
+                          "--games", "3", "--opponents", "random"], cwd=ROOT, text=True, capture_output=True,
+                         timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[1].startswith("2 clients vs random: 3 games in ") and lines[1].endswith(" games/s")
+    counts = {ln.split()[0]: int(ln.split()[1]) for ln in lines[3:6]}
+    assert counts["create"] == 3 and counts["view"] == 3 and counts["move"] >= 3 * 10
+    assert lines[6].startswith("server RSS: ")

@@ -1,0 +1,190 @@
+"""Web arena under load: N concurrent loopback clients playing whole games against bots.
+
+Starts ``escoba-arena`` (``python -m escoba_arena.web``) in a process of its own on a free
+loopback port, then N client threads, each with one keep-alive connection, create games against
+the opponents given (in turn) and play them to the end, picking a random legal move (seeded).
+It stops after ``--games`` games or ``--seconds``, whichever comes first, and prints games/s,
+p50/p99/max latency per request kind and the server's resident memory (RSS) before and after.
+
+    python benchmarks/bench_arena.py                              # 20 clients, 200 games
+    python benchmarks/bench_arena.py --clients 20 --games 1000 --seconds 180
+    python benchmarks/bench_arena.py --clients 4 --opponents expert
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from escoba_env.cli import OneLineParser, guarded_main, positive_float, positive_int
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def rss_mib(pid: int) -> float | None:
+    """Return the resident memory of process ``pid`` in MiB (Linux ``/proc``), or None."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def start_server() -> tuple[subprocess.Popen, int]:
+    """Start the arena on a free loopback port; return (process, port) once it answers."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([sys.executable, "-m", "escoba_arena.web", "--host", "127.0.0.1", "--port", "0"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    if not line.startswith("Escoba arena: http://"):
+        proc.kill()
+        raise RuntimeError(f"the arena did not start: {(line + proc.stderr.read()).strip()[:300]}")
+    port = int(line.split()[2].rstrip("/").rsplit(":", 1)[1])
+    for _ in range(200):
+        try:
+            Client(port).call("GET", "/api/files")
+            return proc, port
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("the arena does not answer")
+
+
+class Client:
+    """One keep-alive HTTP connection to the arena, timing each request by kind."""
+
+    def __init__(self, port: int):
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        self.times: dict[str, list[float]] = {}
+
+    def call(self, method: str, path: str, body: dict | None = None, kind: str | None = None) -> dict:
+        """Send one request; return its JSON answer (RuntimeError on a non-2xx status)."""
+        data = None if body is None else json.dumps(body)
+        headers = {"Content-Type": "application/json"} if data is not None else {}
+        t0 = time.perf_counter()
+        self.conn.request(method, path, body=data, headers=headers)
+        res = self.conn.getresponse()
+        raw = res.read()
+        if kind is not None:
+            self.times.setdefault(kind, []).append(time.perf_counter() - t0)
+        if not 200 <= res.status < 300:
+            raise RuntimeError(f"{method} {path}: {res.status} {raw[:200]!r}")
+        return json.loads(raw)
+
+
+def sample_rss(pid: int, stop: threading.Event, quota: list[int], samples: list) -> None:
+    """Append (games finished, server RSS in MiB) to ``samples`` every second until ``stop`` is set."""
+    while not stop.wait(1.0):
+        samples.append((quota[1], rss_mib(pid)))
+
+
+def play(port: int, opponents: list[str], seed: int, stop: threading.Event, quota: list[int],
+         lock: threading.Lock, out: list) -> None:
+    """Play whole games until the quota is used up or ``stop`` is set; append (times, games, error) to out."""
+    client, rng, games, error = Client(port), random.Random(seed), 0, None
+    try:
+        while not stop.is_set():
+            with lock:
+                if quota[0] <= 0:
+                    break
+                quota[0] -= 1
+                k = quota[0]
+            ans = client.call("POST", "/api/games", {"opponents": [opponents[k % len(opponents)]]}, "create")
+            gid, view = ans["id"], ans["view"]
+            while not view["done"] and not stop.is_set():
+                m = rng.choice(view["moves"])
+                view = client.call("POST", f"/api/games/{gid}/move",
+                                   {"card": m["card"], "capture": rng.choice(m["options"])}, "move")["view"]
+            client.call("GET", f"/api/games/{gid}", kind="view")
+            games += view["done"]
+            with lock:
+                quota[1] += view["done"]
+    except (OSError, RuntimeError, ValueError) as exc:  # reported once by main, the others stop
+        error = str(exc)
+        stop.set()
+    finally:
+        client.conn.close()
+        out.append((client.times, games, error))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the load test and print its figures; return the exit status."""
+    ap = OneLineParser(prog="bench_arena.py", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--clients", type=positive_int, default=20, help="concurrent clients (default 20)")
+    ap.add_argument("--games", type=positive_int, default=200, help="games in all (default 200)")
+    ap.add_argument("--seconds", type=positive_float, default=180.0,
+                    help="stop starting games after this long (default 180)")
+    ap.add_argument("--opponents", nargs="+", default=["random", "greedy"],
+                    help="opponent specs, used in turn (default: random greedy)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the clients' move choices (default 0)")
+    args = ap.parse_args(argv)
+    load = ", load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()) if hasattr(os, "getloadavg") else ""
+    proc, port = start_server()
+    try:
+        before = rss_mib(proc.pid)
+        # quota: [games left to start, games finished]; RSS sampled each second as (finished, MiB).
+        stop, lock, quota, out = threading.Event(), threading.Lock(), [args.games, 0], []
+        samples: list[tuple[int, float | None]] = []
+        sampler = threading.Thread(target=sample_rss, args=(proc.pid, stop, quota, samples), daemon=True)
+        sampler.start()
+        threads = [threading.Thread(target=play, args=(port, args.opponents, args.seed + i, stop, quota, lock,
+                                                       out)) for i in range(args.clients)]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        deadline = t0 + args.seconds
+        for t in threads:
+            t.join(max(0.0, deadline - time.perf_counter()))
+        stop.set()  # past --seconds: clients end the move they are in and stop
+        for t in threads:
+            t.join()
+        wall = time.perf_counter() - t0
+        sampler.join()
+        after = rss_mib(proc.pid)
+    finally:
+        proc.terminate()
+        try:
+            proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    errors = [e for _, _, e in out if e]
+    if errors:
+        raise RuntimeError(f"a client failed: {errors[0]}")
+    games = sum(g for _, g, _ in out)
+    if hasattr(os, "getloadavg"):
+        load += " (before), {:.2f} {:.2f} {:.2f} (after)".format(*os.getloadavg())
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs{load}, "
+          f"python {platform.python_version()}")
+    print(f"{args.clients} clients vs {'/'.join(args.opponents)}: {games} games in {wall:.1f} s = "
+          f"{games / wall:.2f} games/s")
+    print(f"{'request':<8} {'count':>7} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
+    for kind in ("create", "move", "view"):
+        ts = np.array([x for times, _, _ in out for x in times.get(kind, [])]) * 1e3
+        if len(ts):
+            p50, p99 = np.percentile(ts, [50, 99])
+            print(f"{kind:<8} {len(ts):>7} {p50:>8.1f} {p99:>8.1f} {ts.max():>8.1f}")
+    fmt = lambda v: "n/a" if v is None else f"{v:.0f} MiB"  # noqa: E731
+    print(f"server RSS: {fmt(before)} before, {fmt(after)} after")
+    known = [(g, r) for g, r in samples if r is not None]
+    if known:  # about ten points along the run: flat once the kept games (the LRU) are full
+        picks = sorted({known[round(i * (len(known) - 1) / 9)] for i in range(10)})
+        print("server RSS (MiB) by games finished: " + ", ".join(f"{g}: {r:.0f}" for g, r in picks))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(guarded_main("bench_arena.py", main))
