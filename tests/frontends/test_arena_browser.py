@@ -268,9 +268,33 @@ def test_open_a_results_page(page, server, data):
     assert cells[3] == f"{p['diff']['mean']:+.3f} [{p['diff']['lo']:+.3f}, {p['diff']['hi']:+.3f}]"
     w = p["win_rate"]
     assert cells[4] == f"{w['rate']:.3f} [{w['lo']:.3f}, {w['hi']:.3f}]"
+    # On a narrow window the pairs table scrolls inside the page rather than widening it.
+    page.set_viewport_size({"width": 480, "height": 900})
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    page.set_viewport_size({"width": 1280, "height": 900})
     ranks = page.locator("#ratings tr.rating").all()
     assert [r.locator("td").nth(1).inner_text() for r in ranks] == [x["agent"] for x in res["ratings"]]
     assert ranks[0].locator("td").nth(2).inner_text() == f"{res['ratings'][0]['mu']:.2f}"
     page.click("#replays a")
     page.wait_for_selector("body[data-frame='0']")
     assert "random, greedy" in page.inner_text("#meta")
+
+
+def test_page_text_legend_small_cards_and_no_stale_error(page, server):
+    _start(page, server, seed=4, target=3, opponent="greedy")
+    assert page.inner_text("#legend") == "(S sota = 8, C caballo = 9, R rey = 10)"
+    # Suit names stay inside the small cards of the recent-moves strip.
+    page.locator("#hand .card.playable").first.click()
+    _settle(page)
+    fits = page.locator("#last-move .card .suit").evaluate_all(
+        "els => els.map(e => e.scrollWidth <= e.parentElement.clientWidth)")
+    assert fits and all(fits)
+    # A server error, then a form the browser itself refuses: the old error is cleared.
+    page.fill("input[name=opponents]", "nonsense")
+    page.click("#new-game")
+    page.wait_for_selector("#message:not(.hidden)")
+    assert "nonsense" in page.inner_text("#message")
+    page.fill("input[name=opponents]", "greedy")
+    page.fill("input[name=target_score]", "0")
+    page.click("#new-game")
+    page.wait_for_selector("#message.hidden", state="attached")

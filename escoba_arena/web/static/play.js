@@ -194,6 +194,8 @@ function choose(card, options) {
 async function init() {
   const f = document.getElementById("setup");
   f.addEventListener("submit", newGame);
+  // The browser's own check of a field stops the request: an earlier server error no longer applies.
+  f.addEventListener("invalid", () => showError(""), true);
   document.getElementById("rematch").addEventListener("click",
       () => call(`/api/games/${encodeURIComponent(gameId)}/rematch`, {}));
   try {
