@@ -124,6 +124,27 @@ def test_seats_and_replays_show_spec_names_not_server_paths(tmp_path):
     assert r["settings"]["opponents"] == [] and c.app.state.arena.games[r["id"]].specs == {1: "neural"}
 
 
+def test_a_saved_replay_names_a_data_checkpoint_by_its_data_name(tmp_path):
+    import shutil
+
+    from escoba_arena.web.allow import NEURAL_FILE, repo_root
+
+    (tmp_path / "nets").mkdir()
+    shutil.copy(repo_root() / NEURAL_FILE, tmp_path / "nets" / "mine.pt")
+    c = client([tmp_path])
+    r = c.post("/api/games", json={"opponents": ["checkpoint:0/nets/mine.pt"], "max_rounds": 1}).json()
+    gid, view = r["id"], r["view"]
+    while not view["done"]:
+        m = view["moves"][0]
+        move = {"card": m["card"], "capture": m["options"][0]}
+        view = c.post(f"/api/games/{gid}/move", json=move).json()["view"]
+    replay = c.get(f"/api/games/{gid}/replay").text
+    assert json.loads(replay)["seats"] == ["human", "checkpoint:path=0/nets/mine.pt"]
+    frames = c.get(f"/api/games/{gid}/frames").text
+    for text in (replay, frames, json.dumps(view)):
+        assert str(tmp_path) not in text and str(repo_root()) not in text
+
+
 def test_rematch_replay_and_frames_of_a_running_game_are_refused():
     c = client()
     r = c.post("/api/games", json={"opponents": ["greedy"]}).json()
