@@ -204,7 +204,7 @@ async function init() {
     if (!info.neural) f.opponents.value = "expert";
     document.getElementById("agents-help").textContent = "Agents: " +
         (info.neural ? "neural (the shipped PPO agent, 2 players, default rules), " : "") +
-        info.agents.map(a => a.name).join(", ") + " (parameters: search:sims=200, endgame:base=greedy, ...)";
+        info.agents.map(a => a.name).filter(n => !(info.neural && n === info.alias)).join(", ") + " (parameters: search:sims=200, endgame:base=greedy, ...)";
   } catch (e) {
     showError(e.message);
   }
