@@ -10,7 +10,10 @@
 # The sizes can be scaled down through the environment (the test suite runs it tiny):
 #   MID_CHUNK (30000 labels per midgame chunk), MID_SIMS (500), EG_BIG (150000), EG_FIRST (200000),
 #   EG_SMALL (40000), TEST_LABELS (20000), EPOCHS (20), PROBE_EPOCHS (8), HIDDEN ("256 256").
+# PYTHON names the interpreter of every step (default: python3 on PATH); point it at the project's
+# venv when that venv is not activated, e.g. PYTHON=.venv/bin/python bash scripts/reproduce_neural_solo.sh
 set -euo pipefail
+PYTHON=${PYTHON:-python3}
 OUT=${1:-runs/neural_solo}
 MID_CHUNK=${MID_CHUNK:-30000}
 MID_SIMS=${MID_SIMS:-500}
@@ -26,8 +29,8 @@ mkdir -p "$OUT"
 L="$OUT/labels"
 mkdir -p "$L"
 # distill OUT ARGS...: label decisions into OUT unless it exists; train OUT ARGS...: the same for a network
-distill() { local out=$1; shift; [ -e "$out" ] || python -m agents.distill --no-progress --values --out "$out" "$@"; }
-train() { local out=$1; shift; [ -e "$out" ] || python scripts/train_solo.py "$@" --out "$out"; }
+distill() { local out=$1; shift; [ -e "$out" ] || "$PYTHON" -m agents.distill --no-progress --values --out "$out" "$@"; }
+train() { local out=$1; shift; [ -e "$out" ] || "$PYTHON" scripts/train_solo.py "$@" --out "$out"; }
 MIX=(--behaviour "checkpoint:$PLAIN" expert greedy --weights 0.5 0.35 0.15)
 
 # 1. The endgame network: exact solver values of 2-player endgame decisions (1,295,159 labels at full size).

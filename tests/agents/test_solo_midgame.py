@@ -6,7 +6,9 @@ import importlib.util
 import itertools
 import math
 import os
+import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -258,15 +260,71 @@ def test_train_script_fits_a_midgame_net_on_search_values(tmp_path, capsys):
     assert "no decision taken while the stock lasts" in capsys.readouterr().err
 
 
+REPRODUCE = os.path.join(ROOT, "scripts", "reproduce_neural_solo.sh")
+
+
+def _bare_path(folder, **extra: str) -> str:
+    """Return a PATH of one new folder holding only bash and mkdir (what the script runs besides
+    Python), plus ``extra`` names linked to given files: no ``python`` nor ``python3`` on it."""
+    folder.mkdir()
+    for name in ("bash", "mkdir"):
+        os.symlink(shutil.which(name), folder / name)
+    for name, target in extra.items():
+        os.symlink(target, folder / name)
+    return str(folder)
+
+
+def _fake_python(tmp_path):
+    """Return (path, log) of a stand-in interpreter that logs its arguments and writes its --out file."""
+    log = tmp_path / "calls.log"
+    fake = tmp_path / "fake_python"
+    fake.write_text(f"#!{shutil.which('bash')}\n"
+                    f"printf '%s\\n' \"$*\" >> '{log}'\n"
+                    'while [ $# -gt 0 ]; do [ "$1" = --out ] && : > "$2"; shift; done\n'
+                    "exit 0\n")
+    fake.chmod(0o755)
+    return fake, log
+
+
+def test_the_reproduction_script_runs_every_step_with_the_python_it_is_given(tmp_path):
+    # No python on PATH: every step must go through $PYTHON (a bare `python` fails here).
+    fake, log = _fake_python(tmp_path)
+    env = {"PATH": _bare_path(tmp_path / "bin"), "PYTHON": str(fake), "HOME": str(tmp_path)}
+    out = tmp_path / "solo"
+    done = subprocess.run([shutil.which("bash"), REPRODUCE, str(out)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    calls = log.read_text().splitlines()
+    # 11 endgame label sets, 16 midgame ones, 9 DAgger ones; 3 trainings (endgame, probe, final)
+    assert sum(c.startswith("-m agents.distill --no-progress --values --out ") for c in calls) == 36
+    assert sum(c.startswith("scripts/train_solo.py ") for c in calls) == 3 and len(calls) == 39
+    assert calls[-1].endswith(f"--out {out}/escoba_2p_solo.pt")
+    assert done.stdout.splitlines()[-1] == f"wrote {out}/escoba_2p_solo.pt"
+    # Started again: every file exists, nothing is run.
+    again = subprocess.run([shutil.which("bash"), REPRODUCE, str(out)], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and len(log.read_text().splitlines()) == 39
+
+
+def test_the_reproduction_script_defaults_to_python3_on_path(tmp_path):
+    fake, log = _fake_python(tmp_path)
+    env = {"PATH": _bare_path(tmp_path / "bin", python3=str(fake)), "HOME": str(tmp_path)}
+    done = subprocess.run([shutil.which("bash"), REPRODUCE, str(tmp_path / "solo")], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert len(log.read_text().splitlines()) == 39
+
+
 @pytest.mark.slow
 def test_the_reproduction_script_runs_every_step_at_a_tiny_scale(tmp_path):
     out = tmp_path / "solo"
-    env = {**os.environ, "PYTHONPATH": ROOT, "MID_CHUNK": "120", "MID_SIMS": "8", "EG_BIG": "60",
+    # The interpreter running the tests, with no python on PATH (a venv that is not activated).
+    env = {**os.environ, "PATH": _bare_path(tmp_path / "bin"), "PYTHON": sys.executable,
+           "PYTHONPATH": ROOT, "MID_CHUNK": "120", "MID_SIMS": "8", "EG_BIG": "60",
            "EG_FIRST": "60", "EG_SMALL": "80", "TEST_LABELS": "60", "EPOCHS": "1", "PROBE_EPOCHS": "1",
            "HIDDEN": "8"}
-    script = os.path.join(ROOT, "scripts", "reproduce_neural_solo.sh")
-    done = subprocess.run(["bash", script, str(out)], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=900)
+    cmd = [shutil.which("bash"), REPRODUCE, str(out)]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     agent = load_checkpoint_agent(out / "escoba_2p_solo.pt")
     assert isinstance(agent, SoloAgent) and agent.midgame.net_config() == {"hidden": [8], "inputs": 280}
@@ -274,8 +332,7 @@ def test_the_reproduction_script_runs_every_step_at_a_tiny_scale(tmp_path):
     # Started again on the same folder, it overwrites nothing and only redoes what is missing.
     labels = {p: p.read_bytes() for p in (out / "labels").iterdir()}
     (out / "escoba_2p_solo.pt").unlink()
-    again = subprocess.run(["bash", script, str(out)], cwd=ROOT, env=env, capture_output=True, text=True,
-                           timeout=900)
+    again = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stderr[-2000:]
     assert again.stdout.count("wrote") == 2  # the final network's training, then the script's last line
     assert {p: p.read_bytes() for p in (out / "labels").iterdir()} == labels
