@@ -6,6 +6,11 @@ mismatch at the first step it affects. If such a change is intended, bump the en
 it is user-visible and regenerate the file:
 
     python -m tests.envs.test_playthrough --regenerate
+
+The file is written by the code itself, so on its own it only catches changes. Beside it, the same
+recorded games are replayed by the plain-Python reference (``tests/reference.py``): every action
+legal there, the whole public state equal after each step, and the recorded rewards and final
+scores those of the reference.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import numpy as np
 import pytest
 
 from escoba_env import escoba_v0
+from tests.reference import RefGame, compare_state
 
 GOLDEN = Path(__file__).resolve().parents[1] / "data" / "escoba_v0_playthrough.json"
 CASES = [
@@ -101,6 +107,43 @@ def test_recorded_playthrough_replays_exactly(index):
     assert all(env.terminations.values()) or all(env.truncations.values())
     final = env.unwrapped.infos["player_0"]
     assert {"scores": final["scores"], "winner": final["winner"]} == game["final"]
+
+
+def _reference_rewards(ref: RefGame, info: dict, reward: str) -> list[float]:
+    """The rewards per seat of one reference step: round-point differences (``round_points``:
+    a side's points minus the best other side's), or +-1 to the winner when the game ends."""
+    seats = range(ref.p)
+    if not info["round_over"]:
+        return [0.0] * ref.p
+    if reward == "game":
+        if not ref.done or ref.winner is None:
+            return [0.0] * ref.p
+        return [1.0 if ref.side(i) == ref.winner else -1.0 for i in seats]
+    pts = info["round"]["points"]
+    return [float(pts[ref.side(i)] - max(x for t, x in enumerate(pts) if t != ref.side(i))) for i in seats]
+
+
+@pytest.mark.parametrize("index", range(len(CASES)))
+def test_recorded_playthrough_is_the_reference_game(index):
+    game = load()[index]
+    env = escoba_v0.env(**game["config"])
+    env.reset(seed=game["seed"])
+    raw = env.unwrapped
+    eng = raw.engine
+    # Only the shuffled deck of each round is read from the env: the reference plays the rest.
+    ref = RefGame(raw.rules, int(eng.dealer[0]), [int(c) for c in eng.deck[0]],
+                  single_round=raw.episode == "round")
+    compare_state(eng, [ref])
+    for i, (action, step) in enumerate(zip(game["actions"], game["steps"], strict=True)):
+        assert action in ref.legal(), f"step {i}: {action} is not legal in the reference"
+        info = ref.step(action)
+        assert _reference_rewards(ref, info, raw.reward_kind) == step["rewards"], f"step {i}"
+        env.step(action)
+        if ref.needs_deck:
+            ref.new_round([int(c) for c in raw.engine.deck[0]])
+        compare_state(raw.engine, [ref])
+    assert ref.done
+    assert {"scores": ref.scores, "winner": -1 if ref.winner is None else ref.winner} == game["final"]
 
 
 def test_golden_file_covers_every_case():
