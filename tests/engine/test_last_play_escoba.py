@@ -68,9 +68,9 @@ def test_a_joker_sweeping_with_the_last_card_is_an_escoba_only_under_the_rule(fl
     assert runs[0] == runs[1] == runs[2]  # every action, capture and escoba, and the round's score
     trace, got_points, got_escobas = runs[0]
     assert (got_points, got_escobas) == (points, escobas)
-    # The last play: seat 1's joker, alone in its hand, on 2e 4o 4e (10). It has several options
-    # (it is wild for 1..10), so three table-card choices follow (3, then 2, then 2 legal actions:
-    # table cards and "stop" where an option is complete), ending on the whole table, as a 5.
+    # The last play: seat 1's joker, alone in its hand, on 2e 4o 4e (10). Wild for 1..10, it has
+    # several options, so table cards are named: one of 2e 4o 4e, then 4o or 4e, then after 2e 4o
+    # either 4e (the whole table, the joker as a 5) or the joker's own id, "stop" (2e 4o, as a 9).
     t = M("2e 4o 4e")
     last = (1, t, 2, M("2e 4o 4e *1"), int(flag))
     assert trace[-4:] == [(1, t, 1, 0, 0), (1, t, 3, 0, 0), (1, t, 2, 0, 0), last]
