@@ -73,14 +73,6 @@ def with_descendants(pids: list[int]) -> list[int]:
     return out
 
 
-def cmdline(pid: int) -> bytes:
-    """Return a process's command line (empty once it has gone)."""
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
-
-
 class RayCluster:
     """A Ray head and worker nodes on 127.0.0.1, each with one CPU and its own temp dir."""
 
@@ -99,8 +91,8 @@ class RayCluster:
     def driver_env(self) -> dict[str, str]:
         """Return the environment of a program that joins this cluster (``--ray-address``)."""
         env = {**os.environ, **self.env}
-        env.pop("RAY_AUTH_TOKEN_PATH", None)
-        env.pop("RAY_ADDRESS", None)
+        for var in ("RAY_AUTH_TOKEN_PATH", "RAY_ADDRESS", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"):
+            env.pop(var, None)  # what another test's Ray may have left: another cluster, no clusters
         return env
 
     def _start(self, name: str, args: list[str]) -> None:
@@ -141,20 +133,15 @@ class RayCluster:
         """Return the names of the worker nodes (not the head) that still have processes."""
         return [n for n in self.nodes if n != "head" and self.pids(n)]
 
-    def raylet(self, name: str) -> int:
-        """Return the pid of node ``name``'s raylet."""
-        (pid,) = [p for p in self.pids(name) if cmdline(p).split(b"\0")[0].endswith(b"/raylet")]
-        return pid
-
     def kill(self, name: str) -> None:
         """Kill every process of node ``name`` at once (the node dies as a machine would); return None."""
-        for p in self.pids(name):
-            try:
-                os.kill(p, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         end = time.monotonic() + 10
-        while self.pids(name) and time.monotonic() < end:
+        while (pids := self.pids(name)) and time.monotonic() < end:  # again: one may have just started
+            for p in pids:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             time.sleep(0.05)
 
     def stop(self) -> None:

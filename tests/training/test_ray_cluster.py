@@ -118,16 +118,17 @@ def test_evaluate_on_the_cluster_gives_the_local_results_and_survives_a_lost_nod
     _wait(p, lambda: _journaled(journal) >= 3, "3 journaled blocks")
     cluster.kill("node1")
     err = _finish(p)
-    assert p.returncode == 1, err
-    (line,) = err.strip().splitlines()
-    assert line.startswith("evaluate.py: error: a Ray worker died") and "--resume" in line
-    kept = _journaled(journal)
-    assert 3 <= kept < 40 and f"{kept} of 40 blocks finished" in line
-    assert not (tmp_path / "cut/r.json").exists()
-
-    cluster.add_node("node2")  # a replacement joins; the same command with --resume finishes the run
-    _run([*EVAL, *size, *on_ray, "--out", "cut/r", "--resume"], tmp_path, env)
-    assert not journal.exists()
+    cluster.add_node("node2")  # a replacement joins
+    if p.returncode != 0:  # a block was running on the node (always, so far): the run stops
+        assert p.returncode == 1, err
+        (line,) = err.strip().splitlines()
+        assert line.startswith("evaluate.py: error: a Ray worker died") and "--resume" in line
+        kept = _journaled(journal)
+        assert 3 <= kept < 40 and f"{kept} of 40 blocks finished" in line
+        assert not (tmp_path / "cut/r.json").exists()
+        # the same command with --resume finishes the run
+        _run([*EVAL, *size, *on_ray, "--out", "cut/r", "--resume"], tmp_path, env)
+    assert not journal.exists()  # either way: the results hold everything
     assert _results(tmp_path / "cut/r") == _results(tmp_path / "local/r")
     assert _csvs(tmp_path / "cut/r") == _csvs(tmp_path / "local/r")
 
