@@ -7,7 +7,8 @@ CPU-second (of the trainer and its worker processes together: the CPU figure is 
 would give if nothing else ran on it; on a shared machine the wall figure mostly measures the
 neighbours), and the share of the wall time the learner spent in (or waiting for) the rollout rather
 than in GAE and the PPO update. "Env steps" are decisions of every seat in every game, the
-opponents' included, the unit of ``total_steps`` and of ``charts/sps``.
+opponents' included, the unit of ``total_steps`` and of ``charts/sps``. Under every row it prints the
+bytes the Ray backend sends per update (``transfer_bytes``): the weights out, the rollouts back.
 
     python benchmarks/bench_train.py --workers 1 2         # pure self-play and the default league
     python benchmarks/bench_train.py --workers 1 2 --overlap off on --repeat 3
@@ -22,6 +23,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import os
+import pickle
 import pstats
 import sys
 import tempfile
@@ -33,7 +35,7 @@ import torch  # noqa: E402
 
 from agents.neural import HEADS  # noqa: E402
 from agents.training import Config, Trainer  # noqa: E402
-from agents.training.workers import LocalProcesses  # noqa: E402
+from agents.training.workers import LocalProcesses, _state_dicts, shards  # noqa: E402
 from escoba_env.cli import (  # noqa: E402
     OneLineParser,
     add_rules_arguments,
@@ -60,6 +62,29 @@ def cpu_now(t: Trainer) -> float:
     return time.process_time() + sum(_proc_cpu(p.pid) for p in procs)
 
 
+def _pickled(obj: object) -> int:
+    """Return the size in bytes of ``obj`` pickled with protocol 5, as Ray serializes its objects."""
+    return len(pickle.dumps(obj, protocol=5))
+
+
+def transfer_bytes(t: Trainer, results: list[dict]) -> dict[str, int]:
+    """Return the bytes the Ray backend sends per update for trainer ``t`` whose last rollout gave the
+    workers' ``results``: ``weights`` (the policy and critic broadcast once per rollout: one object, copied
+    once to every node that runs workers), ``rollouts`` (what the workers send back, all of them together:
+    each its result and its shard of the rollout buffers, ``RayRolloutActor.rollout``) and ``snapshot``
+    (a league snapshot, sent to every node when one is taken).
+
+    The sizes are those of the objects pickled with protocol 5, Ray's serialization (arrays and tensors
+    as raw buffers); Ray adds a small header per object. The local backends send none of this over a
+    network (shared memory and pipes), the same objects in kind."""
+    weights = _state_dicts(t.net, t.critic)
+    bufs = {k: v.numpy() for k, v in t.buf.items()}
+    parts = shards(t.cfg.num_envs, len(results))
+    rollouts = sum(_pickled((res, {k: v[:, lo:hi] for k, v in bufs.items()}))
+                   for res, (lo, hi) in zip(results, parts, strict=True))
+    return {"weights": _pickled(weights), "rollouts": rollouts, "snapshot": _pickled(weights[0])}
+
+
 def measure(cfg: Config, updates: int, profile: bool = False) -> dict[str, float]:
     """Return the wall and CPU seconds of ``updates`` updates of the training loop, the seconds the learner
     spent in (or waiting for) rollouts, and the env steps.
@@ -69,6 +94,14 @@ def measure(cfg: Config, updates: int, profile: bool = False) -> dict[str, float
     rollout) and the last one of an overlapped run starts no next rollout.
     """
     t = Trainer(cfg)
+    last: list[list[dict]] = []
+    apply = t._apply
+
+    def keep(res: list[dict]) -> None:  # the workers' results of the last rollout, for transfer_bytes
+        last[:] = [res]
+        apply(res)
+
+    t._apply = keep
     marks: list[tuple[float, float, float]] = []
     prof = cProfile.Profile() if profile else None
 
@@ -84,7 +117,12 @@ def measure(cfg: Config, updates: int, profile: bool = False) -> dict[str, float
         pstats.Stats(prof).sort_stats("tottime").print_stats(18)
     return {"wall": marks[updates][0] - marks[0][0], "cpu": marks[updates][1] - marks[0][1],
             "rollout_wall": sum(m[2] for m in marks[1:updates + 1]),
-            "steps": updates * cfg.num_steps * cfg.num_envs}
+            "steps": updates * cfg.num_steps * cfg.num_envs, **transfer_bytes(t, last[0])}
+
+
+def _mb(n: int) -> str:
+    """Return a byte count in MB (10^6 bytes), or kB under one MB."""
+    return f"{n / 1e6:,.2f} MB" if n >= 10**6 else f"{n / 1e3:,.1f} kB"
 
 
 def _device(text: str) -> str:
@@ -166,6 +204,10 @@ def main(argv: list[str] | None = None) -> int:
                       f"steps/s wall, {r['steps'] / r['cpu']:,.0f} per CPU-second | learner in or waiting "
                       f"for the rollout {r['rollout_wall'] / r['wall']:.0%} of the wall time | load average "
                       f"{os.getloadavg()[0]:.1f}", flush=True)
+                step_b = r["rollouts"] / (cfg.num_envs * cfg.num_steps)
+                print(f"  bytes per update on a Ray cluster: weights {_mb(r['weights'])} out (once to each "
+                      f"node), rollouts {_mb(r['rollouts'])} back from the workers ({step_b:,.0f} B per env "
+                      f"step); a league snapshot {_mb(r['snapshot'])} out (once to each node)", flush=True)
     except (ValueError, OSError) as e:
         print(f"bench_train.py: error: {' '.join(str(e).split())}", file=sys.stderr)
         return 2

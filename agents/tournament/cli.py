@@ -237,6 +237,10 @@ def run_and_report(config, *, out: str, plot: bool = True, progress: bool = Fals
 
     prefix = result_prefix(out)
     cheating = prepare_agents(config)  # a bad spec or checkpoint fails here, before any file is touched
+    if config.backend == "ray" and config.ray_address:  # so does a cluster that is not there
+        from ..raycluster import check_reachable
+
+        check_reachable(config.ray_address)
     outputs = [prefix.with_name(prefix.name + s) for s in (".json", "_pairs.csv", "_ratings.csv")]
     if plot:
         outputs.append(prefix.with_name(prefix.name + ".png"))

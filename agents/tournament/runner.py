@@ -27,10 +27,9 @@ import signal
 import sys
 import time
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -271,12 +270,14 @@ def _run_ray(tasks: list[Task], config: TournamentConfig, done: Callable[[int, B
         import ray
     except ImportError as exc:
         raise ValueError("--backend ray needs Ray: pip install 'escoba-env[ray]'") from exc
+    from ..raycluster import join, loopback_only
+
     started = False
     if not ray.is_initialized():
         if config.ray_address:
-            ray.init(address=config.ray_address, log_to_driver=False)
+            join(ray, config.ray_address)
         else:
-            with _loopback_only():
+            with loopback_only():
                 ray.init(**local_ray_options(config.workers))
         started = True
     pending = []
@@ -309,33 +310,6 @@ def local_ray_options(workers: int) -> dict:
     """Return the ``ray.init`` options of the local Ray instance: no dashboard, no log lines."""
     return {"num_cpus": workers, "include_dashboard": False, "log_to_driver": False,
             "logging_level": "error", "_node_ip_address": "127.0.0.1"}
-
-
-_RAY_CLUSTER_VAR = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
-
-
-@contextmanager
-def _loopback_only() -> Iterator[None]:
-    """Make a Ray instance started inside bind every port to 127.0.0.1 (nothing reachable from outside).
-
-    On Linux Ray turns ``_node_ip_address="127.0.0.1"`` into the machine's address and its servers
-    listen on every interface; with clusters switched off (what Ray does on macOS and Windows, read
-    from this variable by its processes and from ``ray_constants`` by ``ray.init``) the node is
-    127.0.0.1 and so is every server's address.
-    """
-    from ray._private import ray_constants
-
-    old_env, old_flag = os.environ.get(_RAY_CLUSTER_VAR), ray_constants.ENABLE_RAY_CLUSTER
-    os.environ[_RAY_CLUSTER_VAR] = "0"
-    ray_constants.ENABLE_RAY_CLUSTER = False
-    try:
-        yield
-    finally:
-        ray_constants.ENABLE_RAY_CLUSTER = old_flag
-        if old_env is None:
-            os.environ.pop(_RAY_CLUSTER_VAR, None)
-        else:
-            os.environ[_RAY_CLUSTER_VAR] = old_env
 
 
 def _indexed(task: Task) -> tuple[int, Block]:

@@ -312,6 +312,10 @@ class Trainer(Learner, OverlapMixin, ReportsMixin):
 
         c = self.cfg
         self._check_run_folder()
+        if c.backend == "ray" and c.ray_address:  # before the run folder is written: a typo changes nothing
+            from ..raycluster import check_reachable
+
+            check_reachable(c.ray_address)
         self._resumed_dir = os.path.abspath(self.run_dir)  # this trainer's own run from now on
         os.makedirs(self.run_dir, exist_ok=True)
         with open(os.path.join(self.run_dir, "config.json"), "w") as f:

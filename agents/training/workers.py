@@ -32,6 +32,7 @@ import torch
 from escoba_env.rules import Rules
 
 from ..neural import PolicyValueNet
+from ..raycluster import join, loopback_only
 from .config import Config
 from .learner import ValueNet
 from .rollout import RolloutWorker, make_buffers, per_game_keys, shard_state
@@ -264,19 +265,6 @@ def _ray() -> Any:
     return ray
 
 
-def _local_only(ray: Any) -> None:
-    """Make a local Ray instance bind its ports to 127.0.0.1 only; return None.
-
-    On Linux Ray turns a 127.0.0.1 node address into the machine's network address unless its
-    cluster mode is off (the default on macOS and Windows): the switch is read from the environment
-    by the processes Ray starts, and from ``ray_constants`` by this one.
-    """
-    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
-    from ray._private import ray_constants
-
-    ray_constants.ENABLE_RAY_CLUSTER = False
-
-
 class RayActors:
     """K Ray actors, each a ``RayRolloutActor`` over one shard of the games."""
 
@@ -287,7 +275,7 @@ class RayActors:
         self.ray, self.net, self.critic, self.started = ray, net, critic, False
         if not ray.is_initialized():
             if cfg.ray_address:
-                ray.init(address=cfg.ray_address, log_to_driver=False)
+                join(ray, cfg.ray_address)
             else:
                 # the processes Ray starts inherit this environment: they import this package from
                 # where the trainer found it, and bind to 127.0.0.1 (see _local_only)
@@ -296,9 +284,9 @@ class RayActors:
                 path = os.environ.get("PYTHONPATH", "")
                 os.environ["PYTHONPATH"] = root + (os.pathsep + path if path else "")
                 try:
-                    _local_only(ray)
-                    ray.init(num_cpus=cfg.workers, include_dashboard=False, log_to_driver=False,
-                             _node_ip_address="127.0.0.1")
+                    with loopback_only():
+                        ray.init(num_cpus=cfg.workers, include_dashboard=False, log_to_driver=False,
+                                 _node_ip_address="127.0.0.1")
                 finally:
                     os.environ.clear()
                     os.environ.update(saved)

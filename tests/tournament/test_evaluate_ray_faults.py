@@ -114,3 +114,25 @@ def test_a_killed_ray_worker_ends_the_run_with_one_line(tmp_path):
         if p.poll() is None:
             p.kill()
             p.communicate()
+
+
+@pytest.mark.parametrize("address", ["nohost", "host:", ":6379", "host:port", "host:70000"])
+def test_a_malformed_ray_address_is_one_line_and_nothing_is_written(tmp_path, capsys, address):
+    from agents.tournament.cli import main
+
+    assert main(["--agents", "random", "greedy", "--rounds", "2", "--backend", "ray", "--ray-address",
+                 address, "--no-progress", "--no-plot", "--out", str(tmp_path / "r")]) == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == (f"evaluate.py: error: --ray-address {address!r}: expected HOST:PORT of the cluster's "
+                    "head (ray start --head prints it), or auto")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_loopback_addresses_are_kept_and_others_are_not():
+    from agents.raycluster import head_address, is_loopback
+
+    assert head_address("127.0.0.1:6379") == ("127.0.0.1", 6379)
+    assert head_address("[::1]:6379") == ("::1", 6379)
+    assert head_address("auto") is None and head_address("ray://10.0.0.5:10001") is None
+    assert [is_loopback(h) for h in ("127.0.0.1", "127.0.1.1", "localhost", "::1", "10.0.0.5", "head")] == \
+        [True, True, True, True, False, False]

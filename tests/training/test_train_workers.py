@@ -173,3 +173,18 @@ def test_league_rollout_computes_the_move_features_once_per_step_with_the_same_v
     assert calls == [int(((code == LEARNER) | (code >= SNAP0)).sum())]
     t.rollout()
     assert len(calls) == 1 + t.cfg.num_steps  # one call a step, whatever the opponents
+
+
+def test_bench_train_counts_the_bytes_a_ray_update_sends(tmp_path):
+    """benchmarks/bench_train.py prints what the Ray backend ships per update: the weights once, and every
+    worker's shard of the rollout buffers (4,978 bytes per env step for these rules and the moves head:
+    546 float32 of observation, 40 x 17 float32 of move features, and the small arrays) plus its result."""
+    from benchmarks.bench_train import measure
+
+    cfg = tiny(tmp_path, workers=2, head="moves")
+    r = measure(cfg, 1)
+    raw = 24 * 8 * 4978
+    assert raw + 24 * 100 < r["rollouts"] < raw + 24 * 1000  # the results: a few hundred bytes per game
+    net = Trainer(tiny(tmp_path, "w", head="moves")).net
+    params = sum(v.numel() * v.element_size() for v in net.state_dict().values())
+    assert params < r["snapshot"] <= r["weights"] < params + 10_000  # the policy alone: no critic here
