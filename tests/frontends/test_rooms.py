@@ -81,10 +81,10 @@ def test_no_message_to_any_seat_of_4_person_games_holds_another_hand_or_the_stoc
 
         def checked(room, seat):
             try:
-                return check(room, seat)
+                check(room, seat)
             except AssertionError as exc:  # reported by the test, not lost in the server's task
                 failures.append(repr(exc)[:500])
-                raise
+            return real(room, seat)
 
         def check(room, seat):
             msg = real(room, seat)
@@ -99,8 +99,7 @@ def test_no_message_to_any_seat_of_4_person_games_holds_another_hand_or_the_stoc
                 assert not shown & hidden, (seat, shown & hidden)
                 assert not _keys(msg) & FORBIDDEN_KEYS
                 assert msg["view"]["hand"] == (cards_of(game.state.hand(seat)) if seat >= 0 else [])
-            made.append((seat, json.dumps(msg, separators=(",", ":"))))
-            return msg
+            made.append(seat)
 
         hub.rooms.message = checked
         for seed in (1, 2):
@@ -108,15 +107,15 @@ def test_no_message_to_any_seat_of_4_person_games_holds_another_hand_or_the_stoc
                         seed=seed)
             watcher = Person(tc, watch_token(ans))
             watcher.start()
-            people = play_people(tc, tokens_of(ans), timeout=5 if failures else 60)
+            people = play_people(tc, tokens_of(ans))
             watcher.join(30)
-            assert not failures
+            assert not failures, failures[:3]
             assert all(p.last["room"]["status"] == "over" for p in people)
             # The spectator saw every hand once it was over: the whole record, re-checked.
             fin = watcher.last["finished"]
             assert len(fin) == 1 and check_replay(fin[0]) > 0 and fin[0]["seed"] == seed
             assert all("finished" not in m for p in people for m in p.messages)
-        assert {s for s, _ in made} == {-1, 0, 1, 2, 3}
+        assert set(made) == {-1, 0, 1, 2, 3}
         assert len(made) > 400
 
 
