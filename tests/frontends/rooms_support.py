@@ -33,7 +33,7 @@ def watch_token(answer: dict) -> str:
 class Person(threading.Thread):
     """A simulated person on one WebSocket: says hello, then plays a random legal move when to act.
 
-    ``stop_after`` moves: it stops (and closes the socket) after that many of its own moves.
+    ``stop_after`` moves: it leaves (closes the socket) once it has made that many moves.
     Every message received is kept in ``messages``.
     """
 
@@ -49,7 +49,7 @@ class Person(threading.Thread):
         try:
             with self.tc.websocket_connect("/api/rooms/ws") as ws:
                 ws.send_json({"type": "hello", "token": self.token})
-                sent = -1
+                sent = (0, -1)
                 while True:
                     m = ws.receive_json()
                     self.messages.append(m)
@@ -60,11 +60,12 @@ class Person(threading.Thread):
                     if m["room"]["status"] == self.until:
                         return
                     v = m["view"]
-                    if v and v["your_turn"] and v["moves_played"] > sent:
-                        if self.stop_after is not None and self.moves >= self.stop_after:
-                            return
+                    at = (m["room"]["game"], v["moves_played"]) if v else None
+                    if self.stop_after is not None and self.moves >= self.stop_after:
+                        return
+                    if v and v["your_turn"] and at > sent:
                         mv = self.rng.choice(v["moves"])
-                        sent = v["moves_played"]
+                        sent = at
                         ws.send_json({"type": "move", "card": mv["card"],
                                       "capture": self.rng.choice(mv["options"])})
                         self.moves += 1
