@@ -28,7 +28,8 @@ def rooms_server(tmp_path_factory):
         _need(False, "the [web] extra is not installed")
     rooms = tmp_path_factory.mktemp("rooms")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "escoba_arena.web", "--port", "0", "--rooms-dir", str(rooms)],
+    cmd = [sys.executable, "-m", "escoba_arena.web", "--port", "0", "--rooms-dir", str(rooms)]
+    proc = subprocess.Popen(cmd,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
     try:
         proc.stdout.readline()
