@@ -147,7 +147,7 @@ async def _room_people(port: int, rng: random.Random, target: int, think: float,
         seen: dict[int, int] = {}
         done = asyncio.Event()
 
-        async def person(token: str) -> None:
+        async def person(token: str, sent=sent, seen=seen, done=done) -> None:
             async with connect(f"ws://127.0.0.1:{port}/api/rooms/ws", max_size=2**22) as ws:
                 await ws.send(json.dumps({"type": "hello", "token": token}))
                 moved = -1
@@ -225,7 +225,8 @@ def rooms_main(args, load: str) -> int:
           f"{len(ts)} moves in {wall:.1f} s = {len(ts) / wall:.1f} moves/s, {sum(games)} games finished")
     if len(ts):
         p50, p99 = np.percentile(ts, [50, 99])
-        print(f"move-to-broadcast (all 4 people have it) ms: p50 {p50:.1f}, p99 {p99:.1f}, max {ts.max():.1f}")
+        print(f"move-to-broadcast (all 4 people have it) ms: p50 {p50:.1f}, p99 {p99:.1f}, "
+              f"max {ts.max():.1f}")
     fmt = lambda v: "n/a" if v is None else f"{v:.0f} MiB"  # noqa: E731
     print(f"server RSS: {fmt(before)} before, {fmt(peak[0])} peak, {fmt(after)} after")
     return 0

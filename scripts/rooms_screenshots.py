@@ -30,8 +30,8 @@ def main() -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        server = subprocess.Popen([sys.executable, "-m", "escoba_arena.web", "--port", "0", "--rooms-dir", tmp],
-                                  stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        cmd = [sys.executable, "-m", "escoba_arena.web", "--port", "0", "--rooms-dir", tmp]
+        server = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
         try:
             server.stdout.readline()
             url = server.stdout.readline().split()[2].rstrip("/")
@@ -59,7 +59,8 @@ def main() -> int:
                 for _ in range(60):
                     moved = False
                     for pg in pages:
-                        if pg.get_attribute("body", "data-turn") == "1" and pg.locator("#hand .card.playable").count():
+                        playable = pg.locator("#hand .card.playable")
+                        if pg.get_attribute("body", "data-turn") == "1" and playable.count():
                             pg.locator("#hand .card.playable").first.click()
                             if pg.is_visible("#options"):
                                 pg.locator("#options button.option").first.click()
