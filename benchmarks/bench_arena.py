@@ -9,6 +9,12 @@ p50/p99/max latency per request kind and the server's resident memory (RSS) befo
     python benchmarks/bench_arena.py                              # 20 clients, 200 games
     python benchmarks/bench_arena.py --clients 20 --games 1000 --seconds 180
     python benchmarks/bench_arena.py --clients 4 --opponents expert
+    python benchmarks/bench_arena.py --rooms 200 --seconds 120     # rooms: 200 tables of 4 people
+
+With ``--rooms R`` it opens R rooms of 4 simulated people instead (WebSocket clients, all in one
+asyncio loop), who play whole games (to ``--target-score``), each waiting ``--think`` seconds
+before a move; it prints moves/s, the move-to-broadcast latency (from a person's move until all 4
+people of the table have the new state: p50/p99/max) and the server's RSS.
 """
 
 from __future__ import annotations
@@ -120,6 +126,112 @@ def play(port: int, opponents: list[str], seed: int, stop: threading.Event, quot
         out.append((client.times, games, error))
 
 
+async def _room_people(port: int, rng: random.Random, target: int, think: float, deadline: float,
+                       lat: list[float], games: list[int]) -> None:
+    """Open one room of 4 people over HTTP, then play its games over 4 WebSockets until ``deadline``."""
+    import asyncio
+
+    from websockets.asyncio.client import connect
+
+    loop = asyncio.get_running_loop()
+    while loop.time() < deadline:
+        body = json.dumps({"rules": {"num_players": 4, "target_score": target}, "seats": ["human"] * 4})
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write((f"POST /api/rooms HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                      f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n{body}").encode())
+        raw = await reader.read()
+        writer.close()
+        ans = json.loads(raw.split(b"\r\n\r\n", 1)[1])
+        tokens = [x["link"].split("#t=", 1)[1] for x in ans["links"]]
+        sent: dict[int, float] = {}
+        seen: dict[int, int] = {}
+        done = asyncio.Event()
+
+        async def person(token: str, sent=sent, seen=seen, done=done) -> None:
+            async with connect(f"ws://127.0.0.1:{port}/api/rooms/ws", max_size=2**22) as ws:
+                await ws.send(json.dumps({"type": "hello", "token": token}))
+                moved = -1
+                async for text in ws:
+                    m = json.loads(text)
+                    if m.get("type") != "state" or m["view"] is None:
+                        continue
+                    v = m["view"]
+                    k = v["moves_played"]
+                    if k in sent:  # this state is the answer to move k: count the 4th arrival
+                        seen[k] = seen.get(k, 0) + 1
+                        if seen[k] == 4:
+                            lat.append(loop.time() - sent.pop(k))
+                    if m["room"]["status"] == "over":
+                        done.set()
+                        return
+                    if v["your_turn"] and k > moved and loop.time() < deadline:
+                        moved = k
+                        await asyncio.sleep(think * (0.5 + rng.random()))
+                        mv = rng.choice(v["moves"])
+                        sent[k + 1] = loop.time()
+                        await ws.send(json.dumps({"type": "move", "card": mv["card"],
+                                                  "capture": rng.choice(mv["options"])}))
+                    if loop.time() >= deadline and not v["your_turn"]:
+                        return
+
+        tasks = [asyncio.create_task(person(t)) for t in tokens]
+        await asyncio.wait(tasks, timeout=max(0.5, deadline - loop.time() + 2))
+        for t in tasks:
+            t.cancel()
+        if done.is_set():
+            games.append(1)
+
+
+def rooms_main(args, load: str) -> int:
+    """The ``--rooms`` mode (module docstring)."""
+    import asyncio
+
+    proc, port = start_server()
+    try:
+        before = rss_mib(proc.pid)
+        lat: list[float] = []
+        games: list[int] = []
+        peak = [before or 0.0]
+
+        async def run() -> float:
+            loop = asyncio.get_running_loop()
+            t0 = loop.time()
+            deadline = t0 + args.seconds
+
+            async def sample() -> None:
+                while loop.time() < deadline:
+                    await asyncio.sleep(1.0)
+                    peak[0] = max(peak[0], rss_mib(proc.pid) or 0.0)
+
+            rngs = [random.Random(args.seed + i) for i in range(args.rooms)]
+            await asyncio.gather(sample(), *(_room_people(port, r, args.target_score, args.think, deadline,
+                                                           lat, games) for r in rngs))
+            return min(loop.time(), deadline) - t0
+
+        wall = asyncio.run(run())
+        after = rss_mib(proc.pid)
+    finally:
+        proc.terminate()
+        try:
+            proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    if hasattr(os, "getloadavg"):
+        load += " (before), {:.2f} {:.2f} {:.2f} (after)".format(*os.getloadavg())
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs{load}, "
+          f"python {platform.python_version()}")
+    ts = np.array(lat) * 1e3
+    print(f"{args.rooms} rooms x 4 people (think {args.think:g} s, target {args.target_score}): "
+          f"{len(ts)} moves in {wall:.1f} s = {len(ts) / wall:.1f} moves/s, {sum(games)} games finished")
+    if len(ts):
+        p50, p99 = np.percentile(ts, [50, 99])
+        print(f"move-to-broadcast (all 4 people have it) ms: p50 {p50:.1f}, p99 {p99:.1f}, "
+              f"max {ts.max():.1f}")
+    fmt = lambda v: "n/a" if v is None else f"{v:.0f} MiB"  # noqa: E731
+    print(f"server RSS: {fmt(before)} before, {fmt(peak[0])} peak, {fmt(after)} after")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the load test and print its figures; return the exit status."""
     ap = OneLineParser(prog="bench_arena.py", description=__doc__,
@@ -131,8 +243,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--opponents", nargs="+", default=["random", "greedy"],
                     help="opponent specs, used in turn (default: random greedy)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the clients' move choices (default 0)")
+    ap.add_argument("--rooms", type=positive_int, default=None,
+                    help="rooms mode: this many rooms of 4 WebSocket people (see above)")
+    ap.add_argument("--think", type=positive_float, default=1.0,
+                    help="rooms mode: seconds a person waits before a move, on average (default 1)")
+    ap.add_argument("--target-score", type=positive_int, default=11,
+                    help="rooms mode: target score of the rooms' games (default 11)")
     args = ap.parse_args(argv)
     load = ", load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()) if hasattr(os, "getloadavg") else ""
+    if args.rooms is not None:
+        return rooms_main(args, load)
     proc, port = start_server()
     try:
         before = rss_mib(proc.pid)

@@ -41,6 +41,7 @@ from .guard import (
 )
 from .lobby import IDLE_SECONDS, MAX_GAMES, Arena, shipped_checkpoint
 from .replay import replay_frames
+from .rooms_routes import RoomOptions, lifespan_for, make_hub, room_routes
 
 LOG = logging.getLogger("escoba_arena.web")
 STATIC = Path(__file__).with_name("static")
@@ -85,18 +86,21 @@ def _query(request: Request, key: str) -> str:
 
 def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 10.0,
                allowed_hosts: Iterable[str] | None = None, allow_agents: Iterable[str] = (),
-               max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS) -> Starlette:
+               max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS,
+               rooms: RoomOptions | None = None) -> Starlette:
     """Return the arena app serving replays and results under ``roots`` (default: none).
 
     ``allowed_hosts`` are Host names answered besides the loopback ones (``["*"]``: any; None:
     the Host check is off, for tests); ``allow_agents`` are specs allowed as written besides the
-    built-in allow-list; ``bot_timeout`` is the time budget of one bot move, in seconds.
+    built-in allow-list; ``bot_timeout`` is the time budget of one bot move, in seconds;
+    ``rooms``: where and how rooms are kept (``rooms_routes``; default: in memory only).
     """
     import anyio.to_thread
 
     arena = Arena(list(roots or []), bot_timeout, allow=allow_agents, max_games=max_games,
                   idle_seconds=idle_seconds)
     bot_threads = anyio.CapacityLimiter(BOT_THREADS)
+    hub = make_hub(arena, rooms)
 
     async def in_bot_thread(fn):
         return await anyio.to_thread.run_sync(fn, limiter=bot_threads)
@@ -252,6 +256,7 @@ def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 10.0,
         return _error(404, f"no API endpoint {request.method} {request.url.path}")
 
     routes = [
+        *room_routes(hub),
         Route("/", index),
         Route("/api/info", info),
         Route("/api/files", files),
@@ -269,6 +274,7 @@ def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 10.0,
         Mount("/", StaticFiles(directory=STATIC), name="static"),
     ]
     middleware = [] if allowed_hosts is None else [Middleware(HostOriginGuard, allowed=list(allowed_hosts))]
-    app = Starlette(routes=routes, middleware=middleware)
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan_for(hub))
     app.state.arena = arena
+    app.state.rooms = hub
     return app

@@ -52,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of the web arena."""
     p = _Parser(prog=PROG, description="A web arena for Escoba: play the bots, watch replays, read "
                 "tournament results in a browser.",
-                epilog="example: escoba-arena --data results/ --data replays/ --port 8765")
+                epilog="example: escoba-arena --data results/ --data replays/ --port 8765; "
+                       "escoba-arena report DIR prints the statistics of recorded room games")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to bind (default 127.0.0.1: this machine only); any address that is "
                         "not loopback needs --public")
@@ -75,6 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the time budget of one bot move: bots move in worker threads, off the server's "
                         "event loop, and a bot that takes longer than this for one move stops its game "
                         "(default 10)")
+    p.add_argument("--rooms-dir", metavar="DIR",
+                   help="keep the rooms' journal (rooms survive a restart) and their recorded games "
+                        "(DIR/records/*.jsonl) here; without it rooms live in memory and cannot record")
+    p.add_argument("--takeover-seconds", type=_seconds, default=60.0, metavar="SECONDS",
+                   help="a person away from a running room game this long is replaced by a bot (default 60)")
+    p.add_argument("--room-idle-seconds", type=_seconds, default=3600.0, metavar="SECONDS",
+                   help="a room without any activity this long is closed (default 3600)")
     return p
 
 
@@ -103,8 +111,49 @@ def listen_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def report_main(argv: Sequence[str]) -> int:
+    """``escoba-arena report DIR [...] [--out PREFIX]``: a tournament's table and JSON from replay records."""
+    p = _Parser(prog=f"{PROG} report",
+                description="Print what a tournament prints (points per round per pair with intervals "
+                            "paired over repeated deals, win rates, OpenSkill ratings) for the games "
+                            "recorded in rooms (or any replay files), people and bots on one scale.")
+    p.add_argument("paths", nargs="+", metavar="DIR", help="a folder of *.jsonl records (searched "
+                                                           "recursively) or a replay file")
+    p.add_argument("--out", metavar="PREFIX",
+                   help="also write PREFIX.json, in evaluate.py's results format (the Results page "
+                        "opens it); an existing file is not overwritten")
+    p.add_argument("--confidence", type=float, default=0.95, help="level of every interval (default 0.95)")
+    args = p.parse_args(argv)
+    if not 0.0 < args.confidence < 1.0:
+        p.error(f"--confidence must be in (0, 1), got {args.confidence}")
+    from agents.tournament.records import records_results
+    from agents.tournament.replay import ReplayError
+
+    out = None if args.out is None else Path(args.out + ".json")
+    if out is not None and out.exists():
+        print(f"{PROG} report: error: {out} exists; not overwritten", file=sys.stderr)
+        return 2
+    try:
+        text, results = records_results(args.paths, args.confidence)
+    except (ReplayError, OSError, ValueError) as exc:
+        print(f"{PROG} report: error: {' '.join(str(exc).split())[:400]}", file=sys.stderr)
+        return 1
+    print(text)
+    if out is not None:
+        import json
+
+        from .rooms import write_atomic
+
+        write_atomic(out, json.dumps(results, indent=2, allow_nan=False) + "\n")
+        print(f"wrote {out}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Start the server; return the exit status."""
+    """Start the server (or ``report``); return the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["report"]:
+        return report_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         import uvicorn
@@ -134,7 +183,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     allowed = list(args.allowed_host)
     if not is_loopback_address(args.host) and args.host not in ("0.0.0.0", "::"):
         allowed.append(args.host)  # the address itself, as a browser writes it in the Host header
-    app = create_app(roots, args.bot_timeout, allowed, allow_agents=args.allow_agent)
+    from .rooms_routes import RoomOptions
+
+    if args.rooms_dir is not None:
+        Path(args.rooms_dir).mkdir(parents=True, exist_ok=True)
+    rooms = RoomOptions(directory=args.rooms_dir, takeover_seconds=args.takeover_seconds,
+                        idle_seconds=args.room_idle_seconds)
+    app = create_app(roots, args.bot_timeout, allowed, allow_agents=args.allow_agent, rooms=rooms)
+    if args.rooms_dir is not None:
+        print(f"Rooms: journal and records in {Path(args.rooms_dir).resolve()} "
+              f"({app.state.rooms.loaded} room(s) read back)", flush=True)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     # uvicorn shuts down cleanly on SIGINT/SIGTERM, then raises the signal again: end with one line.
     previous = (signal.signal(signal.SIGINT, signal.default_int_handler),

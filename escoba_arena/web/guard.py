@@ -5,7 +5,8 @@
   than ``max_depth`` is a 400; lists longer than a caller's limit are refused by ``check_list``.
 - ``HostOriginGuard`` (ASGI middleware) answers only requests whose Host is a loopback address
   (all of 127.0.0.0/8 and ::1, and ``localhost``) or a name the operator allowed, and refuses a
-  state-changing request (POST, PUT, PATCH, DELETE) whose Origin is not the server itself.
+  state-changing request (POST, PUT, PATCH, DELETE) or WebSocket handshake whose Origin is not the
+  server itself.
 
 Every refusal is an ``ApiError``: a status and a short message that never echoes long input.
 """
@@ -145,7 +146,7 @@ class HostOriginGuard:
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         """Refuse a request with a bad Host or a foreign Origin (JSON 400/403); pass the rest on."""
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
@@ -154,7 +155,9 @@ class HostOriginGuard:
         if not self.host_allowed(host):
             refusal = (400, "this server does not answer for the host name in the request "
                             "(the operator may allow it with --allowed-host)")
-        elif scope.get("method", "GET") in UNSAFE_METHODS and "origin" in headers:
+        elif ((scope["type"] == "websocket" or scope.get("method", "GET") in UNSAFE_METHODS)
+              and "origin" in headers):
+            # A WebSocket is never subject to CORS: a foreign page's handshake is refused here.
             origin = urlsplit(headers["origin"])
             same = origin.netloc.lower() == host.strip().lower()
             named = not self.any_host and split_host(origin.netloc) in self.allowed
@@ -162,6 +165,9 @@ class HostOriginGuard:
                 refusal = (403, "cross-origin request refused: send it from the arena's own page")
         if refusal is None:
             await self.app(scope, receive, send)
+            return
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 4000 + refusal[0]})
             return
         body = json.dumps({"error": refusal[1]}).encode()
         await send({"type": "http.response.start", "status": refusal[0],

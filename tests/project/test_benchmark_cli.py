@@ -50,3 +50,17 @@ def test_bench_arena_smoke():
     counts = {ln.split()[0]: int(ln.split()[1]) for ln in lines[3:6]}
     assert counts["create"] == 3 and counts["view"] == 3 and counts["move"] >= 3 * 10
     assert lines[6].startswith("server RSS: ")
+
+
+def test_bench_arena_rooms_smoke():
+    """Rooms mode: 2 rooms of 4 WebSocket people for a few seconds; every move reaches all 4 people."""
+    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_arena.py"), "--rooms", "2",
+                          "--seconds", "4", "--think", "0.05", "--target-score", "2"], cwd=ROOT, text=True,
+                         capture_output=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[1].startswith("2 rooms x 4 people (think 0.05 s, target 2): ")
+    moves = int(lines[1].split(": ")[1].split()[0])
+    assert moves >= 10
+    assert lines[2].startswith("move-to-broadcast (all 4 people have it) ms: p50 ")
+    assert lines[3].startswith("server RSS: ") and " peak, " in lines[3]

@@ -1,0 +1,292 @@
+"""Rooms: people and bots at one table over WebSockets; seats, authorization, no leak, records."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("starlette")
+
+from agents.tournament.replay import check_replay  # noqa: E402
+from escoba_env.cards import cards_of  # noqa: E402
+from tests.frontends.arena_support import card_fields, hidden_cards  # noqa: E402
+from tests.frontends.rooms_support import (  # noqa: E402
+    Person,
+    play_people,
+    rooms_client,
+    tokens_of,
+    watch_token,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+FORBIDDEN_KEYS = {"deck", "seed", "rounds", "token", "tokens", "stock_order", "hands"}
+
+
+def _open(tc, **body) -> dict:
+    r = tc.post("/api/rooms", json=body)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def _keys(obj) -> set[str]:
+    out = set()
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out.add(k)
+            out |= _keys(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            out |= _keys(v)
+    return out
+
+
+def test_two_people_and_a_bot_play_a_whole_game_and_leave_a_checked_record(tmp_path):
+    with rooms_client(tmp_path) as tc:
+        ans = _open(tc, rules={"num_players": 3}, seats=[{"kind": "human", "name": "ana"}, "greedy",
+                                                         {"kind": "human", "name": "bea"}],
+                    record=True, seed=12345)
+        assert [x["seat"] for x in ans["links"]] == [0, 2]
+        toks = tokens_of(ans)
+        assert all(len(t) >= 43 for t in toks)  # token_urlsafe(32): 256 bits
+        people = play_people(tc, toks)
+    last = [p.last for p in people]
+    assert [m["seat"] for m in last] == [0, 2]
+    assert last[0]["room"]["status"] == "over" and last[0]["view"]["done"]
+    # Each person saw only their own hand; the bot's seat was played by greedy.
+    assert [{m["seat"] for m in p.messages if m["type"] == "state"} for p in people] == [{0}, {2}]
+    files = sorted((tmp_path / "records").glob("*.jsonl"))
+    assert len(files) == 1
+    rec = json.loads(files[0].read_text())
+    assert check_replay(rec) > 0
+    assert rec["seats"] == ["human:ana", "greedy", "human:bea"] and rec["seed"] == 12345
+    assert rec["final_scores"] == last[0]["view"]["scores"]
+    assert rec["room"]["humans"] == [0, 2] and rec["room"]["takeovers"] == []
+    # No token in the record, the journal, or anything but the host's answer.
+    journal = (tmp_path / "rooms.journal").read_text()
+    for t in toks + [watch_token(ans)]:
+        assert t not in files[0].read_text() and t not in journal
+        assert all(t not in json.dumps(m) for p in people for m in p.messages)
+
+
+@pytest.mark.parametrize("partnerships", [False, True])
+def test_no_message_to_any_seat_of_4_person_games_holds_another_hand_or_the_stock(partnerships):
+    """Every state message made for every seat (and the spectator) of whole 4-person games."""
+    with rooms_client() as tc:
+        hub = tc.app.state.rooms
+        made = []
+        real = hub.rooms.message
+
+        failures = []
+
+        def checked(room, seat):
+            try:
+                check(room, seat)
+            except AssertionError as exc:  # reported by the test, not lost in the server's task
+                failures.append(repr(exc)[:500])
+            return real(room, seat)
+
+        def check(room, seat):
+            msg = real(room, seat)
+            game = room.game
+            if game is not None and not game.done:
+                hidden = hidden_cards(game.state, seat) if seat >= 0 else hidden_cards(game.state, -1)
+                # The log reaches back to the previous round, whose cards were dealt again since.
+                view = dict(msg["view"])
+                deal = max(k for k, e in enumerate(view["log"]) if e["type"] == "deal")
+                view["log"] = view["log"][deal:]
+                shown = card_fields({**msg, "view": view})
+                assert not shown & hidden, (seat, shown & hidden)
+                assert not _keys(msg) & FORBIDDEN_KEYS
+                assert msg["view"]["hand"] == (cards_of(game.state.hand(seat)) if seat >= 0 else [])
+            made.append(seat)
+
+        hub.rooms.message = checked
+        for seed in (1, 2):
+            ans = _open(tc, rules={"num_players": 4, "partnerships": partnerships, "target_score": 11},
+                        seed=seed)
+            watcher = Person(tc, watch_token(ans))
+            watcher.start()
+            people = play_people(tc, tokens_of(ans))
+            watcher.join(30)
+            assert not failures, failures[:3]
+            assert all(p.last["room"]["status"] == "over" for p in people)
+            # The spectator saw every hand once it was over: the whole record, re-checked.
+            fin = watcher.last["finished"]
+            assert len(fin) == 1 and check_replay(fin[0]) > 0 and fin[0]["seed"] == seed
+            assert all("finished" not in m for p in people for m in p.messages)
+        assert set(made) == {-1, 0, 1, 2, 3}
+        assert len(made) > 400
+
+
+def test_a_token_acts_only_for_its_seat_and_only_on_its_turn():
+    with rooms_client() as tc:
+        ans = _open(tc, seats=["human", "human"], seed=7)
+        t0, t1 = tokens_of(ans)
+        with tc.websocket_connect("/api/rooms/ws") as a, tc.websocket_connect("/api/rooms/ws") as b:
+            a.send_json({"type": "hello", "token": t0})
+            assert a.receive_json()["view"] is None  # waiting for seat 1
+            b.send_json({"type": "hello", "token": t1})
+            va, vb = a.receive_json(), b.receive_json()
+            assert va["room"]["status"] == "playing" and va["seat"] == 0 and vb["seat"] == 1
+            mover, other = (a, b) if va["view"]["your_turn"] else (b, a)
+            ov = vb if mover is a else va
+            mv = (va if mover is a else vb)["view"]["moves"][0]
+            # The other seat's token cannot play, nor claim the seat to act.
+            card = ov["view"]["hand"][0]
+            other.send_json({"type": "move", "card": card, "capture": []})
+            assert other.receive_json() == {"type": "error", "status": 409, "message": "it is not your turn"}
+            other.send_json({"type": "move", "card": mv["card"], "capture": mv["options"][0],
+                             "seat": 1 - ov["seat"]})
+            e = other.receive_json()
+            assert e["status"] == 403 and "own seat" in e["message"]
+            # An illegal move of the seat to act changes nothing.
+            mover.send_json({"type": "move", "card": 99, "capture": []})
+            assert mover.receive_json()["status"] == 400
+            mover.send_json({"type": "move", "card": mv["card"], "capture": mv["options"][0]})
+            assert mover.receive_json()["type"] == "state"
+
+
+def test_forged_and_unknown_tokens_are_refused():
+    with rooms_client() as tc:
+        ans = _open(tc, seats=["human", "greedy"])
+        real = tokens_of(ans)[0]
+        for forged in ["x" * 43, real[:-1] + ("A" if real[-1] != "A" else "B"), "", None, 12, "a" * 500]:
+            with tc.websocket_connect("/api/rooms/ws") as ws:
+                ws.send_json({"type": "hello", "token": forged})
+                e = ws.receive_json()
+                assert e["type"] == "error" and e["status"] == 403, e
+        with tc.websocket_connect("/api/rooms/ws") as ws:
+            ws.send_json({"type": "move", "card": 1})
+            assert ws.receive_json()["status"] == 400
+
+
+def test_a_token_after_the_game_sees_the_end_and_cannot_move():
+    with rooms_client() as tc:
+        ans = _open(tc, seats=["human", "greedy"], seed=3)
+        people = play_people(tc, tokens_of(ans))
+        end = people[0].last["view"]
+        with tc.websocket_connect("/api/rooms/ws") as ws:
+            ws.send_json({"type": "hello", "token": tokens_of(ans)[0]})
+            m = ws.receive_json()
+            assert m["room"]["status"] == "over" and m["view"]["scores"] == end["scores"]
+            ws.send_json({"type": "move", "card": 0, "capture": []})
+            assert ws.receive_json() == {"type": "error", "status": 409, "message": "the game is over"}
+
+
+def test_reconnecting_with_the_token_gives_back_the_seat():
+    with rooms_client() as tc:
+        ans = _open(tc, seats=["human", "human"], seed=11)
+        t0, t1 = tokens_of(ans)
+        first = Person(tc, t0, stop_after=3, until="never")
+        other = Person(tc, t1, seed=1)
+        first.start()
+        other.start()
+        first.join(30)
+        assert first.moves == 3
+        back = Person(tc, t0, seed=5)
+        back.start()
+        back.join(60)
+        other.join(60)
+        assert back.error is None and back.messages[0]["seat"] == 0
+        assert back.messages[0]["view"]["hand"] and back.last["room"]["status"] == "over"
+        assert back.last["room"]["takeovers"] == []
+
+
+def test_a_person_gone_past_the_limit_is_replaced_by_a_bot_and_the_record_says_so(tmp_path):
+    with rooms_client(tmp_path, takeover_seconds=0.3, tick=0.05) as tc:
+        ans = _open(tc, seats=[{"kind": "human", "name": "stays"}, {"kind": "human", "name": "goes"}],
+                    seed=21, record=True, takeover="greedy")
+        t0, t1 = tokens_of(ans)
+        stays = Person(tc, t0)
+        goes = Person(tc, t1, seed=1, stop_after=2, until="never")
+        stays.start()
+        goes.start()
+        goes.join(30)
+        stays.join(60)
+        assert stays.error is None and stays.last["room"]["status"] == "over"
+        room = stays.last["room"]
+        assert room["seats"][1]["replaced"] == "greedy"
+        assert [(t["seat"], t["name"], t["spec"]) for t in room["takeovers"]] == [(1, "goes", "greedy")]
+        assert any(e["type"] == "takeover" and e["seat"] == 1
+                   for m in stays.messages if m["type"] == "state" and m["view"] for e in m["view"]["log"])
+        # The person who left cannot move any more.
+        with tc.websocket_connect("/api/rooms/ws") as ws:
+            ws.send_json({"type": "hello", "token": t1})
+            assert ws.receive_json()["room"]["seats"][1]["replaced"] == "greedy"
+    rec = json.loads(next((tmp_path / "records").glob("*.jsonl")).read_text())
+    check_replay(rec)
+    assert rec["seats"] == ["human:stays", "human:goes"]
+    assert rec["room"]["takeovers"][0]["seat"] == 1 and rec["room"]["takeovers"][0]["move"] >= 4
+
+
+def test_the_rate_limit_holds_per_token():
+    with rooms_client(rate=10.0, burst=20.0) as tc:
+        ans = _open(tc, seats=["human", "greedy"])
+        with tc.websocket_connect("/api/rooms/ws") as ws:
+            ws.send_json({"type": "hello", "token": tokens_of(ans)[0]})
+            ws.receive_json()
+            for _ in range(40):
+                ws.send_json({"type": "ping"})
+            got = []
+            while len(got) < 40:
+                m = ws.receive_json()
+                if m["type"] != "state":  # a bot's move may come in between
+                    got.append(m)
+        limited = [m for m in got if m.get("status") == 429]
+        assert 15 <= len(limited) <= 21 and sum(m["type"] == "pong" for m in got) == 40 - len(limited)
+
+
+def test_a_foreign_origin_cannot_open_a_room_websocket():
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+    from starlette.websockets import WebSocketDisconnect
+
+    from escoba_arena.web.app import create_app
+
+    tc = TestClient(create_app([], allowed_hosts=[]), base_url="http://127.0.0.1:8765")
+    with pytest.raises(WebSocketDisconnect) as err, tc.websocket_connect(
+            "ws://127.0.0.1:8765/api/rooms/ws", headers={"origin": "http://evil.example"}) as ws:
+        ws.receive_json()
+    assert err.value.code == 4403
+    same = {"origin": "http://127.0.0.1:8765"}
+    with tc.websocket_connect("ws://127.0.0.1:8765/api/rooms/ws", headers=same) as ws:
+        ws.send_json({"type": "hello", "token": "x" * 43})
+        assert ws.receive_json()["status"] == 403
+
+
+def test_bad_rooms_are_refused_with_one_line():
+    with rooms_client() as tc:
+        for body, status, words in [
+            ({"seats": ["greedy", "greedy"]}, 400, "at least one human"),
+            ({"seats": ["human", "sb3:/tmp/x.zip"]}, 400, "not allowed"),
+            ({"seats": ["human", "python:os:system"]}, 400, "not allowed"),
+            ({"seats": ["human"]}, 400, "one seat per player"),
+            ({"record": True}, 400, "--rooms-dir"),
+            ({"rules": {"target_score": 10**9}}, 400, "at most"),
+            ({"seed": 2**64}, 400, "seed"),
+            ({"deals": [{"seed": 1}]}, 400, "deal 0"),
+            ({"seats": [{"kind": "human", "name": "a b"}, "human"]}, 400, "pseudonym"),
+        ]:
+            r = tc.post("/api/rooms", json=body)
+            assert r.status_code == status and words in r.json()["error"], (body, r.text)
+        # The same body bounds as games: 64 KiB, 32 levels of nesting.
+        r = tc.post("/api/rooms", content=b"[" * 100_000, headers={"content-type": "application/json"})
+        assert r.status_code == 413
+        r = tc.post("/api/rooms", content=b"[" * 1000, headers={"content-type": "application/json"})
+        assert r.status_code == 400 and "nested" in r.json()["error"]
+        assert tc.app.state.rooms.rooms.rooms == {}
+
+
+def test_idle_rooms_expire_with_a_message(tmp_path):
+    with rooms_client(idle_seconds=0.2, tick=0.05) as tc:
+        ans = _open(tc, seats=["human", "human"])
+        t0 = tokens_of(ans)[0]
+        p = Person(tc, t0, until="never")
+        p.start()
+        p.join(10)
+        assert p.messages[-1]["type"] == "closed" and "expired" in p.messages[-1]["message"]
+        with tc.websocket_connect("/api/rooms/ws") as ws:
+            ws.send_json({"type": "hello", "token": t0})
+            e = ws.receive_json()
+            assert e["status"] == 410 and "expired" in e["message"]
