@@ -74,6 +74,22 @@ def build_parser() -> argparse.ArgumentParser:
                "agents/bench/data/bench-<version>-<table>-panel[-quick].json)")
     pn.add_argument("--from-cards", metavar="DIR",
                     help="fit the reference from the panel members' card files in DIR instead of playing")
+    ex = sub.add_parser("exploit", help="train a best response to a frozen agent: a lower bound on its "
+                        "exploitability", formatter_class=DefaultsFormatter)
+    ex.add_argument("agent", metavar="SPEC", help="the frozen agent to respond to")
+    common(ex, "result file (default: results/exploit-<version>-<table>-<spec>[-quick].json, and .png)")
+    ex.add_argument("--steps", type=_positive, required=True, metavar="N",
+                    help="training steps of the learner")
+    ex.add_argument("--seed", type=int, default=1, help="seed of the learner's training")
+    ex.add_argument("--also", nargs="+", default=(), metavar="SPEC",
+                    help="also play the trained response against these agents (e.g. a slow search agent "
+                         "the response was trained against a fast stand-in of)")
+    ex.add_argument("--runs-dir", default="runs", help="folder of the training run")
+    ex.add_argument("--num-envs", type=_positive, default=2048, metavar="N", help="games per update")
+    ex.add_argument("--evals", type=_positive, default=10, metavar="N",
+                    help="points of the learning curve (evaluations along the run)")
+    ex.add_argument("--eval-deals", type=_positive, default=200, metavar="N",
+                    help="duplicate deals of each evaluation along the run")
     d = sub.add_parser("digest", help="print the deal sets' digests", formatter_class=DefaultsFormatter)
     d.add_argument("--version", default="v1", help=f"protocol version ({versions})")
     lb = sub.add_parser("leaderboard", help="validate the card files and write the leaderboard page",
@@ -162,6 +178,20 @@ def _main(argv: list[str] | None) -> int:
         for r in data["ratings"]:
             print(f"{r['agent']:<16} mu {r['mu']:6.2f}  sigma {r['sigma']:.2f}")
         print(f"wrote {path}")
+        return 0
+    if args.command == "exploit":
+        from .exploit import run_exploit
+
+        data, path = run_exploit(args.agent, steps=args.steps, version=args.version, table=args.table,
+                                 seed=args.seed, also=tuple(args.also), quick=args.quick, out=args.out,
+                                 runs_dir=args.runs_dir, resume=args.resume, overwrite=args.overwrite,
+                                 workers=args.workers, num_envs=args.num_envs, evals=args.evals,
+                                 eval_deals=args.eval_deals, progress=args.progress)
+        print(data["statement"])
+        for k, v in data["also"].items():
+            d = v["diff"]
+            print(f"  against {k}: {d['mean']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}] points per round")
+        print(f"wrote {path} and {path.with_suffix('.png')}")
         return 0
     from .card import headline_text, run_card
 
