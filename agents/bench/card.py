@@ -38,8 +38,9 @@ from .protocol import protocol
 CARD_FORMAT = "escoba-bench-card/1"
 PANEL_FORMAT = "escoba-bench-panel/1"
 HEADLINE = ("margin: the agent's points per round minus the mean points per round of the other sides "
-            "at its table, averaged over the panel's lineups with equal weight, every deal played from "
-            "every seat rotation; interval paired over deals")
+            "at its table, averaged over the panel's lineups with equal weight (at 2 sides a panel "
+            "member's match against itself counts 0), every deal played from every seat rotation; "
+            "interval paired over deals")
 DATA = Path(__file__).with_name("data")
 """The panels' reference ratings (``bench-<version>-<table>-panel.json``)."""
 
@@ -71,21 +72,28 @@ def panel_reference_path(version: str, table: str, quick: bool = False) -> Path:
     return DATA / f"bench-{v}-{table}-panel{'-quick' if quick else ''}.json"
 
 
-def margin_samples(run: TournamentRun) -> np.ndarray:
-    """Return SPEC's margin per deal (points per round minus the other sides' mean), lineup-averaged.
+def headline(per_deal: dict, spec: str, panel: tuple[str, ...], confidence: float = 0.95) -> dict:
+    """Return the card's headline margin (module docstring) from its per-deal points per round.
 
-    SPEC is lineup position 0 of every lineup (the ``vs`` agent).
+    Per lineup and deal: SPEC's points per round minus the mean of the other sides' (SPEC is the
+    first agent of every lineup); per deal the mean over lineups; the interval over deals. With 2
+    sides a panel member's mirror match counts 0 (its expected margin, by symmetry), so that every
+    2-side headline averages over the whole panel.
     """
-    from ..tournament.analysis import lineup_arrays
-    from ..tournament.stats import group_sums
+    from ..tournament.stats import mean_ci
 
     per_lineup = []
-    for blocks in run.blocks:
-        d = lineup_arrays(blocks)
-        pts = d["points"].astype(np.float64)
-        margin = pts[:, 0] - pts[:, 1:].mean(axis=1)
-        per_lineup.append(group_sums(margin, d["deal"]) / group_sums(d["rounds"], d["deal"]))
-    return np.mean(np.stack(per_lineup), axis=0)
+    for lu, x in zip(per_deal["lineups"], per_deal["points_per_round"], strict=True):
+        x = np.asarray(x, np.float64)
+        if lu[0] != spec:
+            raise ValueError(f"lineup {lu} does not start with {spec!r}")
+        per_lineup.append(x[:, 0] - x[:, 1:].mean(axis=1))
+    samples = np.mean(np.stack(per_lineup), axis=0)
+    if len(per_deal["lineups"][0]) == 2 and spec in panel:
+        samples = samples * (len(panel) - 1) / len(panel)
+    mean, lo, hi = mean_ci(samples, confidence)
+    return {"name": "margin", "mean": mean, "lo": lo, "hi": hi, "confidence": confidence,
+            "definition": HEADLINE}
 
 
 def per_deal_points(run: TournamentRun) -> dict:
@@ -205,7 +213,6 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
     """Return the card of a played card tournament (plain data, JSON-ready)."""
     from ..tournament import analysis
     from ..tournament.report import _clean, git_state, versions
-    from ..tournament.stats import mean_ci
     from .protocol import deal_set_digest
 
     c = run.config
@@ -226,7 +233,6 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
                           "rounds": pr["rounds"], "diff": diff, "win_rate": win,
                           "points_per_round": {"agent": ppr["b"] if flip else ppr["a"],
                                                "opponent": ppr["a"] if flip else ppr["b"]}})
-    mean, lo, hi = mean_ci(margin_samples(run), c.confidence)
     p = protocol(version)
     per_deal = per_deal_points(run)
     return _clean({
@@ -242,8 +248,7 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
         "deal_set": {"seed": c.seed, "deals": c.deals, "rotations": c.rules.num_sides,
                      "digest": deal_set_digest(version, table, c.deals), "rules": c.rules.to_dict(),
                      "block_deals": c.block_deals},
-        "headline": {"name": "margin", "mean": mean, "lo": lo, "hi": hi, "confidence": c.confidence,
-                     "definition": HEADLINE},
+        "headline": headline(per_deal, spec, p.table(table).panel, c.confidence),
         "opponents": opponents,
         "rating": anchored_rating(per_deal, spec, reference, c.confidence),
         "decision_time": times,
@@ -261,12 +266,20 @@ def slug(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("_") or "agent"
 
 
+_NUMBERS = re.compile(r"\[\s*(-?[0-9][-+0-9.eE]*(?:,\s*-?[0-9][-+0-9.eE]*)*)\s*\]")
+"""A JSON list of numbers only, as ``json.dumps(indent=2)`` spreads it over lines."""
+
+
+def _one_line(m: re.Match) -> str:
+    return "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]"
+
+
 def write_atomic(path: Path, data: dict) -> Path:
     """Write ``data`` as JSON to ``path`` through a temporary file and a rename (never half a file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     with open(tmp, "w", encoding="utf-8") as f:
-        f.write(json.dumps(data, indent=2, allow_nan=False) + "\n")
+        f.write(_NUMBERS.sub(_one_line, json.dumps(data, indent=2, allow_nan=False)) + "\n")
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)

@@ -1,4 +1,4 @@
-"""The benchmark protocol: frozen deal sets (pinned digests), report cards, the leaderboard page, bad input."""
+"""The benchmark protocol: frozen deal sets (pinned digests), report cards, the leaderboard, bad input."""
 
 from __future__ import annotations
 
@@ -109,7 +109,8 @@ def test_a_quick_card_says_it_is_not_the_benchmark(tiny, tmp_path):
     assert card["quick"] is True and card["benchmark"] is False and "not the benchmark" in card["note"]
     assert card["deal_set"]["deals"] == 4
     assert [o["opponent"] for o in card["opponents"]] == ["random"]  # a panel member never plays itself
-    assert card["headline"]["mean"] == pytest.approx(card["opponents"][0]["diff"]["mean"], abs=1e-12)
+    # greedy is a panel member: its mirror match counts 0, so the margin is half its one diff
+    assert card["headline"]["mean"] == pytest.approx(card["opponents"][0]["diff"]["mean"] / 2, abs=1e-12)
     validate(card)
 
 
