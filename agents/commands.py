@@ -64,3 +64,11 @@ def train(argv: Sequence[str] | None = None) -> int:
         from .training.cli import main
         return main
     return _run(program_name("train.py"), load, argv)
+
+
+def bench(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark command line (``agents.bench.cli``); return the exit status."""
+    def load() -> Callable[..., int]:
+        from .bench.cli import main
+        return main
+    return _run("escoba-bench", load, argv)

@@ -1,0 +1,6 @@
+"""The benchmark protocol: frozen deal sets, a fixed panel per table, report cards, learned best
+responses and the leaderboard (``escoba-bench``; ``docs/benchmark.md``)."""
+
+from .protocol import PROTOCOLS, Protocol, TableSpec, deal_set_digest, protocol, table_of
+
+__all__ = ["PROTOCOLS", "Protocol", "TableSpec", "deal_set_digest", "protocol", "table_of"]

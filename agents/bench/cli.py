@@ -1,0 +1,209 @@
+"""``escoba-bench``: report cards on the frozen deal sets, the panels' reference ratings, the deal-set
+digests and the leaderboard page (``docs/benchmark.md``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from escoba_env.cli import DefaultsFormatter
+
+PROG = "escoba-bench"
+EPILOG = """examples:
+  escoba-bench card expert --table 2p --quick      # a development card (500 deals), not the benchmark
+  escoba-bench card neural-solo --table 2p --out benchmarks/leaderboard/bench-v1-2p-neural-solo.json
+  escoba-bench digest                              # the deal sets' digests
+  escoba-bench leaderboard                         # regenerate docs/leaderboard.md from the cards
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr (exit status 2)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        """Print the error as one line and exit with status 2."""
+        self.exit(2, f"{PROG}: error: {message} (see --help)\n")
+
+
+def _positive(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return v
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of escoba-bench."""
+    from .protocol import PROTOCOLS, TABLES
+
+    p = _Parser(prog=PROG, description="The escoba-env benchmark protocol: report cards on frozen deal sets.",
+                epilog=EPILOG, formatter_class=DefaultsFormatter)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    versions = ", ".join(f"v{k[1:]}" for k in PROTOCOLS)
+
+    def common(q: argparse.ArgumentParser, out_help: str) -> None:
+        q.add_argument("--version", default="v1", help=f"protocol version ({versions})")
+        q.add_argument("--table", default="2p", choices=TABLES, help="table size")
+        q.add_argument("--quick", action="store_true",
+                       help="the set's first deals only (500): for development, labelled not the benchmark")
+        q.add_argument("--out", metavar="PATH", help=out_help)
+        q.add_argument("--resume", action="store_true",
+                       help="finish the interrupted run of the same card from its journal "
+                            "(PATH.journal.jsonl)")
+        q.add_argument("--overwrite", action="store_true", help="replace an existing output file")
+        q.add_argument("--workers", type=_positive, default=min(2, os.cpu_count() or 1), metavar="N",
+                       help="processes; the numbers do not depend on it")
+        q.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
+
+    c = sub.add_parser("card", help="play an agent against the panel and write its report card",
+                       formatter_class=DefaultsFormatter)
+    c.add_argument("agent", metavar="SPEC", help="agent spec (escoba-evaluate --help lists the names)")
+    common(c, "card file (default: results/bench-<version>-<table>-<spec>[-quick].json)")
+    c.add_argument("--timing-deals", type=int, default=8, metavar="N",
+                   help="deals played one game at a time to time the agent's decisions (0: skip)")
+    pn = sub.add_parser("panel", help="play the panel's round robin: the reference of the rating scale",
+                        formatter_class=DefaultsFormatter)
+    common(pn, "reference file (default: the package's "
+               "agents/bench/data/bench-<version>-<table>-panel[-quick].json)")
+    pn.add_argument("--from-cards", metavar="DIR",
+                    help="fit the reference from the panel members' card files in DIR instead of playing")
+    ex = sub.add_parser("exploit", help="train a best response to a frozen agent: a lower bound on its "
+                        "exploitability", formatter_class=DefaultsFormatter)
+    ex.add_argument("agent", metavar="SPEC", help="the frozen agent to respond to")
+    common(ex, "result file (default: results/exploit-<version>-<table>-<spec>[-quick].json, and .png)")
+    ex.add_argument("--steps", type=_positive, required=True, metavar="N",
+                    help="training steps of the learner")
+    ex.add_argument("--seed", type=int, default=1, help="seed of the learner's training")
+    ex.add_argument("--also", nargs="+", default=(), metavar="SPEC",
+                    help="also play the trained response against these agents (e.g. a slow search agent "
+                         "the response was trained against a fast stand-in of)")
+    ex.add_argument("--runs-dir", default="runs", help="folder of the training run")
+    ex.add_argument("--num-envs", type=_positive, default=2048, metavar="N", help="games per update")
+    ex.add_argument("--evals", type=_positive, default=10, metavar="N",
+                    help="points of the learning curve (evaluations along the run)")
+    ex.add_argument("--eval-deals", type=_positive, default=200, metavar="N",
+                    help="duplicate deals of each evaluation along the run")
+    d = sub.add_parser("digest", help="print the deal sets' digests", formatter_class=DefaultsFormatter)
+    d.add_argument("--version", default="v1", help=f"protocol version ({versions})")
+    lb = sub.add_parser("leaderboard", help="validate the card files and write the leaderboard page",
+                        formatter_class=DefaultsFormatter)
+    lb.add_argument("--dir", default="benchmarks/leaderboard", help="folder of card files")
+    lb.add_argument("--page", default="docs/leaderboard.md", help="page to write")
+    lb.add_argument("--check", action="store_true",
+                    help="write nothing: fail if the page is not what the card files give")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run escoba-bench with ``argv``; return the exit status."""
+    from ..tournament.cli import _SIGNALS, _Terminated
+
+    old = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            old[sig] = signal.signal(sig, _SIGNALS.handler)
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as exc:
+        term = isinstance(exc, _Terminated)
+        print(f"{PROG}: {'terminated' if term else 'interrupted'}{getattr(exc, 'escoba_note', '')}",
+              file=sys.stderr)
+        return 143 if term else 130
+    except Exception as exc:  # one clear line, never a traceback
+        from ..commands import missing_extra
+        from ..tournament.runner import one_line
+
+        line = missing_extra(exc) or one_line(exc)
+        print(f"{PROG}: error: {line}{getattr(exc, 'escoba_note', '')}", file=sys.stderr)
+        return 1
+    finally:
+        for sig, h in old.items():
+            signal.signal(sig, h)
+
+
+def _main(argv: list[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    from .protocol import protocol
+
+    if args.command == "digest":
+        from .protocol import deal_set_digest
+
+        p = protocol(args.version)
+        for name, t in p.tables.items():
+            print(f"bench-{p.version} {name}: seed {p.seed(name)}, {t.deals} deals "
+                  f"{deal_set_digest(p.version, name)}; quick {t.quick_deals} "
+                  f"{deal_set_digest(p.version, name, t.quick_deals)}")
+        return 0
+    if args.command == "leaderboard":
+        from .leaderboard import load_cards, render
+
+        page = Path(args.page)
+        text = render(load_cards(Path(args.dir)))
+        if args.check:
+            if not page.is_file() or page.read_text(encoding="utf-8") != text:
+                raise ValueError(f"{page} is not what {args.dir} gives: run escoba-bench leaderboard")
+            print(f"ok: {page} matches {args.dir}")
+            return 0
+        page.write_text(text, encoding="utf-8")
+        print(f"wrote {page}")
+        return 0
+    protocol(args.version)  # an unknown version fails before anything runs
+    if args.command == "panel" and args.from_cards:
+        from .card import panel_from_cards, panel_reference_path, write_atomic
+        from .leaderboard import load_cards
+
+        data = panel_from_cards([c for _, c in load_cards(Path(args.from_cards))], args.version, args.table,
+                                args.quick)
+        path = Path(args.out) if args.out else panel_reference_path(args.version, args.table, args.quick)
+        if path.exists() and not args.overwrite:
+            raise ValueError(f"{path} already exists: pass --overwrite to replace it")
+        write_atomic(path, data)
+        for r in data["ratings"]:
+            print(f"{r['agent']:<16} mu {r['mu']:6.2f}  sigma {r['sigma']:.2f}")
+        print(f"wrote {path}")
+        return 0
+    if args.command == "panel":
+        from .card import run_panel
+
+        data, path = run_panel(version=args.version, table=args.table, quick=args.quick, out=args.out,
+                               resume=args.resume, overwrite=args.overwrite, workers=args.workers,
+                               progress=args.progress)
+        for r in data["ratings"]:
+            print(f"{r['agent']:<16} mu {r['mu']:6.2f}  sigma {r['sigma']:.2f}")
+        print(f"wrote {path}")
+        return 0
+    if args.command == "exploit":
+        from .exploit import run_exploit
+
+        data, path = run_exploit(args.agent, steps=args.steps, version=args.version, table=args.table,
+                                 seed=args.seed, also=tuple(args.also), quick=args.quick, out=args.out,
+                                 runs_dir=args.runs_dir, resume=args.resume, overwrite=args.overwrite,
+                                 workers=args.workers, num_envs=args.num_envs, evals=args.evals,
+                                 eval_deals=args.eval_deals, progress=args.progress)
+        print(data["statement"])
+        for k, v in data["also"].items():
+            d = v["diff"]
+            print(f"  against {k}: {d['mean']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}] points per round")
+        print(f"wrote {path} and {path.with_suffix('.png')}")
+        return 0
+    from .card import headline_text, run_card
+
+    if args.timing_deals < 0:
+        raise ValueError(f"--timing-deals must be 0 or more, got {args.timing_deals}")
+    card, path = run_card(args.agent, version=args.version, table=args.table, quick=args.quick,
+                          out=args.out, resume=args.resume, overwrite=args.overwrite, workers=args.workers,
+                          progress=args.progress, timing_deals=args.timing_deals)
+    print(headline_text(card))
+    print(f"\nwall {card['timing']['wall_s']:.1f} s; wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
