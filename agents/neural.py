@@ -448,22 +448,11 @@ class NeuralAgent(Agent):
         ckpt = load_checkpoint(path, map_location=device)
         if "endgame_net" in ckpt:
             raise ValueError(f"checkpoint {str(path)!r} is a phase-gated agent (plain and endgame networks): "
-                             f"load it with agents.neural.load_checkpoint_agent or the checkpoint: spec")
+                             f"load it with agents.loader.load_checkpoint_agent or the checkpoint: spec")
         trained = check_compatible(ckpt, rules, str(path))
         net = build_net(ckpt, str(path))
         return cls(net, trained, seed=seed, device=device, deterministic=deterministic,
                    name=name if name is not None else f"checkpoint:{path}")
-
-
-def load_checkpoint_agent(path: str | os.PathLike, rules: Rules | None = None, seed: int | None = None,
-                          **params: Any) -> Agent:
-    """Return the agent stored at ``path``: a ``NeuralAgent``, or for a phase-gated checkpoint (an
-    ``endgame_net`` entry) an ``agents.solo.SoloAgent``; the registry's ``checkpoint:PATH`` loader."""
-    if "endgame_net" in load_checkpoint(path):
-        from .solo import SoloAgent
-
-        return SoloAgent.from_checkpoint(path, rules=rules, seed=seed, **params)
-    return NeuralAgent.from_checkpoint(path, rules=rules, seed=seed, **params)
 
 
 def checkpoint_dict(net: PolicyValueNet, rules: Rules, **extra: Any) -> dict[str, Any]:

@@ -38,7 +38,7 @@ that contain that table card).
 Checkpoint: an ``agents.neural`` checkpoint of the plain network (same format, loader and
 checks) with two more entries, ``endgame_net`` (``{"hidden": [...], "inputs": N}``) and
 ``endgame_model`` (its ``state_dict``), and optionally ``midgame_net`` and ``midgame_model``.
-``agents.neural.load_checkpoint_agent`` (the registry's ``checkpoint:PATH``) returns a
+``agents.loader.load_checkpoint_agent`` (the registry's ``checkpoint:PATH``) returns a
 ``SoloAgent`` for such a file; registry spec ``neural-solo``.
 """
 
@@ -60,7 +60,14 @@ from escoba_env.rules import Rules
 from .base import Agent
 from .endgame import endgame_rows
 from .moves import Moves, best_per_row, bit, enumerate_moves, masks_to_uint64, move_actions
-from .neural import NeuralAgent, build_net, check_state_shapes, checkpoint_dict, load_checkpoint
+from .neural import (
+    NeuralAgent,
+    build_net,
+    check_compatible,
+    check_state_shapes,
+    checkpoint_dict,
+    load_checkpoint,
+)
 from .worlds import obs_layout, observation_masks, observation_scalars
 
 _ONE = np.uint64(1)
@@ -373,8 +380,6 @@ class SoloAgent(Agent):
 
 def _rules_of(ckpt: dict[str, Any], rules: Rules | None, where: str) -> Rules:
     """Return the checkpoint's rules, checked against ``rules`` (ValueError on a difference)."""
-    from .neural import check_compatible
-
     return check_compatible(ckpt, rules, where)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from escoba_env.cli import OneLineParser, add_rules_arguments
 
-from ..commands import program_name
+from ..extras import program_name
 from .config import Config
 from .trainer import Trainer, TrainingInterrupted
 from .workers import WorkerError

@@ -16,7 +16,8 @@ from agents.endgame import EndgameAgent
 from agents.evaluation import play_duplicate
 from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
-from agents.neural import NeuralAgent, load_checkpoint_agent, save_checkpoint
+from agents.loader import load_checkpoint_agent
+from agents.neural import NeuralAgent, save_checkpoint
 from agents.registry import make_agent
 from agents.solo import ENDGAME_INPUTS, EndgameNet, SoloAgent, endgame_inputs, solo_checkpoint_dict
 from escoba_env import EscobaEngine, Rules

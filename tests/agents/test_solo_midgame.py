@@ -16,8 +16,9 @@ from agents.distill import collect_labels, save_labels
 from agents.endgame import EndgameAgent
 from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
+from agents.loader import load_checkpoint_agent
 from agents.moves import best_per_row, move_actions
-from agents.neural import NeuralAgent, load_checkpoint, load_checkpoint_agent, save_checkpoint
+from agents.neural import NeuralAgent, load_checkpoint, save_checkpoint
 from agents.registry import make_agent
 from agents.search import SearchAgent
 from agents.solo import (
