@@ -1,5 +1,14 @@
 """The command line of ``train.py``: one flag per ``Config`` field (generated from the dataclass and its
-field docstrings) plus the rules flags every program of the project shares."""
+field docstrings) plus the rules flags every program of the project shares.
+
+Why not ``tyro``, which builds the same from a dataclass: the parser must be the project's
+``escoba_env.cli.OneLineParser`` (a bad flag is one error line, never a usage dump or a rich
+panel), share ``add_rules_arguments`` with every other program (``--players``, ``--sevens-rule``,
+...: argparse actions), and leave unset flags out of the namespace (``argparse.SUPPRESS``) so that
+``--resume`` overrides only the fields given; tyro owns its parser and fills every default. What
+this module adds is ``field_docs`` (about 10 lines reading the docstring under each field) and the
+type converters below.
+"""
 
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ from escoba_env.rules import Rules
 
 from ..neural import PolicyValueNet
 from .config import Config
-from .learner import ValueNet
+from .ppo import ValueNet
 from .rollout import RolloutWorker, make_buffers, per_game_keys, shard_state
 
 

@@ -95,11 +95,11 @@ def test_loss_decreases_on_a_fixed_batch(tmp_path):
     adv, ret = t.advantages()
     b = t.batch(adv, ret)
     with torch.no_grad():
-        before, parts0 = t.loss(b, b["index"])
+        before, parts0 = t.loss(b, b.index)
     for _ in range(8):
         t.ppo_update(adv, ret)
     with torch.no_grad():
-        after, parts1 = t.loss(b, b["index"])
+        after, parts1 = t.loss(b, b.index)
     assert float(after) < float(before)
     assert float(parts1["value_loss"]) < float(parts0["value_loss"])
     assert float(parts1["policy_loss"]) < float(parts0["policy_loss"])
