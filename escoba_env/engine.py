@@ -47,13 +47,7 @@ import numpy as np
 
 from .capture import CARD_VALUES, FIFTEEN, joker_summary, plain_summary, single_summary
 from .cards import FULL_DECK, JOKER_MASK, NUM_CARDS, card_name, names_of
-from .deal import (
-    explicit_decks,
-    hash_keys,  # noqa: F401  (re-exported: it lived here before deal.py)
-    initial_fifteen_batch,
-    mesa_turn_up_batch,
-    shuffled_decks,
-)
+from .deal import explicit_decks, initial_fifteen_batch, mesa_turn_up_batch, shuffled_decks
 from .rules import Rules, check_max_rounds, check_rules, check_seed
 from .scoring import CATEGORIES, score_round_batch, side_escobas, side_piles
 

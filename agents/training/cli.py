@@ -91,8 +91,6 @@ def build_parser() -> argparse.ArgumentParser:
     for action in add_rules_arguments(group):  # only the rules flags given override a resumed run's rules
         action.default = argparse.SUPPRESS
         action.dest = "rules." + _RULE_DEST.get(action.dest, action.dest)
-    group.add_argument("--num-players", type=int, choices=(2, 3, 4), dest="rules.num_players",
-                       help=argparse.SUPPRESS)  # the old name of --players
     return parser
 
 

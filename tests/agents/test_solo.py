@@ -22,7 +22,7 @@ from agents.registry import make_agent
 from agents.solo import ENDGAME_INPUTS, EndgameNet, SoloAgent, endgame_inputs, solo_checkpoint_dict
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
-from tests.conftest import C, M, set_position
+from tests.helpers import C, M, set_position
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PLAIN = os.path.join(ROOT, "agents", "pretrained", "escoba_2p_plain.pt")

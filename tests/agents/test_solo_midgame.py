@@ -32,7 +32,7 @@ from agents.solo import (
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
 from tests.agents.test_solo import PLAIN, ROOT
-from tests.conftest import C, M, set_position
+from tests.helpers import C, M, set_position
 
 STOCK = "Ro Rc Re Rb 2c 2e"
 

@@ -97,11 +97,11 @@ def test_agent_moves_are_pinned(boards, table, spec):
     assert sha(actions) == MOVES[table, spec]
 
 
-FEATURES = {
-    '2p': 'cd49c7417ce1dad4',
-    '2p_jokers': '42b1e69b6d3f4869',
-    '3p': 'f5a16eb05c2de688',
-    '2v2': '5683b26d109eb175',
+TABLE_DIGESTS = {  # table: (move features of the first 200 positions, shaping potential of 30 steps)
+    "2p": ("cd49c7417ce1dad4", "50b73fe2b04fff26"),
+    "2p_jokers": ("42b1e69b6d3f4869", "b38b596da9d37064"),
+    "3p": ("f5a16eb05c2de688", "b9bfdbf2f502ca10"),
+    "2v2": ("5683b26d109eb175", "062ff29ccace118c"),
 }
 
 
@@ -110,15 +110,7 @@ def test_move_features_are_pinned(boards, table):
     from agents.neural import move_features
 
     obs, _ = boards[table]
-    assert sha(move_features(obs[:200], TABLES[table])) == FEATURES[table]
-
-
-SHAPING = {
-    '2p': '50b73fe2b04fff26',
-    '2p_jokers': 'b38b596da9d37064',
-    '3p': 'b9bfdbf2f502ca10',
-    '2v2': '062ff29ccace118c',
-}
+    assert sha(move_features(obs[:200], TABLES[table])) == TABLE_DIGESTS[table][0]
 
 
 @pytest.mark.parametrize("table", list(TABLES))
@@ -135,7 +127,7 @@ def test_shaping_potential_is_pinned(table):
         legal = eng.legal_action_mask()
         actions = np.array([rng.choice(np.flatnonzero(row)) if row.any() else 0 for row in legal])
         eng.step(actions, active=~eng.done)
-    assert sha(*out) == SHAPING[table]
+    assert sha(*out) == TABLE_DIGESTS[table][1]
 
 
 TINY = dict(num_envs=32, num_steps=16, hidden=(32,), total_steps=32 * 16 * 4, eval_interval=1024,
