@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from escoba_env import EscobaEngine, Rules, parse_card
-from escoba_env.engine import StepInfo
+from escoba_env.step_info import StepInfo
 
 
 def C(name: str) -> int:
