@@ -17,7 +17,7 @@ the other hand's size drawn from them holds at least one of each, and the most c
 sevens and velo one of them could take). It predicts the round's point difference after the move
 as ``search`` estimates it (mean greedy-rollout values over sampled deals of the unseen cards),
 learnt by regression from ``python -m agents.distill --teacher search --values`` labels
-(``scripts/train_solo.py --phase midgame``).
+(``agents.training.solo_fit --phase midgame``).
 
 The endgame net's inputs per move (``endgame_inputs``, ``ENDGAME_INPUTS``; all read from the
 observation, and only ever computed at an empty stock, where the unseen cards *are* the other
@@ -31,7 +31,7 @@ half in the pile) and whether it can still be won (with every card in play), and
 hand can answer on the table left (the share of its cards that capture, whether one sweeps, the
 most cards, oros, sevens and velo one of them could take). It predicts the round's point
 difference (observer minus other) after the move with best play by both sides: the solver's
-value (``agents.endgame.solve``), learnt by regression (``scripts/train_solo.py``). An action's
+value (``agents.endgame.solve``), learnt by regression (``agents.training.solo_fit``). An action's
 value is the best value of the moves that start with it (during a capture choice: of the options
 that contain that table card).
 

@@ -10,7 +10,9 @@
 - ``metrics``: TensorBoard and ``metrics.csv``;
 - ``reports``: the learner's duplicate evaluation and the scalars logged after every update;
 - ``trainer``: ``Trainer`` and ``train``, the loop that ties them together;
-- ``cli``: the command line of ``train.py``.
+- ``cli``: the command line of ``train.py``;
+- ``solo_fit`` and ``imitation`` (not PPO): the recipes of ``neural-solo``'s move networks and of
+  fine-tuning by imitation, each with its ``python -m`` command line.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 
@@ -226,11 +227,7 @@ def test_the_shipped_agent_loads_and_refuses_other_tables(no_solver):
 
 
 def _train_script():
-    path = os.path.join(ROOT, "scripts", "train_solo.py")
-    spec = importlib.util.spec_from_file_location("train_solo", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return importlib.import_module("agents.training.solo_fit")
 
 
 def test_train_script_fits_exports_and_never_overwrites(tmp_path, capsys):

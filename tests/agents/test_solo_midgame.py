@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import itertools
 import math
@@ -225,7 +226,7 @@ def test_train_script_fits_a_midgame_net_on_search_values(tmp_path, capsys):
     labels = tmp_path / "mid.npz"
     save_labels(labels, data, rules, teacher="search:sims=24")
     out = tmp_path / "solo_mid.pt"
-    script = _script("train_solo.py")
+    script = importlib.import_module("agents.training.solo_fit")
     args = [str(labels), "--phase", "midgame", "--solo", str(solo), "--test", str(labels), "--epochs", "2",
             "--hidden", "16", "--loss", "adv", "--out", str(out)]
     assert script.main(args) == 0
