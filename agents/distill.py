@@ -16,7 +16,7 @@ decision), too slow to query during training, so its choices are collected once,
 The labels are written as one ``.npz`` (``obs`` float16, ``mask`` int8, ``action`` int64; with
 ``--values`` also ``values`` float32, the teacher's per-action rollout values; and a JSON ``meta``
 with the rules, the teacher, the behaviour agents and the seed), which ``train.py --distill-data
-PATH`` reads (see ``agents.ppo.Config.distill_data``)::
+PATH`` reads (see ``agents.training.Config.distill_data``)::
 
     python -m agents.distill --out runs/labels/search_150k.npz --labels 150000 \\
         --teacher search --behaviour neural-2p-plain expert greedy \\

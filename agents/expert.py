@@ -50,12 +50,14 @@ from escoba_env.scoring import side_piles
 
 from .base import Agent
 from .moves import best_per_row, bit, enumerate_moves, move_actions
+from .weights import CARD_WEIGHTS, JOKER_WILDNESS
 from .worlds import capture_summary, observation_masks, observation_scalars
 
-EXPERT_WEIGHTS = {"escoba": 1.0, "velo": 0.6, "seven": 0.3, "six": 0.0, "oro": 0.1, "card": 0.05,
-                  "joker": 0.3, "joker_hold": 0.3}
-"""Base weights (points-per-card scale) of the expert; sixes get weight under other sevens rules;
-``joker`` and ``joker_hold`` matter only with jokers (module docstring)."""
+JOKER_HOLD = 0.3
+"""The expert's own weight of keeping a joker in hand (jokers only; module docstring)."""
+EXPERT_WEIGHTS = {**CARD_WEIGHTS, "six": 0.0, "joker": JOKER_WILDNESS, "joker_hold": JOKER_HOLD}
+"""Base weights of the expert: ``agents.weights.CARD_WEIGHTS``, plus sixes (weight under other sevens
+rules) and, with jokers only, ``joker`` and ``joker_hold`` (module docstring)."""
 DECIDED = 0.2
 """Factor applied to the weight of a category that is already decided."""
 PARTNER = 0.5

@@ -1,18 +1,8 @@
 """The greedy agent: takes the capture worth the most right now, else discards its least valuable card.
 
-Value of what a capture takes (the played card included), with these documented weights
-(``GREEDY_WEIGHTS``, roughly points per card in a 2-player round):
-
-=========  ======  ==================================================================
-term       weight  why
-=========  ======  ==================================================================
-escoba     1.0     one point, certain
-velo       0.6     one point, certain (the velo also counts as a seven and an oro)
-seven      0.3     the sevens point goes to whoever holds 3 of 4
-oro        0.1     the oros point needs 6 of 10
-card       0.05    the cards point needs 21 of 40
-joker      0.3     jokers variant only (docs/rules.md §11): a joker counts as a card and is wild
-=========  ======  ==================================================================
+Value of what a capture takes (the played card included), with the card weights of
+``agents.weights`` (``GREEDY_WEIGHTS``: ``CARD_WEIGHTS`` plus ``joker`` = ``JOKER_WILDNESS``, roughly
+points per card in a 2-player round).
 
 With jokers, a joker counts as a card (0.05) plus ``joker`` for its wildness: taking a table
 joker is worth ``joker`` more (it can no longer serve the opponent), spending one's own joker
@@ -37,9 +27,10 @@ from escoba_env.observation import PLANE
 
 from .base import Agent
 from .moves import best_per_row, bit, card_weights, enumerate_moves, last_play, move_actions
+from .weights import CARD_WEIGHTS, JOKER_WILDNESS
 from .worlds import observation_masks
 
-GREEDY_WEIGHTS = {"escoba": 1.0, "velo": 0.6, "seven": 0.3, "oro": 0.1, "card": 0.05, "joker": 0.3}
+GREEDY_WEIGHTS = {**CARD_WEIGHTS, "joker": JOKER_WILDNESS}
 """Weights of the greedy agent's capture value (see the module docstring)."""
 
 

@@ -2,7 +2,7 @@
 
 ``GuidedSearchAgent`` is ``agents.search.SearchAgent`` with one change: in every rollout, every
 seat plays the argmax of a ``PolicyValueNet`` (by default the table's shipped checkpoint,
-``agents.registry.SHIPPED_CHECKPOINTS``) instead of the greedy default policy. All rollouts of a
+``agents.shipped.SHIPPED_CHECKPOINTS``) instead of the greedy default policy. All rollouts of a
 batch step together, so each rollout step is one ``encode`` + ``move_features`` + forward pass over
 every live rollout game. With ``net_steps=K`` the network plays only the first ``K`` engine steps of
 each rollout and the greedy policy the rest (cheaper). The worlds are sampled from the observation
@@ -21,19 +21,17 @@ from escoba_env.observation import action_masks, encode
 from escoba_env.rules import Rules
 
 from .search import SearchAgent, rollout_actions
+from .shipped import SHIPPED_CHECKPOINTS, shipped_checkpoint, table_name
 
 
 def table_checkpoint(rules: Rules) -> str:
     """Return the path of the shipped network of ``rules``' table, or raise ValueError if none exists."""
-    from .registry import SHIPPED_CHECKPOINTS, table_name
-
-    named = SHIPPED_CHECKPOINTS.get((rules.num_players, rules.partnerships))
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    if named is None or not os.path.isfile(os.path.join(root, named)):
+    path = shipped_checkpoint(rules)
+    if path is None:
         tables = ", ".join(table_name(p, t) for p, t in SHIPPED_CHECKPOINTS)
         raise ValueError(f"no shipped network for {table_name(rules.num_players, rules.partnerships)}; "
                          f"shipped tables: {tables}")
-    return os.path.join(root, named)
+    return str(path)
 
 
 class GuidedSearchAgent(SearchAgent):

@@ -51,6 +51,7 @@ from escoba_env.observation import OBS_SIZE, plane_slice, scalar_offsets
 from escoba_env.rules import Rules
 
 from .base import Agent
+from .weights import CARD_WEIGHTS
 
 FORMAT = "escoba-ppo"
 FORMAT_VERSION = 1
@@ -58,17 +59,21 @@ _REQUIRED = ("format", "format_version", "env_version", "obs_size", "num_actions
 _MASKED = -1e9  # finite, so that masked entries give p = 0 and p * log p = 0 (no NaN)
 
 _VALUES = np.arange(NUM_CARDS) // 4 + 1
-_WEIGHT = (0.05 + 0.1 * (np.arange(NUM_CARDS) % 4 == 0) + 0.3 * (_VALUES == 7)
-           + 0.6 * (np.arange(NUM_CARDS) == VELO)).astype(np.float32)
+_W = CARD_WEIGHTS
+_WEIGHT = (_W["card"] + _W["oro"] * (np.arange(NUM_CARDS) % 4 == 0) + _W["seven"] * (_VALUES == 7)
+           + _W["velo"] * (np.arange(NUM_CARDS) == VELO)).astype(np.float32)
+JOKER_FEATURE_WEIGHT = _W["card"]
+"""A joker's weight in the move features: a card only, deliberately without the heuristics'
+``JOKER_WILDNESS`` (the features describe what is taken; the network learns what wildness is worth)."""
 _OROS = np.uint64(OROS)
 _SEVENS = np.uint64(SEVENS)
 _VELO = np.uint64(1 << VELO)
 _JOKER_BITS = np.uint64(JOKER_MASK)
 # Per card id of the 42-card deck: its value class (0..9 for values 1..10, 10 for a joker), its
-# capture value (a joker counts 0: it is wild) and its greedy weight (a joker: a card, 0.05).
+# capture value (a joker counts 0: it is wild) and its card weight (a joker: JOKER_FEATURE_WEIGHT).
 _CLASS = np.array([c // 4 for c in range(NUM_CARDS)] + [10] * len(JOKERS))
 _CLASS_VALUE = np.array([c // 4 + 1 for c in range(NUM_CARDS)] + [0] * len(JOKERS), np.float32)
-_WEIGHT_J = np.concatenate([_WEIGHT, np.full(len(JOKERS), 0.05, np.float32)])
+_WEIGHT_J = np.concatenate([_WEIGHT, np.full(len(JOKERS), JOKER_FEATURE_WEIGHT, np.float32)])
 _CLASS_CARD = np.array([4 * v for v in range(NUM_VALUES)] + [JOKERS[0]])  # a card of each class
 MOVE_FEATURES = ("play", "capture", "escoba", "take_certain", "take_possible", "threat", "discard_cost",
                  "name", "name_value", "card_weight", "card_value", "cards_taken", "left_weight", "left_sum",
@@ -81,10 +86,12 @@ HEADS = ("mlp", "moves", "moves_mlp")
 
 
 def _mask_weight(masks: np.ndarray) -> np.ndarray:
-    """Return the summed card weights (``_WEIGHT``; a joker 0.05) of uint64 card masks, as float32."""
+    """Return the summed card weights (``_WEIGHT``; a joker ``JOKER_FEATURE_WEIGHT``) of uint64 card
+    masks, as float32."""
     def n(m):
         return np.bitwise_count(m).astype(np.float32)
-    return 0.05 * n(masks) + 0.1 * n(masks & _OROS) + 0.3 * n(masks & _SEVENS) + 0.6 * n(masks & _VELO)
+    return (_W["card"] * n(masks) + _W["oro"] * n(masks & _OROS) + _W["seven"] * n(masks & _SEVENS)
+            + _W["velo"] * n(masks & _VELO))
 
 
 def _class_summary(masks: np.ndarray, rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -141,7 +148,7 @@ def move_features(obs: np.ndarray, rules: Rules | None = None) -> np.ndarray:
 
     W is the action count (``rules.num_cards``: 40, or 41/42 with jokers). For a hand card in the
     play phase: whether it captures, can sweep (escoba), the weighted value of the cards it surely /
-    possibly takes (greedy weights: velo .6, seven .3, oro .1, card .05, joker .05), how many it
+    possibly takes (``agents.weights.CARD_WEIGHTS``; a joker: ``JOKER_FEATURE_WEIGHT``), how many it
     surely takes, the share of the unseen cards that could sweep the table it leaves, and the weight
     it gives away when discarded. For a table card in the capture choice: its weight. For every
     card: its own weight and value / 10 (a joker: 0). What the play leaves on the table: its weight
@@ -448,22 +455,11 @@ class NeuralAgent(Agent):
         ckpt = load_checkpoint(path, map_location=device)
         if "endgame_net" in ckpt:
             raise ValueError(f"checkpoint {str(path)!r} is a phase-gated agent (plain and endgame networks): "
-                             f"load it with agents.neural.load_checkpoint_agent or the checkpoint: spec")
+                             f"load it with agents.loader.load_checkpoint_agent or the checkpoint: spec")
         trained = check_compatible(ckpt, rules, str(path))
         net = build_net(ckpt, str(path))
         return cls(net, trained, seed=seed, device=device, deterministic=deterministic,
                    name=name if name is not None else f"checkpoint:{path}")
-
-
-def load_checkpoint_agent(path: str | os.PathLike, rules: Rules | None = None, seed: int | None = None,
-                          **params: Any) -> Agent:
-    """Return the agent stored at ``path``: a ``NeuralAgent``, or for a phase-gated checkpoint (an
-    ``endgame_net`` entry) an ``agents.solo.SoloAgent``; the registry's ``checkpoint:PATH`` loader."""
-    if "endgame_net" in load_checkpoint(path):
-        from .solo import SoloAgent
-
-        return SoloAgent.from_checkpoint(path, rules=rules, seed=seed, **params)
-    return NeuralAgent.from_checkpoint(path, rules=rules, seed=seed, **params)
 
 
 def checkpoint_dict(net: PolicyValueNet, rules: Rules, **extra: Any) -> dict[str, Any]:

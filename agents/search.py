@@ -55,13 +55,14 @@ from .moves import (
     lowest_card,
     move_actions,
 )
+from .weights import CARD_WEIGHTS, JOKER_WILDNESS
 from .worlds import capture_summary, observation_masks, take_games, worlds_from_observations
 
-ROLLOUT_WEIGHTS = {"escoba": 1.0, "velo": 0.6, "seven": 0.3, "oro": 0.1, "card": 0.05, "sweep": 1.0,
-                   "joker": 0.3}
-"""Weights of the default rollout policy: greedy capture values, ``sweep``, the penalty per unit
-of probability that the next player can sweep the table a move leaves, and (jokers variant) ``joker``,
-the wildness of a joker: taking a table joker gains it, spending or discarding one's own costs it."""
+SWEEP_PENALTY = 1.0
+"""The rollout policy's penalty per unit of probability that the next player sweeps the table left."""
+ROLLOUT_WEIGHTS = {**CARD_WEIGHTS, "sweep": SWEEP_PENALTY, "joker": JOKER_WILDNESS}
+"""Weights of the default rollout policy: the greedy capture values (``agents.weights``), ``sweep``
+and (jokers variant) ``joker``, the wildness of a joker."""
 THREATS = ("count", "peek", "none")
 
 _NEG = -1e9

@@ -17,7 +17,7 @@ the other hand's size drawn from them holds at least one of each, and the most c
 sevens and velo one of them could take). It predicts the round's point difference after the move
 as ``search`` estimates it (mean greedy-rollout values over sampled deals of the unseen cards),
 learnt by regression from ``python -m agents.distill --teacher search --values`` labels
-(``scripts/train_solo.py --phase midgame``).
+(``agents.training.solo_fit --phase midgame``).
 
 The endgame net's inputs per move (``endgame_inputs``, ``ENDGAME_INPUTS``; all read from the
 observation, and only ever computed at an empty stock, where the unseen cards *are* the other
@@ -31,14 +31,14 @@ half in the pile) and whether it can still be won (with every card in play), and
 hand can answer on the table left (the share of its cards that capture, whether one sweeps, the
 most cards, oros, sevens and velo one of them could take). It predicts the round's point
 difference (observer minus other) after the move with best play by both sides: the solver's
-value (``agents.endgame.solve``), learnt by regression (``scripts/train_solo.py``). An action's
+value (``agents.endgame.solve``), learnt by regression (``agents.training.solo_fit``). An action's
 value is the best value of the moves that start with it (during a capture choice: of the options
 that contain that table card).
 
 Checkpoint: an ``agents.neural`` checkpoint of the plain network (same format, loader and
 checks) with two more entries, ``endgame_net`` (``{"hidden": [...], "inputs": N}``) and
 ``endgame_model`` (its ``state_dict``), and optionally ``midgame_net`` and ``midgame_model``.
-``agents.neural.load_checkpoint_agent`` (the registry's ``checkpoint:PATH``) returns a
+``agents.loader.load_checkpoint_agent`` (the registry's ``checkpoint:PATH``) returns a
 ``SoloAgent`` for such a file; registry spec ``neural-solo``.
 """
 
@@ -60,7 +60,14 @@ from escoba_env.rules import Rules
 from .base import Agent
 from .endgame import endgame_rows
 from .moves import Moves, best_per_row, bit, enumerate_moves, masks_to_uint64, move_actions
-from .neural import NeuralAgent, build_net, check_state_shapes, checkpoint_dict, load_checkpoint
+from .neural import (
+    NeuralAgent,
+    build_net,
+    check_compatible,
+    check_state_shapes,
+    checkpoint_dict,
+    load_checkpoint,
+)
 from .worlds import obs_layout, observation_masks, observation_scalars
 
 _ONE = np.uint64(1)
@@ -373,8 +380,6 @@ class SoloAgent(Agent):
 
 def _rules_of(ckpt: dict[str, Any], rules: Rules | None, where: str) -> Rules:
     """Return the checkpoint's rules, checked against ``rules`` (ValueError on a difference)."""
-    from .neural import check_compatible
-
     return check_compatible(ckpt, rules, where)
 
 

@@ -2,7 +2,7 @@
 
 You sit at seat 0 (``--seat``); every other seat is a bot built from an agent spec of the
 ``agents`` registry (``--opponent expert``, ``--opponent random greedy`` for one per seat, ...).
-The default opponent is the table's entry of ``agents.registry.DEFAULT_OPPONENTS`` (the web arena's
+The default opponent is the table's entry of ``agents.shipped.DEFAULT_OPPONENTS`` (the web arena's
 too): ``neural-2p`` at 2 players, ``strong-2v2`` (4 players with partnerships) and ``strong-3p`` (3
 players), when it plays the chosen rules; otherwise ``expert`` (the message at the start says which
 one you face).
@@ -30,15 +30,10 @@ from typing import Any, TextIO
 import numpy as np
 
 from agents.base import Agent
-from agents.commands import missing_extra
-from agents.registry import (
-    DEFAULT_OPPONENTS,
-    FALLBACK_OPPONENT,
-    default_opponent,
-    make_agent,
-    names_help,
-    table_name,
-)
+from agents.extras import missing_extra
+from agents.opponents import default_opponent
+from agents.registry import make_agent, names_help
+from agents.shipped import DEFAULT_OPPONENTS, FALLBACK_OPPONENT, table_name
 from escoba_env.capture import capture_options
 from escoba_env.cards import (
     JOKER_MASK,

@@ -7,12 +7,13 @@ from __future__ import annotations
 from . import escoba_v0
 from .capture import capture_options
 from .cards import card_name, cards_of, mask_of, parse_card
-from .engine import EscobaEngine, StepInfo
+from .engine import EscobaEngine
 from .gym_vector import EscobaGymVectorEnv
 from .registration import register as _register
 from .rules import Rules
 from .scoring import score_round
 from .single_agent import SingleAgentEscobaEnv
+from .step_info import StepInfo
 from .vector_env import EscobaVectorEnv
 
 _register()  # gymnasium.make("escoba_env/Escoba-v0"); see escoba_env.registration

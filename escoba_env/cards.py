@@ -13,8 +13,6 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .rules import WrongTypeError
-
 NUM_CARDS = 40
 """Cards of the standard deck (the jokers variant adds ``Rules.jokers`` more: ``Rules.num_cards``)."""
 JOKERS = (40, 41)
@@ -168,9 +166,9 @@ def mask_values(masks) -> np.ndarray:
 
 
 def check_mask(mask: int, num_cards: int = MAX_CARDS, what: str = "a card mask") -> int:
-    """Return ``mask`` as an int; WrongTypeError unless an int, ValueError unless bits 0..num_cards-1."""
+    """Return ``mask`` as an int; TypeError unless an int, ValueError unless bits 0..num_cards-1."""
     if isinstance(mask, (bool, np.bool_)) or not isinstance(mask, (int, np.integer)):
-        raise WrongTypeError(f"{what} must be an int, got {type(mask).__name__} {mask!r}")
+        raise TypeError(f"{what} must be an int, got {type(mask).__name__} {mask!r}")
     mask = int(mask)
     if mask < 0 or mask >> num_cards:
         raise ValueError(f"{mask:#x} is not a card mask of the {num_cards}-card deck "
@@ -181,7 +179,7 @@ def check_mask(mask: int, num_cards: int = MAX_CARDS, what: str = "a card mask")
 def check_card(card: int) -> int:
     """Return ``card`` as an int card id in 0..41 (TypeError if not an int, ValueError if out of range)."""
     if isinstance(card, (bool, np.bool_)) or not isinstance(card, (int, np.integer)):
-        raise WrongTypeError(f"a card id must be an int in 0..41, got {type(card).__name__} {card!r}")
+        raise TypeError(f"a card id must be an int in 0..41, got {type(card).__name__} {card!r}")
     if not 0 <= int(card) < MAX_CARDS:
         raise ValueError(f"card id {int(card)} is out of range 0..41 (40, 41 are the jokers)")
     return int(card)

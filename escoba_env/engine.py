@@ -47,15 +47,11 @@ import numpy as np
 
 from .capture import CARD_VALUES, FIFTEEN, joker_summary, plain_summary, single_summary
 from .cards import FULL_DECK, JOKER_MASK, NUM_CARDS, card_name, names_of
-from .deal import (
-    explicit_decks,
-    hash_keys,  # noqa: F401  (re-exported: it lived here before deal.py)
-    initial_fifteen_batch,
-    mesa_turn_up_batch,
-    shuffled_decks,
-)
+from .deal import explicit_decks, shuffled_decks
+from .dealing import deal_hands, start_round
 from .rules import Rules, check_max_rounds, check_rules, check_seed
-from .scoring import CATEGORIES, score_round_batch, side_escobas, side_piles
+from .scoring import score_round_batch, side_escobas, side_piles
+from .step_info import REPORTED, StepInfo
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
@@ -100,66 +96,6 @@ def sample_actions(legal: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
     return np.bitwise_count((m & np.negative(m)) - _ONE).astype(np.int64)
 
 
-_REPORTED = ("points", *CATEGORIES, "escobas")
-_DEAL_OFFSETS_T = {p: np.arange(3 * p)[:, None] for p in (2, 3, 4)}
-
-
-class StepInfo:
-    """What one batched step did, per game (arrays of length N, or (N, S) per side).
-
-    - ``actor``: seat that acted (-1 for games that were already over);
-    - ``captured``: cards that went to the actor's pile this step (played card included); 0 if none;
-    - ``escoba``: 1 if this step's capture was an escoba;
-    - ``round_over``: True where a round ended during this step;
-    - ``round_points``: (N, S) points of the round that ended (0 elsewhere);
-    - ``round_categories``: category name -> (N, S) points of the round that ended (cards, oros,
-      velo, sevens, escobas);
-    - ``scores``: (N, S) cumulative scores after the step (before any new round is dealt);
-    - ``game_over``: True where the game ended (target reached, single round over, or truncated);
-    - ``truncated``: True where the game was cut by ``max_rounds`` with no winner;
-    - ``winner``: winning side of each game that ended this step (-1 elsewhere, and for a
-      truncated game).
-
-    ``round_points`` and ``round_categories`` are built on first access from the few games whose
-    round ended (most steps end no round, and most readers never look).
-    """
-
-    __slots__ = ("actor", "captured", "escoba", "round_over", "scores", "game_over", "truncated",
-                 "winner", "_report", "_round_points", "_round_categories")
-
-    def __init__(self, actor, captured, escoba, round_over, round_points, round_categories, scores,
-                 game_over, truncated, winner, *, report=None):
-        self.actor, self.captured, self.escoba, self.round_over = actor, captured, escoba, round_over
-        self.scores, self.game_over, self.truncated, self.winner = scores, game_over, truncated, winner
-        self._round_points, self._round_categories = round_points, round_categories
-        self._report = report  # (n, sides, games (K,), table (K, len(_REPORTED), S)) or None
-
-    def _build(self):
-        n, s, g, rows = self._report
-        table = np.zeros((n, len(_REPORTED), s), np.int64)
-        table[g] = rows
-        self._round_points = table[:, 0]
-        self._round_categories = {k: table[:, i] for i, k in enumerate(_REPORTED[1:], start=1)}
-        self._report = None
-
-    @property
-    def round_points(self) -> np.ndarray:
-        """Return the (N, S) points of the round that ended this step (0 elsewhere)."""
-        if self._round_points is None:
-            self._build()
-        return self._round_points
-
-    @property
-    def round_categories(self) -> dict:
-        """Return category name -> (N, S) points of the round that ended (0 elsewhere)."""
-        if self._round_categories is None:
-            self._build()
-        return self._round_categories
-
-    def __repr__(self) -> str:
-        fields = ("actor", "captured", "escoba", "round_over", "round_points", "round_categories",
-                  "scores", "game_over", "truncated", "winner")
-        return "StepInfo(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in fields) + ")"
 
 
 class EscobaEngine:
@@ -294,100 +230,10 @@ class EscobaEngine:
         self.taken_value[games] = 0
 
     def _deal_round(self, games, decks=None, draw_dealer=False):
-        """Deal a whole new round in ``games`` (docs/rules.md §3)."""
-        self._start_round(games, decks, draw_dealer)
-        self._deal_hands(games)
+        """Deal a whole new round in ``games`` (docs/rules.md §3; ``escoba_env.dealing``)."""
+        start_round(self, games, decks, draw_dealer)
+        deal_hands(self, games)
         self.legal[games] = self.hands[games, self.to_act[games]]
-
-    def _start_round(self, games, decks=None, draw_dealer=False):
-        """Shuffle (or take ``decks``), lay the table with the initial-fifteen check, clear piles.
-
-        ``draw_dealer`` (bool or one per game) marks new games, whose dealer is drawn from the
-        deal's hash. The hands are dealt by ``_deal_hands`` afterwards; the deal order is the same:
-        hands come from deck positions 0..3P-1, the table from the next four.
-        """
-        p = self.num_players
-        if decks is None:
-            decks, drawn = shuffled_decks(self.seed, self.game_ids[games], self.episode[games],
-                                          self.round_index[games], p, self._nc)
-            if np.any(draw_dealer):
-                self.dealer[games] = np.where(draw_dealer, drawn, self.dealer[games])
-        self.deck[games] = decks
-        self.piles[games] = 0
-        self.played[games] = 0
-        self.escobas[games] = 0
-        self.last_capturer[games] = -1
-        self.stock_pos[games] = 0
-        dealer = self.dealer[games]
-        tcards = decks[:, 3 * p: 3 * p + 4]
-        if self.rules.mesa_deal:  # replaces the initial-fifteen check
-            gained, n_esc, table = mesa_turn_up_batch(tcards)
-            hit = gained != _ZERO
-        else:
-            tbits = _ONE << tcards.astype(np.uint64)
-            table = tbits[:, 0] | tbits[:, 1] | tbits[:, 2] | tbits[:, 3]
-            if self.rules.initial_fifteen:
-                n_esc = initial_fifteen_batch(tcards)
-                hit = n_esc > 0
-                gained = table
-                table = np.where(hit, _ZERO, table)
-            else:
-                hit = None
-        if hit is not None and hit.any():
-            g, d = games[hit], dealer[hit]
-            self.piles[g, d] |= gained[hit]
-            self.escobas[g, d] += n_esc[hit]
-            self.last_capturer[g] = d
-        self.table[games] = table
-        self.to_act[games] = self._next_seat[dealer]
-
-    def _deal_hands(self, games):
-        """Give three stock cards to each seat of ``games``, starting after the dealer.
-
-        Works on (3P, K) arrays (the long axis last: small trailing axes are slow in NumPy).
-        """
-        p = self.num_players
-        pos = self.stock_pos[games]
-        if self._jokers:
-            short = self._nc - pos < 3 * p
-            if short.any():
-                self._deal_short(games[short])
-                games, pos = games[~short], pos[~short]
-        # Hand cards sit at deck positions 0..3P-1 of a new round, then after the table cards.
-        base = games * self._nc + pos
-        cards = self.deck.reshape(-1)[_DEAL_OFFSETS_T[p] + base]  # (3P, K): card j of the deal
-        bits = _ONE << cards.astype(np.uint64)
-        dealer = self.dealer[games]
-        flat = self.hands.reshape(-1)
-        row = games * p
-        for j in range(p):  # card j, j + P, j + 2P go to the j-th seat after the dealer
-            seat = dealer + (j + 1)
-            seat = seat & 1 if p == 2 else seat - p * (seat >= p)
-            flat[row + seat] = bits[j] | bits[j + p] | bits[j + 2 * p]
-        self.stock_pos[games] = pos + np.where(pos == 0, 3 * p + 4, 3 * p)
-        self.hand_count[games] = 3 * p
-
-    def _deal_short(self, games):
-        """Deal the last, short deal of a jokers game: the 1 or 2 stock cards left, one a seat.
-
-        The cards go one at a time in the usual order (the seat after the dealer first) as far as
-        they go; the other seats stay empty-handed and the rotation passes over them.
-        """
-        p, nc = self.num_players, self._nc
-        pos = self.stock_pos[games]
-        dealer = self.dealer[games]
-        flat_deck = self.deck.reshape(-1)
-        flat = self.hands.reshape(-1)
-        left = nc - pos
-        for j in range(2):  # the short deal holds jokers (1 or 2) < P cards
-            has = np.flatnonzero(left > j)
-            if not has.size:
-                break
-            g = games[has]
-            card = flat_deck[g * nc + pos[has] + j].astype(np.uint64)
-            flat[g * p + (dealer[has] + 1 + j) % p] |= _ONE << card
-        self.stock_pos[games] = nc
-        self.hand_count[games] = left
 
     # ------------------------------------------------------------------ stepping
 
@@ -469,7 +315,7 @@ class EscobaEngine:
             round_over = self._zeros("b", n, bool)
             winner = self._minus_ones()
             round_points = self._zeros("p", (n, s), np.int64)
-            cats = {k: round_points for k in _REPORTED[1:]}
+            cats = {k: round_points for k in REPORTED[1:]}
             return StepInfo(actor, captured, escoba, round_over, round_points, cats, scores,
                             round_over, round_over, winner)
         g, rows, finished = out
@@ -662,12 +508,12 @@ class EscobaEngine:
             deal = g[~stock_empty]
             new_round, new_game = self._end_round(ended)
             if new_round.size:
-                self._start_round(new_round, draw_dealer=new_game)
+                start_round(self, new_round, draw_dealer=new_game)
                 deal = np.concatenate([deal, new_round])
         else:
             deal = g
         if deal.size:
-            self._deal_hands(deal)
+            deal_hands(self, deal)
             self.legal[deal] = self.hands.reshape(-1)[deal * self.num_players + self.to_act[deal]]
 
     def _end_round(self, g):
@@ -688,7 +534,7 @@ class EscobaEngine:
         res = score_round_batch(side_piles, side_esc, self.rules)
         sc = self.scores[g] + res["points"]
         self.scores[g] = sc
-        rows = np.stack([res[k] for k in _REPORTED], axis=1)
+        rows = np.stack([res[k] for k in REPORTED], axis=1)
         best = sc.max(axis=1)
         unique = (sc == best[:, None]).sum(axis=1) == 1
         ri = self.round_index[g] + 1

@@ -33,11 +33,12 @@ from gymnasium import spaces
 
 from .capture import capture_options
 from .cards import FULL_DECK, NUM_CARDS, card_name, cards_of, parse_card
-from .engine import EscobaEngine, StepInfo
+from .engine import EscobaEngine
 from .game import Game, GameStep
 from .observation import obs_size, scalar_offsets
 from .rules import Rules, check_max_rounds, check_rules
 from .rules import check_seed as _check_seed_int
+from .step_info import StepInfo
 
 EPISODES = ("game", "round")
 REWARDS = ("game", "round_points")

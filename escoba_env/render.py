@@ -15,7 +15,8 @@ from collections.abc import Sequence
 import gymnasium
 
 from .cards import JOKER_MASK, OROS, SEVENS, VELO, card_name, names_of
-from .engine import EscobaEngine, StepInfo
+from .engine import EscobaEngine
+from .step_info import StepInfo
 
 
 def _names(mask: int, french: bool) -> str:

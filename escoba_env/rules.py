@@ -20,25 +20,21 @@ SEED_LIMIT = 2**64
 """Seeds are ints with ``0 <= seed < SEED_LIMIT`` (the engine hashes them as 64-bit words)."""
 
 
-class WrongTypeError(TypeError, ValueError):
-    """A value of the wrong type: a TypeError, and a ValueError as this library raised before."""
-
-
 def check_int(x: Any, what: str) -> int:
-    """Return ``x`` as an int; raise WrongTypeError unless it is a Python or NumPy int (not a bool)."""
+    """Return ``x`` as an int; raise TypeError unless it is a Python or NumPy int (not a bool)."""
     if not _is_int(x):
-        raise WrongTypeError(f"{what} must be an int, got {type(x).__name__} {x!r}")
+        raise TypeError(f"{what} must be an int, got {type(x).__name__} {x!r}")
     return int(x)
 
 
 def check_seed(seed: Any) -> int:
     """Return ``seed`` as an int; the one seed check of every part of ``escoba_env``.
 
-    A seed is an int (Python or NumPy, not a bool: WrongTypeError otherwise) with
+    A seed is an int (Python or NumPy, not a bool: TypeError otherwise) with
     ``0 <= seed < 2**64`` (ValueError otherwise: larger seeds would wrap around to the same deals).
     """
     if not _is_int(seed):
-        raise WrongTypeError(f"seed must be an int in 0..2**64-1, got {type(seed).__name__} {seed!r}")
+        raise TypeError(f"seed must be an int in 0..2**64-1, got {type(seed).__name__} {seed!r}")
     if not 0 <= int(seed) < SEED_LIMIT:
         raise ValueError(f"seed must be an int in 0..2**64-1, got {seed!r}")
     return int(seed)
@@ -106,8 +102,8 @@ class Rules:
             raise ValueError(f"Rules.jokers must be 0, 1 or 2, got {self.jokers!r}")
         object.__setattr__(self, "jokers", int(self.jokers))
         if not isinstance(self.sevens_rule, str):
-            raise WrongTypeError(f"Rules.sevens_rule must be a str (one of {', '.join(SEVENS_RULES)}), "
-                                 f"got {type(self.sevens_rule).__name__} {self.sevens_rule!r}")
+            raise TypeError(f"Rules.sevens_rule must be a str (one of {', '.join(SEVENS_RULES)}), "
+                            f"got {type(self.sevens_rule).__name__} {self.sevens_rule!r}")
         if self.sevens_rule not in SEVENS_RULES:
             raise ValueError(
                 f"Rules.sevens_rule must be one of {', '.join(SEVENS_RULES)}; got {self.sevens_rule!r}"

@@ -1,6 +1,6 @@
 """Plot the learning curve of a phase-gated checkpoint's midgame (or endgame) network.
 
-``scripts/train_solo.py`` stores, in the checkpoint it writes, one row per epoch (the training loss
+``agents.training.solo_fit`` stores, in the checkpoint it writes, one row per epoch (the training loss
 and, with ``--test``, the held-out share of decisions where the network picks one of the teacher's
 best actions and its mean regret in points). This draws the held-out regret per epoch and, as
 horizontal lines, the regret of other agents on the same held-out decisions (computed here), so
@@ -12,7 +12,6 @@ the curve reads against the expert's level::
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 
@@ -21,20 +20,13 @@ import numpy as np
 from agents.distill import action_regret
 from agents.neural import load_checkpoint
 from agents.registry import make_agent
+from agents.training.solo_fit import prepare
 from escoba_env.cli import OneLineParser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CKPT = os.path.join(ROOT, "agents", "pretrained", "escoba_2p_solo.pt")
 PLAIN = "agents/pretrained/escoba_2p_plain.pt"
 DEFAULT_OUT = os.path.join(ROOT, "docs", "figures", "solo_midgame_curve.png")
-
-
-def _train_solo():
-    path = os.path.join(ROOT, "scripts", "train_solo.py")
-    spec = importlib.util.spec_from_file_location("train_solo", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def agent_regret(spec: str, d: dict, rules) -> float:
@@ -48,7 +40,8 @@ def agent_regret(spec: str, d: dict, rules) -> float:
 def main(argv: list[str] | None = None) -> int:
     """Draw the curve; return the exit code."""
     ap = OneLineParser(prog=os.path.basename(__file__), description=__doc__.split("\n\n")[0])
-    ap.add_argument("--checkpoint", default=DEFAULT_CKPT, help="a checkpoint written by train_solo.py")
+    ap.add_argument("--checkpoint", default=DEFAULT_CKPT,
+                    help="a checkpoint written by agents.training.solo_fit")
     ap.add_argument("--phase", choices=("midgame", "endgame"), default="midgame")
     ap.add_argument("--test", default=None, help="held-out labels for the reference lines "
                                                  "(default: the --test file the training recorded)")
@@ -62,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         curve = [row for row in how.get("curve", []) if "regret" in row]
         if not curve:
             raise ValueError(f"{args.checkpoint} records no held-out {args.phase} curve "
-                             f"(train with scripts/train_solo.py --test)")
+                             f"(train with python -m agents.training.solo_fit --test)")
         test = args.test or how.get("test")
         refs = {}
         if args.agents:
@@ -71,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             from escoba_env.rules import Rules
 
             rules = Rules.from_dict(ckpt["rules"])
-            d = _train_solo().prepare([test], rules, phase=args.phase)
+            d = prepare([test], rules, phase=args.phase)
             refs = {spec: agent_regret(spec, d, rules) for spec in args.agents}
         import matplotlib
 

@@ -30,7 +30,7 @@ L="$OUT/labels"
 mkdir -p "$L"
 # distill OUT ARGS...: label decisions into OUT unless it exists; train OUT ARGS...: the same for a network
 distill() { local out=$1; shift; [ -e "$out" ] || "$PYTHON" -m agents.distill --no-progress --values --out "$out" "$@"; }
-train() { local out=$1; shift; [ -e "$out" ] || "$PYTHON" scripts/train_solo.py "$@" --out "$out"; }
+train() { local out=$1; shift; [ -e "$out" ] || "$PYTHON" -m agents.training.solo_fit "$@" --out "$out"; }
 MIX=(--behaviour "checkpoint:$PLAIN" expert greedy --weights 0.5 0.35 0.15)
 
 # 1. The endgame network: exact solver values of 2-player endgame decisions (1,295,159 labels at full size).

@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 143 if term else 130
     except Exception as exc:  # one clear line, never a traceback
-        from ..commands import missing_extra
+        from ..extras import missing_extra
         from ..tournament.runner import one_line
 
         line = missing_extra(exc) or one_line(exc)

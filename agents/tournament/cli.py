@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except Exception as exc:  # one clear line, never a traceback
-        from ..commands import missing_extra
+        from ..extras import missing_extra
         from .runner import one_line
 
         line = missing_extra(exc) or one_line(exc)

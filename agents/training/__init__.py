@@ -5,12 +5,14 @@
   oracle critic's privileged input;
 - ``rollout``: ``RolloutWorker``, one shard of the games played with a CPU copy of the policy;
 - ``workers``: where the workers run (in process, local processes, Ray actors);
-- ``learner``: the networks, GAE and the PPO loss and update;
+- ``ppo``: one PPO update in one file: the networks, GAE, the rollout batch, the clipped loss, the epochs;
 - ``checkpoints``: training checkpoints, resume, ``export_agent``;
 - ``metrics``: TensorBoard and ``metrics.csv``;
 - ``reports``: the learner's duplicate evaluation and the scalars logged after every update;
 - ``trainer``: ``Trainer`` and ``train``, the loop that ties them together;
-- ``cli``: the command line of ``train.py``.
+- ``cli``: the command line of ``train.py``;
+- ``solo_fit`` and ``imitation`` (not PPO): the recipes of ``neural-solo``'s move networks and of
+  fine-tuning by imitation, each with its ``python -m`` command line.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ _HOMES = {
     "main": "cli", "Config": "config", "check_config": "config", "config_from_dict": "config",
     "make_rules": "config", "resume_config": "config", "HEURISTICS": "league", "OPPONENTS": "league",
     "PRIVILEGED_PLANES": "league", "SHAPING_WEIGHTS": "league", "potential": "league",
-    "privileged": "league", "ValueNet": "learner", "compute_gae": "learner", "MetricsLogger": "metrics",
+    "privileged": "league", "ValueNet": "ppo", "compute_gae": "ppo", "MetricsLogger": "metrics",
     "Trainer": "trainer", "TrainingInterrupted": "trainer", "train": "trainer", "WorkerError": "workers",
 }
 """Each public name -> its module. They load on first use (they need torch), so ``python -m

@@ -28,7 +28,7 @@ from ..neural import (
     save_checkpoint,
 )
 from .config import Config
-from .learner import new_critic
+from .ppo import new_critic
 from .rollout import LEAGUE_KEYS
 
 TRAINING_KEYS = ("optimizer", "engine", "league", "rng", "schedule", "config", "global_step", "update")

@@ -1,5 +1,14 @@
 """The command line of ``train.py``: one flag per ``Config`` field (generated from the dataclass and its
-field docstrings) plus the rules flags every program of the project shares."""
+field docstrings) plus the rules flags every program of the project shares.
+
+Why not ``tyro``, which builds the same from a dataclass: the parser must be the project's
+``escoba_env.cli.OneLineParser`` (a bad flag is one error line, never a usage dump or a rich
+panel), share ``add_rules_arguments`` with every other program (``--players``, ``--sevens-rule``,
+...: argparse actions), and leave unset flags out of the namespace (``argparse.SUPPRESS``) so that
+``--resume`` overrides only the fields given; tyro owns its parser and fills every default. What
+this module adds is ``field_docs`` (about 10 lines reading the docstring under each field) and the
+type converters below.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +23,7 @@ from typing import Any
 
 from escoba_env.cli import OneLineParser, add_rules_arguments
 
-from ..commands import program_name
+from ..extras import program_name
 from .config import Config
 from .trainer import Trainer, TrainingInterrupted
 from .workers import WorkerError
@@ -82,8 +91,6 @@ def build_parser() -> argparse.ArgumentParser:
     for action in add_rules_arguments(group):  # only the rules flags given override a resumed run's rules
         action.default = argparse.SUPPRESS
         action.dest = "rules." + _RULE_DEST.get(action.dest, action.dest)
-    group.add_argument("--num-players", type=int, choices=(2, 3, 4), dest="rules.num_players",
-                       help=argparse.SUPPRESS)  # the old name of --players
     return parser
 
 

@@ -24,6 +24,7 @@ from escoba_env.rules import Rules
 from ..base import Agent
 from ..expert import ExpertAgent
 from ..greedy import GreedyAgent
+from ..weights import CARD_WEIGHTS
 from .config import Config
 
 OPPONENTS = ("self", "snapshot", "greedy", "expert")
@@ -31,8 +32,9 @@ OPPONENTS = ("self", "snapshot", "greedy", "expert")
 HEURISTICS: dict[str, type[Agent]] = {"greedy": GreedyAgent, "expert": ExpertAgent}
 """Heuristic agents usable as league opponents and evaluation baselines."""
 LEARNER, GREEDY, EXPERT, SNAP0 = 0, 1, 2, 3  # controller codes; snapshot i is SNAP0 + i
-SHAPING_WEIGHTS = {"card": 0.05, "oro": 0.1, "seven": 0.3, "velo": 0.6, "escoba": 1.0}
-"""Points-per-item estimates of the shaping potential (a velo counts as card, oro, seven and velo)."""
+SHAPING_WEIGHTS = CARD_WEIGHTS
+"""Points-per-item estimates of the shaping potential: the heuristics' ``agents.weights.CARD_WEIGHTS``
+(a velo counts as card, oro, seven and velo; a joker as a card only)."""
 _OROS = np.uint64(OROS)
 _SEVENS = np.uint64(SEVENS)
 _VELO = np.uint64(1 << VELO)

@@ -8,81 +8,52 @@ lag (``docs/training.md``: references and measurements).
 
 A snapshot taken after update k reaches the workers before rollout k+2. A checkpoint holds, besides
 the learner, the weights and league of the rollout in flight (``checkpoint["overlap"]``); that rollout
-is dropped on save and replayed on resume, with the same generators, so resuming is exact.
+is dropped on save and replayed on resume, with the same generators, so resuming is exact. The loop
+itself is ``Trainer._overlapped_update``; these functions are the state it keeps.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from .workers import WorkerError
+import torch
+
+Weights = dict[str, torch.Tensor]
 
 
-class OverlapMixin:
-    """The overlapped steps of ``Trainer`` (which provides the workers, the buffers and the learner)."""
+def weights_copy(module: torch.nn.Module | None) -> Weights | None:
+    """Return a CPU copy of ``module``'s weights (None for no module)."""
+    return None if module is None else {k: v.detach().cpu().clone() for k, v in module.state_dict().items()}
 
-    _behaviour: tuple[dict, dict | None] | None
-    _inflight: bool
 
-    def _overlapped_update(self, last: bool) -> dict[str, float]:
-        """Collect batch ``update`` (started during the previous update, or now), start the next rollout
-        unless ``last``, then update on the batch; return the update's statistics.
+def behaviour(net: torch.nn.Module, critic: torch.nn.Module | None) -> tuple[Weights, Weights | None]:
+    """Return the weights the next rollout plays: copies of the learner's network and critic now."""
+    return weights_copy(net), weights_copy(critic)
 
-        The next rollout plays with the weights the learner has before this update, so every batch is
-        exactly one update behind the learner (the first two both use the initial weights).
-        """
-        if self.workers is None:
-            self._start_workers()
-        t0 = time.perf_counter()
-        try:
-            if not self._inflight:  # start of a run or a resume: replay the rollout in flight when saved
-                self.workers.start(self.update, self.update % 2, self._behaviour)
-            self._inflight = False
-            res = self.workers.finish()
-            self._apply(res)
-            self.last_rollout_s = time.perf_counter() - t0
-            self._behaviour = ({k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()},
-                               None if self.critic is None else
-                               {k: v.detach().cpu().clone() for k, v in self.critic.state_dict().items()})
-            if not last:
-                for slot in range(len(self.pool)):
-                    if self.worker_pool[slot] is not self.pool[slot]:
-                        self._send_snapshot(slot)
-                self.workers.start(self.update + 1, (self.update + 1) % 2, self._behaviour)
-                self._inflight = True
-        except WorkerError:
-            self.close()
-            raise
-        self._use_set(self.update % 2)
-        stats = self.ppo_update(*self.advantages())
-        self.global_step += self.n * self.cfg.num_steps
-        return stats
 
-    def _overlap_checkpoint(self) -> dict[str, Any]:
-        """Return the checkpoint entry an overlapped run needs to replay its in-flight rollout exactly."""
-        if not self.cfg.overlap:
-            return {}
-        beh = self._behaviour
-        if beh is None:  # no update yet: the next rollout plays the current weights
-            beh = (self.net.state_dict(), None if self.critic is None else self.critic.state_dict())
-        net, critic = (None if d is None else {k: v.detach().cpu().clone() for k, v in d.items()}
+def overlap_checkpoint(beh: tuple[Weights, Weights | None] | None, net: torch.nn.Module,
+                       critic: torch.nn.Module | None, worker_pool: list[Weights | None]) -> dict[str, Any]:
+    """Return the checkpoint entry an overlapped run needs to replay its in-flight rollout exactly
+    (``beh`` None: no update yet, the next rollout plays the current weights)."""
+    if beh is None:
+        beh = (net.state_dict(), None if critic is None else critic.state_dict())
+    net_w, critic_w = (None if d is None else {k: v.detach().cpu().clone() for k, v in d.items()}
                        for d in beh)
-        return {"overlap": {"behaviour": net, "behaviour_critic": critic,
-                            "worker_pool": list(self.worker_pool)}}
+    return {"overlap": {"behaviour": net_w, "behaviour_critic": critic_w, "worker_pool": list(worker_pool)}}
 
-    def _restore_overlap(self, ckpt: dict[str, Any]) -> None:
-        """Take the in-flight rollout's weights and league from an overlapped run's checkpoint; return None.
 
-        A checkpoint without them (a synchronous run, or an overlapped run resumed synchronously) starts
-        the next rollout with the learner's weights and league.
-        """
-        self.worker_pool = list(self.pool)
-        ov = ckpt.get("overlap")
-        if not self.cfg.overlap or ov is None:
-            return
-        critic = ov["behaviour_critic"] if self.critic is not None else None
-        if self.critic is not None and critic is None:
-            critic = {k: v.detach().clone() for k, v in self.critic.state_dict().items()}
-        self._behaviour = (dict(ov["behaviour"]), critic)
-        self.worker_pool = [None if sd is None else dict(sd) for sd in ov["worker_pool"]]
+def restore_overlap(ckpt: dict[str, Any], overlap: bool, critic: torch.nn.Module | None,
+                    pool: list[Weights | None]) -> tuple[tuple[Weights, Weights | None] | None,
+                                                         list[Weights | None]]:
+    """Return (behaviour weights, worker league) of the in-flight rollout stored in ``ckpt``.
+
+    A checkpoint without them (a synchronous run, or an overlapped run resumed synchronously) starts
+    the next rollout with the learner's weights and league: (None, a copy of ``pool``).
+    """
+    ov = ckpt.get("overlap")
+    if not overlap or ov is None:
+        return None, list(pool)
+    critic_w = ov["behaviour_critic"] if critic is not None else None
+    if critic is not None and critic_w is None:
+        critic_w = {k: v.detach().clone() for k, v in critic.state_dict().items()}
+    return (dict(ov["behaviour"]), critic_w), [None if sd is None else dict(sd) for sd in ov["worker_pool"]]

@@ -43,7 +43,7 @@ from .league import (
     potential,
     privileged,
 )
-from .learner import ValueNet, new_critic, new_net
+from .ppo import ValueNet, new_critic, new_net
 
 LEAGUE_KEYS = ("controller", "kind", "learner_seat", "ep_ret", "ep_len")
 """Per-game league state: who plays each seat, opponent kind, a learner seat, episode return and length."""

@@ -38,10 +38,11 @@ from .checkpoints import (
     state_to_checkpoint,
 )
 from .config import Config, check_config, config_from_dict, make_rules, resume_config
-from .learner import Learner, new_critic, new_net
 from .metrics import MetricsLogger
-from .overlap import OverlapMixin
-from .reports import ReportsMixin
+from .overlap import behaviour, overlap_checkpoint, restore_overlap
+from .ppo import Learner, RolloutBatch, compute_gae, loss_keys, make_batch, new_critic, new_net, ppo_loss
+from .ppo import ppo_update as _ppo_update
+from .reports import evaluate, frozen_agent, log_eval, log_update
 from .rollout import initial_state, merge_states, per_game_keys
 from .workers import InProcess, WorkerError, buffers_for, start_workers
 
@@ -50,9 +51,12 @@ class TrainingInterrupted(RuntimeError):
     """SIGINT or SIGTERM stopped training; the last completed update was saved first."""
 
 
-class Trainer(Learner, OverlapMixin, ReportsMixin):
-    """PPO self-play with a league over rollout workers. ``run()`` trains; ``evaluate()`` (``reports``)
-    measures."""
+class Trainer:
+    """PPO self-play with a league over rollout workers. ``run()`` trains; ``evaluate()`` measures.
+
+    It owns its parts: ``ppo`` (a ``ppo.Learner``: networks, optimizer, generator) that
+    ``ppo.ppo_update`` updates, the rollout ``workers``, the league pool, the ``MetricsLogger``.
+    """
 
     def __init__(self, cfg: Config, overrides: Sequence[str] | None = None):
         """Build the learner and the games of ``cfg`` (resumed from ``cfg.resume``); start no worker yet."""
@@ -88,13 +92,14 @@ class Trainer(Learner, OverlapMixin, ReportsMixin):
             arrays, _ = load_labels(cfg.distill_data, self.rules)
             self.distill = {"obs": arrays["obs"], "mask": torch.from_numpy(arrays["mask"].astype(np.int8)),
                             "action": torch.from_numpy(arrays["action"].astype(np.int64))}
-        self.distill_weight = cfg.distill_coef
         self.critic = new_critic(cfg, self.rules).to(self.device) if cfg.critic == "oracle" else None
         self.params = list(self.net.parameters())
         if self.critic is not None:
             self.params += list(self.critic.parameters())
         # fused: one kernel for all parameters (the unfused loop was ~7% of the update's CPU time)
         self.opt = torch.optim.Adam(self.params, lr=cfg.learning_rate, eps=1e-5, fused=True)
+        self.ppo = Learner(cfg, self.net, self.critic, self.opt, self.params, self.gen, self.device,
+                           self.distill, cfg.distill_coef)
 
         self.n, self.p = cfg.num_envs, self.rules.num_players
         self.pool: list[dict[str, torch.Tensor] | None] = [None] * cfg.max_snapshots
@@ -117,7 +122,7 @@ class Trainer(Learner, OverlapMixin, ReportsMixin):
         self._behaviour: tuple[dict, dict | None] | None = None
         self.worker_pool: list[dict[str, torch.Tensor] | None] = list(self.pool)
         if ckpt is not None:
-            self._restore_overlap(ckpt)
+            self._behaviour, self.worker_pool = restore_overlap(ckpt, cfg.overlap, self.critic, self.pool)
         self._inflight = False
         self.last_rollout_s = 0.0  # seconds the last update spent in (or waiting for) its rollout
         self._boot = np.zeros((self.n, self.p), np.float32)
@@ -219,6 +224,90 @@ class Trainer(Learner, OverlapMixin, ReportsMixin):
         states = [r["state"] for r in res]
         self._state = states[0] if len(res) == 1 else merge_states(states, self._keys)
 
+    # ---------------------------------------------------------------------------- the update
+
+    def advantages(self) -> tuple[np.ndarray, np.ndarray]:
+        """Return (advantages, returns), each (T, N), of the current rollout (``ppo.compute_gae``)."""
+        c = self.cfg
+        adv = compute_gae(self.rewards, self.values, self.actor, self.learner, self.dones,
+                          self._boot, c.gamma, c.gae_lambda, self._trunc)
+        return adv, adv + self.values
+
+    def batch(self, adv: np.ndarray, ret: np.ndarray) -> RolloutBatch:
+        """Return the current rollout with ``adv`` and ``ret`` as a ``ppo.RolloutBatch``."""
+        return make_batch(self.buf, self.learner, self.values, adv, ret, self.device)
+
+    def loss(self, b: RolloutBatch, idx: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """Return (PPO loss, its parts) of the current network on rows ``idx`` of batch ``b``."""
+        return ppo_loss(self.ppo, b.rows(idx, loss_keys(self.ppo)), self.update)
+
+    def ppo_update(self, adv: np.ndarray, ret: np.ndarray) -> dict[str, float]:
+        """Run the PPO epochs on the current rollout (``ppo.ppo_update``); return the loss statistics."""
+        return _ppo_update(self.ppo, self.batch(adv, ret), self.update)
+
+    def _overlapped_update(self, last: bool) -> dict[str, float]:
+        """Collect batch ``update`` (started during the previous update, or now), start the next rollout
+        unless ``last``, then update on the batch; return the update's statistics (``overlap``).
+
+        The next rollout plays with the weights the learner has before this update, so every batch is
+        exactly one update behind the learner (the first two both use the initial weights).
+        """
+        if self.workers is None:
+            self._start_workers()
+        t0 = time.perf_counter()
+        try:
+            if not self._inflight:  # start of a run or a resume: replay the rollout in flight when saved
+                self.workers.start(self.update, self.update % 2, self._behaviour)
+            self._inflight = False
+            res = self.workers.finish()
+            self._apply(res)
+            self.last_rollout_s = time.perf_counter() - t0
+            self._behaviour = behaviour(self.net, self.critic)
+            # the league of the next rollout, sent even when none starts now: a checkpoint stores it, and
+            # the rollout a resumed run replays must have it
+            for slot in range(len(self.pool)):
+                if self.worker_pool[slot] is not self.pool[slot]:
+                    self._send_snapshot(slot)
+            if not last:
+                self.workers.start(self.update + 1, (self.update + 1) % 2, self._behaviour)
+                self._inflight = True
+        except WorkerError:
+            self.close()
+            raise
+        self._use_set(self.update % 2)
+        stats = self.ppo_update(*self.advantages())
+        self.global_step += self.n * self.cfg.num_steps
+        return stats
+
+    # ------------------------------------------------------------------------------ reports
+
+    def agent(self, deterministic: bool | None = None) -> Any:
+        """Return a NeuralAgent playing a frozen copy of the current network."""
+        return frozen_agent(self.net, self.rules, self.cfg, self.device, deterministic)
+
+    def evaluate(self, deals: int | None = None) -> dict[str, tuple[float, float, float]]:
+        """Return {opponent: (mean, lo, hi)} points-per-round difference in duplicate deals."""
+        return evaluate(self.agent(), self.rules, self.cfg, deals)
+
+    def _log(self, tag: str, value: float) -> None:
+        """Record one scalar at the current step (nothing outside ``run``); return None."""
+        if self.logger is not None:
+            self.logger.scalar(tag, value, self.global_step, self.wall_s)
+
+    def _run_eval(self) -> dict[str, tuple[float, float, float]]:
+        """Evaluate now, log the results and keep them in ``evals``; return them."""
+        t0 = time.perf_counter()
+        res = self.evaluate()
+        self.last_eval_s = time.perf_counter() - t0
+        self.evals.append(log_eval(self._log, res, self.global_step, self.wall_s))
+        return res
+
+    def _log_update(self, stats: dict[str, float], dt: float, dt_rollout: float) -> None:
+        """Log one update (``reports.log_update``) and forget its finished episodes; return None."""
+        log_update(self._log, stats, self.n * self.cfg.num_steps, dt, dt_rollout,
+                   self.opt.param_groups[0]["lr"], self._finished)
+        self._finished = []
+
     # -------------------------------------------------------------------------- checkpoints
 
     def checkpoint(self) -> dict[str, Any]:
@@ -227,6 +316,8 @@ class Trainer(Learner, OverlapMixin, ReportsMixin):
         league = {"pool": list(self.pool), "pool_next": self.pool_next, **league}
         cfg = asdict(self.cfg)
         cfg["resume"] = None
+        overlap = (overlap_checkpoint(self._behaviour, self.net, self.critic, self.worker_pool)
+                   if self.cfg.overlap else {})
         critic = {} if self.critic is None else {
             "critic": {k: v.detach().cpu().clone() for k, v in self.critic.state_dict().items()}}
         return checkpoint_dict(
@@ -235,7 +326,7 @@ class Trainer(Learner, OverlapMixin, ReportsMixin):
             league=league, engine=engine,
             schedule={"next_eval": -1 if self.next_eval is None else self.next_eval,
                       "next_save": self.next_save, "next_snapshot": self.next_snapshot},
-            evals=self.evals, **critic, **self._overlap_checkpoint())
+            evals=self.evals, **critic, **overlap)
 
     def save(self, path: str | None = None) -> str:
         """Write the training checkpoint to ``path`` (default ``checkpoints/latest.pt``); return the path."""
@@ -341,7 +432,7 @@ class Trainer(Learner, OverlapMixin, ReportsMixin):
                     for g in self.opt.param_groups:
                         g["lr"] = frac * c.learning_rate
                 if c.distill_anneal:
-                    self.distill_weight = frac * c.distill_coef
+                    self.ppo.distill_weight = frac * c.distill_coef
                 if c.overlap:
                     last = (self.global_step + self.n * c.num_steps >= c.total_steps
                             or (max_updates is not None and done_updates + 1 >= max_updates))

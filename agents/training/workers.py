@@ -34,7 +34,7 @@ from escoba_env.rules import Rules
 from ..neural import PolicyValueNet
 from ..raycluster import join, loopback_only
 from .config import Config
-from .learner import ValueNet
+from .ppo import ValueNet
 from .rollout import RolloutWorker, make_buffers, per_game_keys, shard_state
 
 

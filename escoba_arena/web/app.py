@@ -16,6 +16,8 @@ import logging
 from collections.abc import Iterable
 from pathlib import Path
 
+import anyio
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -84,6 +86,202 @@ def _query(request: Request, key: str) -> str:
     return v
 
 
+def _arena(request: Request) -> Arena:
+    """Return the arena of the app serving ``request``."""
+    return request.app.state.arena
+
+
+async def _in_bot_thread(request: Request, fn):
+    """Return ``fn()`` run in one of the app's bot threads (``BOT_THREADS``)."""
+    return await anyio.to_thread.run_sync(fn, limiter=request.app.state.bot_threads)
+
+
+async def _locked_answer(arena: Arena, gid: str, game) -> dict:
+    """Return the view of ``game``, waiting (without holding a thread) for a move in progress, bots
+    included, so that the view is whole."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + arena.bot_timeout * 4 + 5
+    while not game.lock.acquire(blocking=False):
+        if loop.time() > deadline:
+            raise ApiError(409, "the game is busy with a move")
+        await asyncio.sleep(0.01)
+    try:
+        return arena.answer(gid, game)
+    finally:
+        game.lock.release()
+
+
+def _finished(game, what: str) -> None:
+    if not game.done:
+        raise ApiError(409, f"{what} is available once the game is over (it shows every hand)")
+
+
+@_handler
+async def info(request: Request) -> Response:
+    arena = _arena(request)
+    agents = [{"name": s.name, "params": [p for p in s.params if p in CAPS[s.name]], "help": s.help}
+              for s in REGISTRY.values() if s.name in CAPS]
+    return JSONResponse({"agents": agents, "neural": shipped_checkpoint() is not None,
+                         "default_rules": Rules().to_dict(), "sevens_rules": list(SEVENS_RULES),
+                         "allowed": sorted(arena.allow.extra), "alias": NEURAL,
+                         "files": await anyio.to_thread.run_sync(arena.roots.listing)})
+
+
+@_handler
+async def create(request: Request) -> Response:
+    arena = _arena(request)
+    body = await read_json(request, MAX_GAME_BODY)
+    gid, game = await _in_bot_thread(request, lambda: arena.new_game(body))
+    return JSONResponse(arena.answer(gid, game), status_code=201)
+
+
+@_handler
+async def show(request: Request) -> Response:
+    arena, gid = _arena(request), request.path_params["gid"]
+    return JSONResponse(await _locked_answer(arena, gid, arena.game(gid)))
+
+
+@_handler
+async def move(request: Request) -> Response:
+    arena, gid = _arena(request), request.path_params["gid"]
+    game = arena.game(gid)
+    body = await read_json(request, MAX_GAME_BODY)
+    if not isinstance(body, dict) or set(body) - {"card", "capture"}:
+        raise ApiError(400, "a move is {\"card\": id, \"capture\": [table card ids]}")
+    card, capture = body.get("card"), body.get("capture", [])
+    if isinstance(card, bool) or not isinstance(card, int):
+        raise ApiError(400, f"card must be a card id (an integer), got {short_repr(card)}")
+    check_list(capture, "capture", MAX_CAPTURE)
+    if not all(isinstance(c, int) and not isinstance(c, bool) for c in capture):
+        raise ApiError(400, "capture must be a list of card ids (integers)")
+
+    def run() -> dict:
+        if not game.lock.acquire(blocking=False):
+            raise ApiError(409, "the previous move of this game is still being played")
+        try:
+            if game.done:
+                raise ApiError(409, "the game is over")
+            if not game.moves():
+                raise ApiError(409, "it is not your turn")
+            game.play(card, capture)
+            return arena.answer(gid, game)
+        finally:
+            game.lock.release()
+
+    return JSONResponse(await _in_bot_thread(request, run))
+
+
+@_handler
+async def rematch(request: Request) -> Response:
+    arena, gid = _arena(request), request.path_params["gid"]
+    game = arena.game(gid)
+    await read_json(request, MAX_GAME_BODY)
+    # A copy of a running game would deal its hidden cards: only a finished game is replayed.
+    _finished(game, "a rematch")
+    settings = dict(arena.settings[gid])
+    gid2, game2 = await _in_bot_thread(request, lambda: arena.new_game(settings))
+    return JSONResponse(arena.answer(gid2, game2), status_code=201)
+
+
+def _finished_record(request: Request) -> dict:
+    """Return the replay record of the finished game named in ``request`` (409 before its end)."""
+    game = _arena(request).game(request.path_params["gid"])
+    _finished(game, "the replay")
+    try:
+        return game.replay_record()
+    except ValueError as exc:
+        raise ApiError(409, str(exc)) from None
+
+
+@_handler
+async def game_replay(request: Request) -> Response:
+    rec = _finished_record(request)
+    headers = {"Content-Disposition": 'attachment; filename="escoba_replay.jsonl"'}
+    return Response(json.dumps(rec, separators=(",", ":")) + "\n", media_type="application/x-ndjson",
+                    headers=headers)
+
+
+@_handler
+async def game_frames(request: Request) -> Response:
+    rec = _finished_record(request)
+    return JSONResponse(await anyio.to_thread.run_sync(replay_frames, rec, "this game"))
+
+
+@_handler
+async def files(request: Request) -> Response:
+    return JSONResponse(await anyio.to_thread.run_sync(_arena(request).roots.listing))
+
+
+@_handler
+async def replay_games(request: Request) -> Response:
+    name = _query(request, "file")
+    path = _arena(request).roots.resolve(name, ".jsonl")
+    out = []
+    for k, line in enumerate(await anyio.to_thread.run_sync(read_replay_lines, path)):
+        try:
+            rec = json.loads(line)
+            out.append({"game": k, "seats": rec["seats"], "game_id": rec["game_id"],
+                        "rotation": rec["rotation"], "rounds": len(rec["rounds"]),
+                        "final_scores": rec["final_scores"], "winner": rec["winner"]})
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ApiError(422, f"{name}:{k + 1}: not a replay record ({type(exc).__name__})") from None
+    return JSONResponse({"file": name, "games": out})
+
+
+@_handler
+async def replay_file_frames(request: Request) -> Response:
+    name = _query(request, "file")
+    k = request.query_params.get("game", "0")
+    if not k.isdigit():
+        raise ApiError(400, f"game must be a game number in the file, got {k!r}")
+    lines = await anyio.to_thread.run_sync(read_replay_lines, _arena(request).roots.resolve(name, ".jsonl"))
+    if int(k) >= len(lines):
+        raise ApiError(404, f"{name} has {len(lines)} games; there is no game {k}")
+    frames = await anyio.to_thread.run_sync(replay_frames, lines[int(k)], f"{name}:{int(k) + 1}")
+    return JSONResponse(frames)
+
+
+@_handler
+async def replay_upload(request: Request) -> Response:
+    body = await read_json(request, MAX_BODY)
+    if not isinstance(body, dict):
+        raise ApiError(400, "send one replay record (a JSON object)")
+    return JSONResponse(await anyio.to_thread.run_sync(replay_frames, body, "uploaded replay"))
+
+
+@_handler
+async def results(request: Request) -> Response:
+    arena, name = _arena(request), _query(request, "file")
+    data = await anyio.to_thread.run_sync(load_results, arena.roots.resolve(name, ".json"))
+    replays = await anyio.to_thread.run_sync(matching_replays, arena.roots, data)
+    return JSONResponse({"file": name, "results": data, "replays": replays})
+
+
+async def index(request: Request) -> Response:
+    return FileResponse(STATIC / "index.html")
+
+
+async def not_found(request: Request) -> Response:
+    return _error(404, f"no API endpoint {request.method} {request.url.path}")
+
+
+API_ROUTES = [
+    Route("/api/info", info),
+    Route("/api/files", files),
+    Route("/api/games", create, methods=["POST"]),
+    Route("/api/games/{gid}", show),
+    Route("/api/games/{gid}/move", move, methods=["POST"]),
+    Route("/api/games/{gid}/rematch", rematch, methods=["POST"]),
+    Route("/api/games/{gid}/replay", game_replay),
+    Route("/api/games/{gid}/frames", game_frames),
+    Route("/api/replays", replay_games),
+    Route("/api/replays/frames", replay_file_frames),
+    Route("/api/replays/frames", replay_upload, methods=["POST"]),
+    Route("/api/results", results),
+]
+"""The JSON API: every handler reads the app's ``Arena`` from ``request.app.state.arena``."""
+
+
 def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 10.0,
                allowed_hosts: Iterable[str] | None = None, allow_agents: Iterable[str] = (),
                max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS,
@@ -95,186 +293,19 @@ def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 10.0,
     built-in allow-list; ``bot_timeout`` is the time budget of one bot move, in seconds;
     ``rooms``: where and how rooms are kept (``rooms_routes``; default: in memory only).
     """
-    import anyio.to_thread
-
     arena = Arena(list(roots or []), bot_timeout, allow=allow_agents, max_games=max_games,
                   idle_seconds=idle_seconds)
-    bot_threads = anyio.CapacityLimiter(BOT_THREADS)
     hub = make_hub(arena, rooms)
-
-    async def in_bot_thread(fn):
-        return await anyio.to_thread.run_sync(fn, limiter=bot_threads)
-
-    async def locked_answer(gid: str, game) -> dict:
-        # Wait (without holding a thread) for a move in progress, bots included, so the view is whole.
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + arena.bot_timeout * 4 + 5
-        while not game.lock.acquire(blocking=False):
-            if loop.time() > deadline:
-                raise ApiError(409, "the game is busy with a move")
-            await asyncio.sleep(0.01)
-        try:
-            return arena.answer(gid, game)
-        finally:
-            game.lock.release()
-
-    def finished(game, what: str) -> None:
-        if not game.done:
-            raise ApiError(409, f"{what} is available once the game is over (it shows every hand)")
-
-    @_handler
-    async def info(request: Request) -> Response:
-        agents = [{"name": s.name, "params": [p for p in s.params if p in CAPS[s.name]], "help": s.help}
-                  for s in REGISTRY.values() if s.name in CAPS]
-        return JSONResponse({"agents": agents, "neural": shipped_checkpoint() is not None,
-                             "default_rules": Rules().to_dict(), "sevens_rules": list(SEVENS_RULES),
-                             "allowed": sorted(arena.allow.extra), "alias": NEURAL,
-                             "files": await anyio.to_thread.run_sync(arena.roots.listing)})
-
-    @_handler
-    async def create(request: Request) -> Response:
-        body = await read_json(request, MAX_GAME_BODY)
-        gid, game = await in_bot_thread(lambda: arena.new_game(body))
-        return JSONResponse(arena.answer(gid, game), status_code=201)
-
-    @_handler
-    async def show(request: Request) -> Response:
-        gid = request.path_params["gid"]
-        return JSONResponse(await locked_answer(gid, arena.game(gid)))
-
-    @_handler
-    async def move(request: Request) -> Response:
-        gid = request.path_params["gid"]
-        game = arena.game(gid)
-        body = await read_json(request, MAX_GAME_BODY)
-        if not isinstance(body, dict) or set(body) - {"card", "capture"}:
-            raise ApiError(400, "a move is {\"card\": id, \"capture\": [table card ids]}")
-        card, capture = body.get("card"), body.get("capture", [])
-        if isinstance(card, bool) or not isinstance(card, int):
-            raise ApiError(400, f"card must be a card id (an integer), got {short_repr(card)}")
-        check_list(capture, "capture", MAX_CAPTURE)
-        if not all(isinstance(c, int) and not isinstance(c, bool) for c in capture):
-            raise ApiError(400, "capture must be a list of card ids (integers)")
-
-        def run() -> dict:
-            if not game.lock.acquire(blocking=False):
-                raise ApiError(409, "the previous move of this game is still being played")
-            try:
-                if game.done:
-                    raise ApiError(409, "the game is over")
-                if not game.moves():
-                    raise ApiError(409, "it is not your turn")
-                game.play(card, capture)
-                return arena.answer(gid, game)
-            finally:
-                game.lock.release()
-
-        return JSONResponse(await in_bot_thread(run))
-
-    @_handler
-    async def rematch(request: Request) -> Response:
-        gid = request.path_params["gid"]
-        game = arena.game(gid)
-        await read_json(request, MAX_GAME_BODY)
-        # A copy of a running game would deal its hidden cards: only a finished game is replayed.
-        finished(game, "a rematch")
-        settings = dict(arena.settings[gid])
-        gid2, game2 = await in_bot_thread(lambda: arena.new_game(settings))
-        return JSONResponse(arena.answer(gid2, game2), status_code=201)
-
-    @_handler
-    async def game_replay(request: Request) -> Response:
-        game = arena.game(request.path_params["gid"])
-        finished(game, "the replay")
-        try:
-            rec = game.replay_record()
-        except ValueError as exc:
-            raise ApiError(409, str(exc)) from None
-        headers = {"Content-Disposition": 'attachment; filename="escoba_replay.jsonl"'}
-        return Response(json.dumps(rec, separators=(",", ":")) + "\n", media_type="application/x-ndjson",
-                        headers=headers)
-
-    @_handler
-    async def game_frames(request: Request) -> Response:
-        game = arena.game(request.path_params["gid"])
-        finished(game, "the replay")
-        try:
-            rec = game.replay_record()
-        except ValueError as exc:
-            raise ApiError(409, str(exc)) from None
-        return JSONResponse(await anyio.to_thread.run_sync(replay_frames, rec, "this game"))
-
-    @_handler
-    async def files(request: Request) -> Response:
-        return JSONResponse(await anyio.to_thread.run_sync(arena.roots.listing))
-
-    @_handler
-    async def replay_games(request: Request) -> Response:
-        name = _query(request, "file")
-        path = arena.roots.resolve(name, ".jsonl")
-        out = []
-        for k, line in enumerate(await anyio.to_thread.run_sync(read_replay_lines, path)):
-            try:
-                rec = json.loads(line)
-                out.append({"game": k, "seats": rec["seats"], "game_id": rec["game_id"],
-                            "rotation": rec["rotation"], "rounds": len(rec["rounds"]),
-                            "final_scores": rec["final_scores"], "winner": rec["winner"]})
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise ApiError(422, f"{name}:{k + 1}: not a replay record ({type(exc).__name__})") from None
-        return JSONResponse({"file": name, "games": out})
-
-    @_handler
-    async def replay_file_frames(request: Request) -> Response:
-        name = _query(request, "file")
-        k = request.query_params.get("game", "0")
-        if not k.isdigit():
-            raise ApiError(400, f"game must be a game number in the file, got {k!r}")
-        lines = await anyio.to_thread.run_sync(read_replay_lines, arena.roots.resolve(name, ".jsonl"))
-        if int(k) >= len(lines):
-            raise ApiError(404, f"{name} has {len(lines)} games; there is no game {k}")
-        frames = await anyio.to_thread.run_sync(replay_frames, lines[int(k)], f"{name}:{int(k) + 1}")
-        return JSONResponse(frames)
-
-    @_handler
-    async def replay_upload(request: Request) -> Response:
-        body = await read_json(request, MAX_BODY)
-        if not isinstance(body, dict):
-            raise ApiError(400, "send one replay record (a JSON object)")
-        return JSONResponse(await anyio.to_thread.run_sync(replay_frames, body, "uploaded replay"))
-
-    @_handler
-    async def results(request: Request) -> Response:
-        name = _query(request, "file")
-        data = await anyio.to_thread.run_sync(load_results, arena.roots.resolve(name, ".json"))
-        replays = await anyio.to_thread.run_sync(matching_replays, arena.roots, data)
-        return JSONResponse({"file": name, "results": data, "replays": replays})
-
-    async def index(request: Request) -> Response:
-        return FileResponse(STATIC / "index.html")
-
-    async def not_found(request: Request) -> Response:
-        return _error(404, f"no API endpoint {request.method} {request.url.path}")
-
     routes = [
         *room_routes(hub),
         Route("/", index),
-        Route("/api/info", info),
-        Route("/api/files", files),
-        Route("/api/games", create, methods=["POST"]),
-        Route("/api/games/{gid}", show),
-        Route("/api/games/{gid}/move", move, methods=["POST"]),
-        Route("/api/games/{gid}/rematch", rematch, methods=["POST"]),
-        Route("/api/games/{gid}/replay", game_replay),
-        Route("/api/games/{gid}/frames", game_frames),
-        Route("/api/replays", replay_games),
-        Route("/api/replays/frames", replay_file_frames),
-        Route("/api/replays/frames", replay_upload, methods=["POST"]),
-        Route("/api/results", results),
+        *API_ROUTES,
         Route("/api/{rest:path}", not_found, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),
         Mount("/", StaticFiles(directory=STATIC), name="static"),
     ]
     middleware = [] if allowed_hosts is None else [Middleware(HostOriginGuard, allowed=list(allowed_hosts))]
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan_for(hub))
     app.state.arena = arena
+    app.state.bot_threads = anyio.CapacityLimiter(BOT_THREADS)
     app.state.rooms = hub
     return app

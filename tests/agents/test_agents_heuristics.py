@@ -10,7 +10,7 @@ from agents.greedy import GreedyAgent
 from escoba_env import EscobaEngine, Rules
 from escoba_env.cards import NUM_CARDS
 from escoba_env.observation import action_masks, encode
-from tests.conftest import C, M, set_position
+from tests.helpers import C, M, set_position
 
 
 def position(hands: list[str], table: str, stock: str = "", piles: list[str] | None = None, *,

@@ -11,7 +11,7 @@ from escoba_env import EscobaEngine, Rules, capture_options
 from escoba_env.cards import mask_values
 from escoba_env.engine import sample_actions
 from escoba_env.observation import action_masks, encode
-from tests.conftest import C, M
+from tests.helpers import C, M
 
 RULE_SETS = [Rules(), Rules(num_players=3), Rules(num_players=4, partnerships=True),
              Rules(prefer_single=True)]

@@ -11,7 +11,7 @@ from agents.worlds import take_games
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
 from tests.agents.test_agents_heuristics import decide, position
-from tests.conftest import C
+from tests.helpers import C
 
 
 def _endgame(opponent: str) -> EscobaEngine:

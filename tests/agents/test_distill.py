@@ -10,7 +10,7 @@ from agents.base import RandomAgent
 from agents.distill import collect_labels, load_labels, main, save_labels
 from agents.greedy import GreedyAgent
 from agents.neural import NeuralAgent, PolicyValueNet, checkpoint_dict, save_checkpoint
-from agents.ppo import Config, Trainer
+from agents.training import Config, Trainer
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
 

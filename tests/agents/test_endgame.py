@@ -22,7 +22,7 @@ from agents.worlds import take_games, worlds_from_observations
 from escoba_env import EscobaEngine, Rules, card_name
 from escoba_env.engine import sample_actions, unpack_mask
 from escoba_env.observation import action_masks, encode
-from tests.conftest import C, M, set_position
+from tests.helpers import C, M, set_position
 
 SPECS = ("expert", "greedy", "random")
 

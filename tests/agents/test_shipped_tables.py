@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from agents.neural import NeuralAgent
-from agents.registry import DEFAULT_OPPONENT_TABLES, DEFAULT_OPPONENTS, SHIPPED_CHECKPOINTS, make_agent
+from agents.registry import make_agent
+from agents.shipped import DEFAULT_OPPONENT_TABLES, DEFAULT_OPPONENTS, SHIPPED_CHECKPOINTS
 from escoba_arena import terminal as play
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 
@@ -16,12 +17,13 @@ from agents.endgame import EndgameAgent
 from agents.evaluation import play_duplicate
 from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
-from agents.neural import NeuralAgent, load_checkpoint_agent, save_checkpoint
+from agents.loader import load_checkpoint_agent
+from agents.neural import NeuralAgent, save_checkpoint
 from agents.registry import make_agent
 from agents.solo import ENDGAME_INPUTS, EndgameNet, SoloAgent, endgame_inputs, solo_checkpoint_dict
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
-from tests.conftest import C, M, set_position
+from tests.helpers import C, M, set_position
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PLAIN = os.path.join(ROOT, "agents", "pretrained", "escoba_2p_plain.pt")
@@ -225,11 +227,7 @@ def test_the_shipped_agent_loads_and_refuses_other_tables(no_solver):
 
 
 def _train_script():
-    path = os.path.join(ROOT, "scripts", "train_solo.py")
-    spec = importlib.util.spec_from_file_location("train_solo", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return importlib.import_module("agents.training.solo_fit")
 
 
 def test_train_script_fits_exports_and_never_overwrites(tmp_path, capsys):

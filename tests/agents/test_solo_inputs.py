@@ -18,7 +18,7 @@ from agents.solo import ENDGAME_INPUTS, MIDGAME_INPUTS, EndgameNet, SoloAgent, e
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
 from tests.agents.test_solo import PLAIN
-from tests.conftest import C, M, set_position
+from tests.helpers import C, M, set_position
 
 MID = {name: i for i, name in enumerate(MIDGAME_INPUTS)}
 END = {name: i for i, name in enumerate(ENDGAME_INPUTS)}

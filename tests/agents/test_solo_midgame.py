@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import itertools
 import math
@@ -18,8 +19,9 @@ from agents.distill import collect_labels, save_labels
 from agents.endgame import EndgameAgent
 from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
+from agents.loader import load_checkpoint_agent
 from agents.moves import best_per_row, move_actions
-from agents.neural import NeuralAgent, load_checkpoint, load_checkpoint_agent, save_checkpoint
+from agents.neural import NeuralAgent, load_checkpoint, save_checkpoint
 from agents.registry import make_agent
 from agents.search import SearchAgent
 from agents.solo import (
@@ -33,7 +35,7 @@ from agents.solo import (
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
 from tests.agents.test_solo import PLAIN, ROOT
-from tests.conftest import C, M, set_position
+from tests.helpers import C, M, set_position
 
 STOCK = "Ro Rc Re Rb 2c 2e"
 
@@ -226,7 +228,7 @@ def test_train_script_fits_a_midgame_net_on_search_values(tmp_path, capsys):
     labels = tmp_path / "mid.npz"
     save_labels(labels, data, rules, teacher="search:sims=24")
     out = tmp_path / "solo_mid.pt"
-    script = _script("train_solo.py")
+    script = importlib.import_module("agents.training.solo_fit")
     args = [str(labels), "--phase", "midgame", "--solo", str(solo), "--test", str(labels), "--epochs", "2",
             "--hidden", "16", "--loss", "adv", "--out", str(out)]
     assert script.main(args) == 0

@@ -8,8 +8,9 @@ import pytest
 from agents.guided import GuidedSearchAgent
 from agents.hybrid import HybridAgent
 from agents.moves import enumerate_moves
-from agents.registry import STRONG_AGENTS, make_agent
+from agents.registry import make_agent
 from agents.search import rollout_actions, rollout_values
+from agents.shipped import STRONG_AGENTS
 from agents.worlds import take_games
 from escoba_arena import terminal as play
 from escoba_env import EscobaEngine, Rules

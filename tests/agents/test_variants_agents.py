@@ -34,8 +34,8 @@ from escoba_env.capture import capture_options
 from escoba_env.engine import sample_actions
 from escoba_env.observation import PLANE, action_masks, encode
 from escoba_env.render import render_text
-from tests.conftest import C, M
 from tests.frontends.test_play import run_game
+from tests.helpers import C, M
 
 ROOT = Path(__file__).resolve().parents[2]
 J1, J2 = 40, 41

@@ -89,8 +89,8 @@ def test_out_of_range_ids_raise(bad):
 
 
 @pytest.mark.parametrize("bad", [True, 1.0, "3", None])
-def test_non_int_ids_raise(bad):
-    with pytest.raises(ValueError):
+def test_non_int_ids_raise_a_type_error(bad):
+    with pytest.raises(TypeError, match="a card id must be an int"):
         card_name(bad)
 
 

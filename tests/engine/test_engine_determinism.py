@@ -1,4 +1,4 @@
-"""Reproducible deals and independent games (issue 2: determinism, batch independence)."""
+"""Reproducible deals and independent games: determinism, batch independence."""
 # ruff: noqa: NPY002  (these tests disturb the legacy global generator on purpose)
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from escoba_env import EscobaEngine, Rules
 from escoba_env.engine import sample_actions
-from tests.conftest import state_arrays
+from tests.helpers import state_arrays
 
 FIELDS = ("actor", "captured", "escoba", "round_over", "round_points", "scores", "game_over",
           "truncated")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from escoba_env import EscobaEngine, Rules
 from escoba_env.engine import sample_actions
-from tests.conftest import assert_same_state, state_arrays
+from tests.helpers import assert_same_state, state_arrays
 
 ONE = np.uint64(1)
 

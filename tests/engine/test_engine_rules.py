@@ -1,7 +1,7 @@
 """Scripted deals played through the engine with exact captures, escobas and points (docs/rules.md §2-7).
 
 Every expected value below was worked out by hand from the rule book; the comments show the
-arithmetic. Scripts are written as in tests/conftest.py: plays in turn order from the seat after
+arithmetic. Scripts are written as in tests/helpers.py: plays in turn order from the seat after
 the dealer, ``"7o>3c+5e"`` a capture, ``"!"`` an escoba, a bare name a discard.
 
 Two rules cannot be reached in a real 40-card round, and the tests say so instead of faking them:
@@ -18,7 +18,7 @@ import pytest
 
 from escoba_env import EscobaEngine, Rules, capture_options
 from escoba_env.engine import sample_actions
-from tests.conftest import C, M, conserved, ids, play, start_script
+from tests.helpers import C, M, conserved, ids, play, start_script
 
 # ---------------------------------------------------------------------------------------------
 # Round A: 2 players, seat 1 deals, table 1o 2c 3e Cb = 15 goes to the dealer as an escoba.

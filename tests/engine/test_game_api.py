@@ -98,8 +98,11 @@ def test_bad_input_raises_and_changes_nothing():
         g.step(0)
     g.reset(4)
     before = _state(g)
-    for kwargs, match in [({"seed": 1.5}, "seed must be an int"), ({"seed": True}, "seed must be an int"),
-                          ({"game_id": -1}, "game_id"), ({"episode": "x"}, "episode"),
+    for seed in (1.5, True):
+        with pytest.raises(TypeError, match="seed must be an int"):
+            g.reset(seed=seed)
+        assert _state(g) == before
+    for kwargs, match in [({"game_id": -1}, "game_id"), ({"episode": "x"}, "episode"),
                           ({"dealer": 2}, "dealer must be a seat"),
                           ({"deck": list(range(39))}, "deck must have 40"),
                           ({"deck": [0] * 40}, "each of the 40 cards once"),

@@ -10,7 +10,7 @@ import pytest
 
 from escoba_env import EscobaEngine, Rules
 from escoba_env.game import Game
-from tests.conftest import M
+from tests.helpers import M
 from tests.reference import RefGame
 
 # An explicit deal: 40 suited cards in the order of a seeded permutation, then the joker (id 40),

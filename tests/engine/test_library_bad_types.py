@@ -7,7 +7,7 @@ import pytest
 
 from escoba_env import EscobaEngine, EscobaVectorEnv, Rules, capture_options, escoba_v0, score_round
 from escoba_env.cards import cards_of, parse_card
-from escoba_env.rules import SEED_LIMIT, WrongTypeError, check_seed
+from escoba_env.rules import SEED_LIMIT, check_seed
 
 
 @pytest.mark.parametrize("table", [3.7, "3", True, np.float64(3.0), None])
@@ -60,8 +60,12 @@ def test_rules_refuses_a_sevens_rule_that_is_not_a_str():
         Rules(sevens_rule=np.array(["primera"]))
 
 
-def test_wrong_types_are_also_value_errors_as_before():
-    assert issubclass(WrongTypeError, TypeError) and issubclass(WrongTypeError, ValueError)
+@pytest.mark.parametrize("call", [lambda: check_seed(1.0), lambda: cards_of(3.9),
+                                  lambda: capture_options(12.0, 3), lambda: Rules(sevens_rule=7)])
+def test_a_wrong_type_is_a_type_error_and_not_a_value_error(call):
+    with pytest.raises(TypeError) as caught:
+        call()
+    assert not isinstance(caught.value, ValueError)
 
 
 @pytest.mark.parametrize("seed, error", [(2**64, ValueError), (2**64 + 5, ValueError), (-1, ValueError),
@@ -77,7 +81,7 @@ def test_one_seed_range_everywhere(seed, error):
     assert eng.seed == 7 and (eng.deck == deck).all()
     with pytest.raises(error, match="seed must be"):
         EscobaVectorEnv(2).reset(seed=seed)
-    with pytest.raises(ValueError, match="seed must be"):  # the AEC env, through the engine's check
+    with pytest.raises(error, match="seed must be"):  # the AEC env, through the engine's check
         escoba_v0.raw_env().reset(seed=seed)
 
 

@@ -56,7 +56,6 @@ def test_rules_are_frozen():
         ({"num_players": True}, "num_players"),
         ({"sevens_rule": "unknown"}, "sevens_rule"),
         ({"sevens_rule": "Primera"}, "sevens_rule"),
-        ({"sevens_rule": None}, "sevens_rule"),
         ({"target_score": 0}, "target_score"),
         ({"target_score": -5}, "target_score"),
         ({"target_score": 21.0}, "target_score"),
@@ -71,6 +70,11 @@ def test_rules_are_frozen():
 def test_invalid_options_raise_a_clear_value_error(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Rules(**kwargs)
+
+
+def test_a_sevens_rule_that_is_not_a_str_is_a_type_error():
+    with pytest.raises(TypeError, match="Rules.sevens_rule must be a str"):
+        Rules(sevens_rule=None)
 
 
 def test_float_num_players_is_rejected():

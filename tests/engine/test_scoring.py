@@ -7,7 +7,7 @@ import pytest
 
 from escoba_env import Rules, score_round
 from escoba_env.scoring import score_round_batch, side_escobas, side_piles
-from tests.conftest import M
+from tests.helpers import M
 
 FULL = (1 << 40) - 1
 TIEBREAK = Rules(sevens_rule="most_sevens_tiebreak")

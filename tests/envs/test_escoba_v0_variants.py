@@ -11,8 +11,8 @@ import pytest
 
 from escoba_env import EscobaVectorEnv, SingleAgentEscobaEnv, escoba_v0, observation
 from escoba_env.engine import sample_actions
-from tests.conftest import M, ids
 from tests.envs.test_pettingzoo import VARIANTS, assert_player_0_sees_the_same, random_action
+from tests.helpers import M, ids
 
 JOKERS = (40, 41)
 

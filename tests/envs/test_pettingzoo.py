@@ -16,7 +16,7 @@ from pettingzoo.test import api_test, render_test, seed_test
 
 from escoba_env import Rules, escoba_v0, observation
 from escoba_env.cards import FULL_DECK
-from tests.conftest import C, M, ids
+from tests.helpers import C, M, ids
 
 CONFIGS = {
     "2p": {},
@@ -378,9 +378,10 @@ def test_bad_reset_options_raise_clear_errors(options, match):
         env.reset(seed=0, options=options)
 
 
-@pytest.mark.parametrize("seed", [-1, 1.5, "7", True, 2**64])
-def test_bad_seed_raises(seed):
-    with pytest.raises(ValueError, match=r"seed must be an int in 0\.\.2\*\*64-1"):
+@pytest.mark.parametrize("seed, error", [(-1, ValueError), (2**64, ValueError), (1.5, TypeError),
+                                         ("7", TypeError), (True, TypeError)])
+def test_bad_seed_raises(seed, error):
+    with pytest.raises(error, match=r"seed must be an int in 0\.\.2\*\*64-1"):
         escoba_v0.raw_env().reset(seed=seed)
 
 

@@ -10,7 +10,7 @@ from gymnasium.utils.env_checker import check_env
 
 from agents.base import Agent, RandomAgent
 from escoba_env import SingleAgentEscobaEnv, escoba_v0
-from tests.conftest import C, ids
+from tests.helpers import C, ids
 
 CONFIGS = {
     "2p": {},

@@ -1,11 +1,12 @@
 """The terminal game and the web arena face the same default opponent at each table size: one table,
-``agents.registry.DEFAULT_OPPONENTS``, read by both."""
+``agents.shipped.DEFAULT_OPPONENTS``, read by both."""
 
 from __future__ import annotations
 
 import pytest
 
-from agents.registry import DEFAULT_OPPONENTS, default_opponent, table_name
+from agents.opponents import default_opponent
+from agents.shipped import DEFAULT_OPPONENTS, table_name
 from escoba_arena import terminal
 from escoba_env.rules import Rules
 

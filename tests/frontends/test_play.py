@@ -238,10 +238,10 @@ def test_bad_command_line_gives_one_error_line_and_status_2(argv, message):
 
 
 def test_default_opponent_falls_back_to_expert_without_a_checkpoint(monkeypatch, tmp_path):
-    from agents import registry
+    from agents import shipped
 
     missing = tmp_path / "gone.pt"
-    monkeypatch.setitem(registry.DEFAULT_OPPONENTS, (2, False), f"checkpoint:{missing}")
+    monkeypatch.setitem(shipped.DEFAULT_OPPONENTS, (2, False), f"checkpoint:{missing}")
     out = io.StringIO()
     main(["--no-color", "--seed", "1"], stdin=io.StringIO(""), stdout=out)
     first = out.getvalue().splitlines()[0]

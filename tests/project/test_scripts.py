@@ -1,8 +1,9 @@
-"""The model card's experiment scripts run end to end on a tiny labels file (scripts/agreement.py,
-scripts/imitate.py); their figures in the model card come from the same code on larger files."""
+"""The model card's experiments run end to end on a tiny labels file (scripts/agreement.py,
+agents.training.imitation); their figures in the model card come from the same code on larger files."""
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 
@@ -60,8 +61,9 @@ def test_agreement_regret_needs_values(endgame_labels, tmp_path):
 
 
 def test_imitate_fine_tunes_and_scores_each_epoch(endgame_labels, capsys):
-    _script("imitate").main([str(endgame_labels), "--agent", PLAIN, "--mode", "soft", "--param", "0.5",
-                             "--epochs", "2", "--deals", "20", "--limit", "200"])
+    imitation = importlib.import_module("agents.training.imitation")
+    imitation.main([str(endgame_labels), "--agent", PLAIN, "--mode", "soft", "--param", "0.5",
+                   "--epochs", "2", "--deals", "20", "--limit", "200"])
     out = capsys.readouterr().out
     assert "soft 0.5: 200 of 200 labels" in out
     ce = [float(line.split("cross-entropy ")[1].split(",")[0]) for line in out.splitlines()

@@ -15,8 +15,8 @@ import torch
 from agents.evaluation import play_duplicate
 from agents.expert import ExpertAgent
 from agents.neural import NeuralAgent, load_checkpoint
-from agents.ppo import Config, Trainer, export_agent, train
 from agents.registry import make_agent
+from agents.training import Config, Trainer, export_agent, train
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
 

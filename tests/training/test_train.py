@@ -12,7 +12,7 @@ import torch
 from agents.evaluation import play_duplicate
 from agents.greedy import GreedyAgent
 from agents.neural import NeuralAgent, PolicyValueNet, load_checkpoint, sample_masked, save_checkpoint
-from agents.ppo import Config, Trainer, compute_gae, config_from_args, export_agent, train
+from agents.training import Config, Trainer, compute_gae, config_from_args, export_agent, train
 from escoba_env import EscobaEngine, EscobaVectorEnv, Rules
 from escoba_env.observation import OBS_SIZE, action_masks, encode
 
@@ -95,11 +95,11 @@ def test_loss_decreases_on_a_fixed_batch(tmp_path):
     adv, ret = t.advantages()
     b = t.batch(adv, ret)
     with torch.no_grad():
-        before, parts0 = t.loss(b, b["index"])
+        before, parts0 = t.loss(b, b.index)
     for _ in range(8):
         t.ppo_update(adv, ret)
     with torch.no_grad():
-        after, parts1 = t.loss(b, b["index"])
+        after, parts1 = t.loss(b, b.index)
     assert float(after) < float(before)
     assert float(parts1["value_loss"]) < float(parts0["value_loss"])
     assert float(parts1["policy_loss"]) < float(parts0["policy_loss"])
@@ -275,7 +275,7 @@ def test_other_player_count_trains_and_evaluates(tmp_path):
 
 
 def test_cli_flags_fill_the_config_and_pass_rules_through():
-    cfg, given = config_from_args(["--num-players", "4", "--partnerships", "--hidden", "64", "64",
+    cfg, given = config_from_args(["--players", "4", "--partnerships", "--hidden", "64", "64",
                                    "--no-anneal-lr", "--target-kl", "none", "--eval-opponents", "expert"])
     assert cfg.rules == {"num_players": 4, "partnerships": True}
     assert cfg.hidden == (64, 64) and cfg.anneal_lr is False and cfg.target_kl is None
@@ -286,14 +286,14 @@ def test_cli_flags_fill_the_config_and_pass_rules_through():
 
 
 def test_every_config_field_is_documented():
-    from agents.ppo import field_docs
+    from agents.training import field_docs
 
     docs = field_docs(Config)
     assert [f.name for f in dataclasses.fields(Config) if not docs.get(f.name)] == []
 
 
 def test_shaping_sums_to_minus_the_initial_potential_over_an_episode(tmp_path):
-    from agents.ppo import potential
+    from agents.training import potential
 
     kw = dict(num_envs=16, num_steps=60, opp_self=1.0, opp_snapshot=0.0, opp_greedy=0.0, opp_expert=0.0)
     plain = Trainer(tiny(tmp_path, "plain", shaping=0.0, **kw))
@@ -428,7 +428,7 @@ def test_move_features_of_jokers_score_a_joker_capture():
 
 
 def test_privileged_state_holds_the_other_hands_and_the_stock_order():
-    from agents.ppo import privileged
+    from agents.training import privileged
     from escoba_env.engine import EscobaEngine
 
     e = EscobaEngine(1, Rules(num_players=3))

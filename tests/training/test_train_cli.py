@@ -50,7 +50,7 @@ def one_error_line(capsys) -> str:
 @pytest.mark.parametrize(("args", "words"), [
     (["--num-envs", "0"], "num_envs must be >= 1"),
     (["--device", "foo"], "device"),
-    (["--num-players", "5"], "invalid choice"),
+    (["--num-players", "4"], "unrecognized arguments: --num-players"),
     (["--players", "5"], "invalid choice"),
     (["--eval-deals", "0"], "eval_deals must be >= 1"),
     (["--gamma", "5"], "gamma must be in [0, 1]"),
@@ -84,9 +84,9 @@ def test_resume_of_a_corrupt_or_exported_file_is_one_line(tmp_path, capsys, smal
     assert "no training state" in one_error_line(capsys)
 
 
-def test_players_flag_is_shared_and_num_players_is_its_hidden_alias(capsys):
+def test_players_flag_is_the_shared_rules_flag(capsys):
     assert config_from_args(["--players", "3"])[0].rules == {"num_players": 3}
-    assert config_from_args(["--num-players", "4", "--partnerships"])[0].rules == {"num_players": 4,
+    assert config_from_args(["--players", "4", "--partnerships"])[0].rules == {"num_players": 4,
                                                                                    "partnerships": True}
     with pytest.raises(SystemExit):
         config_from_args(["--help"])

@@ -9,7 +9,8 @@ against two experts; with partnerships: a team against a team), and ``--save PAT
 
     python -m agents.distill --out runs/labels/search_q.npz --labels 60000 --values --seed 31 \\
         --behaviour neural-2p-plain expert greedy --weights 0.5 0.35 0.15
-    python scripts/imitate.py runs/labels/search_q.npz --mode confident --param 0.6 --epochs 3 --lr 1e-4
+    python -m agents.training.imitation runs/labels/search_q.npz --mode confident --param 0.6 --epochs 3 \\
+        --lr 1e-4
 """
 
 from __future__ import annotations
@@ -20,11 +21,13 @@ import os
 import numpy as np
 import torch
 
-from agents.distill import load_labels
-from agents.evaluation import play_duplicate
-from agents.expert import ExpertAgent
-from agents.neural import NeuralAgent, checkpoint_dict, save_checkpoint
 from escoba_env.cli import OneLineParser
+
+from ..distill import load_labels
+from ..evaluation import play_duplicate
+from ..expert import ExpertAgent
+from ..neural import NeuralAgent, checkpoint_dict, save_checkpoint
+from ..shipped import PLAIN_CHECKPOINT
 
 
 def targets(arrays: dict[str, np.ndarray], mode: str, param: float) -> tuple[np.ndarray, np.ndarray]:
@@ -49,9 +52,9 @@ def targets(arrays: dict[str, np.ndarray], mode: str, param: float) -> tuple[np.
 
 def main(argv: list[str] | None = None) -> None:
     """Parse arguments, fine-tune, print the cross-entropy and the score per epoch."""
-    ap = OneLineParser(prog=os.path.basename(__file__), description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog="python -m agents.training.imitation", description=__doc__.split("\n\n")[0])
     ap.add_argument("labels")
-    ap.add_argument("--agent", default="agents/pretrained/escoba_2p_plain.pt",
+    ap.add_argument("--agent", default=PLAIN_CHECKPOINT,
                     help="checkpoint to start from (default: the shipped network without endgame features)")
     ap.add_argument("--mode", choices=("hard", "soft", "confident"), default="hard")
     ap.add_argument("--param", type=float, default=0.3, help="soft: temperature; confident: margin (points)")
@@ -96,7 +99,8 @@ def main(argv: list[str] | None = None) -> None:
         if args.save:
             out = f"{args.save}_e{epoch}.pt"
             if os.path.exists(out):
-                raise SystemExit(f"imitate.py: {out} already exists; choose another --save")
+                raise SystemExit(f"python -m agents.training.imitation: {out} already exists; choose "
+                                 f"another --save")
             save_checkpoint(out, checkpoint_dict(net, agent.rules))
 
 

@@ -17,12 +17,13 @@ endgame networks of ``--solo`` plus this one, which then plays while the stock l
     python -m agents.distill --out runs/labels/endgame_200k.npz --labels 200000 --values --teacher endgame \\
         --seed 41 --behaviour neural-2p-plain expert greedy \\
         --weights 0.5 0.35 0.15
-    python scripts/train_solo.py runs/labels/endgame_200k.npz --test runs/labels/endgame_test20k.npz \\
+    python -m agents.training.solo_fit runs/labels/endgame_200k.npz --test runs/labels/endgame_test20k.npz \\
         --out runs/solo_endgame.pt
     python -m agents.distill --out runs/labels/mid.npz --labels 30000 --values --teacher search:sims=500 \\
         --seed 1000 --behaviour neural-2p-plain expert greedy \\
         --weights 0.5 0.35 0.15
-    python scripts/train_solo.py runs/labels/mid.npz --phase midgame --solo runs/solo_endgame.pt --loss adv \\
+    python -m agents.training.solo_fit runs/labels/mid.npz --phase midgame --solo runs/solo_endgame.pt \\
+        --loss adv \\
         --out runs/solo_mid.pt
 
 ``scripts/reproduce_neural_solo.sh`` runs the whole recipe of the shipped agent.
@@ -37,11 +38,14 @@ import time
 import numpy as np
 import torch
 
-from agents.distill import action_regret, load_labels
-from agents.endgame import endgame_rows
-from agents.moves import best_per_row, move_actions
-from agents.neural import NeuralAgent, save_checkpoint
-from agents.solo import (
+from escoba_env.cli import OneLineParser, positive_float, positive_int, seed_arg
+
+from ..distill import action_regret, load_labels
+from ..endgame import endgame_rows
+from ..moves import best_per_row, move_actions
+from ..neural import NeuralAgent, save_checkpoint
+from ..shipped import PLAIN_CHECKPOINT, SOLO_CHECKPOINT
+from ..solo import (
     ENDGAME_INPUTS,
     MIDGAME_INPUTS,
     EndgameNet,
@@ -51,7 +55,6 @@ from agents.solo import (
     midgame_inputs,
     solo_checkpoint_dict,
 )
-from escoba_env.cli import OneLineParser, positive_float, positive_int, seed_arg
 
 PHASES = {"endgame": (endgame_inputs, ENDGAME_INPUTS), "midgame": (midgame_inputs, MIDGAME_INPUTS)}
 """Per phase: the input function and the input names of its network."""
@@ -185,16 +188,16 @@ def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments, train, evaluate, export; return the exit code."""
-    ap = OneLineParser(prog=os.path.basename(__file__), description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog="python -m agents.training.solo_fit", description=__doc__.split("\n\n")[0])
     ap.add_argument("labels", nargs="+",
                     help="training label files (python -m agents.distill --teacher endgame --values)")
     ap.add_argument("--test", default=None, help="held-out labels, scored after every epoch")
-    ap.add_argument("--plain", default="agents/pretrained/escoba_2p_plain.pt",
+    ap.add_argument("--plain", default=PLAIN_CHECKPOINT,
                     help="the network that plays before the endgame (--phase endgame)")
     ap.add_argument("--phase", choices=tuple(PHASES), default="endgame",
                     help="train the endgame network, or the midgame network that replaces the plain one "
                          "while the stock lasts (on labels of --teacher search --values)")
-    ap.add_argument("--solo", default="agents/pretrained/escoba_2p_solo.pt",
+    ap.add_argument("--solo", default=SOLO_CHECKPOINT,
                     help="--phase midgame: the phase-gated checkpoint whose plain and endgame networks "
                          "the written checkpoint keeps")
     ap.add_argument("--hidden", type=positive_int, nargs="+", default=[256, 256])
@@ -242,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
             if endgame is None:
                 ckpt = solo_checkpoint_dict(plain, net, solo_training={**how, "plain": args.plain})
             else:
-                from agents.neural import load_checkpoint
+                from ..neural import load_checkpoint
 
                 base_how = load_checkpoint(args.solo).get("solo_training")
                 ckpt = solo_checkpoint_dict(plain, endgame, midgame=net, solo_training=base_how,

@@ -1,0 +1,26 @@
+"""One loader for every network checkpoint: a plain ``NeuralAgent`` or a phase-gated ``SoloAgent``.
+
+A checkpoint with an ``endgame_net`` entry is a phase-gated agent (``agents.solo``); any other is a
+plain network (``agents.neural``). ``load_checkpoint_agent`` is the registry's ``checkpoint:PATH``
+loader; this module imports both kinds so that neither imports the other's loader.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from escoba_env.rules import Rules
+
+from .base import Agent
+from .neural import NeuralAgent, load_checkpoint
+from .solo import SoloAgent
+
+
+def load_checkpoint_agent(path: str | os.PathLike, rules: Rules | None = None, seed: int | None = None,
+                          **params: Any) -> Agent:
+    """Return the agent stored at ``path``: a ``SoloAgent`` for a phase-gated checkpoint (an
+    ``endgame_net`` entry), else a ``NeuralAgent``; FileNotFoundError / ValueError as ``load_checkpoint``."""
+    if "endgame_net" in load_checkpoint(path):
+        return SoloAgent.from_checkpoint(path, rules=rules, seed=seed, **params)
+    return NeuralAgent.from_checkpoint(path, rules=rules, seed=seed, **params)

@@ -1,0 +1,156 @@
+"""Pinned digests: the agents' moves, the league's shaping, the trainer's weights and a resumed run.
+
+Each digest is the SHA-256 of exact bytes (int64 actions, float32 features, float64 potentials, the
+network's tensors) computed on the code before a refactor that must not change behaviour. A change
+of any bit of an agent's choice, a move feature, the shaping or a training run changes a digest:
+update one only for a change that is meant to alter behaviour, and say why in the commit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from agents.registry import make_agent
+from escoba_env import EscobaEngine, Rules
+from escoba_env.observation import action_masks, encode
+
+TABLES = {"2p": Rules(), "2p_jokers": Rules(jokers=2), "3p": Rules(num_players=3),
+          "2v2": Rules(num_players=4, partnerships=True)}
+AGENTS = {
+    "2p": ["random", "greedy", "expert", "search:sims=40", "hybrid:sims=40", "endgame", "neural-2p",
+           "neural-2p-plain", "neural-solo"],
+    "2p_jokers": ["greedy", "expert", "search:sims=40"],
+    "3p": ["greedy", "expert", "search:sims=40", "neural-3p"],
+    "2v2": ["greedy", "expert", "search:sims=40", "neural-2v2", "guided:sims=8"],
+}
+
+
+def sha(*arrays) -> str:
+    """Return the SHA-256 (first 16 hex digits) of the arrays' exact bytes, in order."""
+    h = hashlib.sha256()
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        h.update(str(a.dtype).encode() + str(a.shape).encode() + a.tobytes())
+    return h.hexdigest()[:16]
+
+
+def positions(rules: Rules, games: int = 24, seed: int = 11) -> tuple[np.ndarray, np.ndarray]:
+    """Return (observations, masks) of the seat to act at every decision of seeded random rounds."""
+    eng = EscobaEngine(games, rules, single_round=True)
+    eng.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    obs, masks = [], []
+    while not eng.done.all():
+        live = np.flatnonzero(~eng.done)
+        seats = eng.to_act[live]
+        obs.append(encode(eng, seats, live))
+        m = action_masks(eng, seats, live)
+        masks.append(m)
+        actions = np.zeros(games, np.int64)
+        for i, g in enumerate(live):
+            actions[g] = rng.choice(np.flatnonzero(m[i]))
+        eng.step(actions, active=~eng.done)
+    return np.concatenate(obs), np.concatenate(masks)
+
+
+@pytest.fixture(scope="module")
+def boards():
+    """The positions of every table, built once."""
+    return {name: positions(rules) for name, rules in TABLES.items()}
+
+
+MOVES = {
+    ('2p', 'random'): 'a7dc00d3b412e025',
+    ('2p', 'greedy'): '3ae5acb71b96799b',
+    ('2p', 'expert'): '58869ce135062c31',
+    ('2p', 'search:sims=40'): '1f5a1efc9b53f39e',
+    ('2p', 'hybrid:sims=40'): 'b4fd1df7e44e8230',
+    ('2p', 'endgame'): 'c2542ce6df83332f',
+    ('2p', 'neural-2p'): 'e1e3664c3102da29',
+    ('2p', 'neural-2p-plain'): '824cb87e7e50f10a',
+    ('2p', 'neural-solo'): '2082ca67d075cc8d',
+    ('2p_jokers', 'greedy'): '806f4b7610ac3030',
+    ('2p_jokers', 'expert'): '4f3aff09c154fd3b',
+    ('2p_jokers', 'search:sims=40'): '9a19a353c8694184',
+    ('3p', 'greedy'): 'f62f7a013ca7a94f',
+    ('3p', 'expert'): '2263cf273b9dd4e6',
+    ('3p', 'search:sims=40'): '73bbfa0bbddf80bc',
+    ('3p', 'neural-3p'): 'c2099de907139891',
+    ('2v2', 'greedy'): '17a88560a261fbaa',
+    ('2v2', 'expert'): 'fdae212fe055a2e7',
+    ('2v2', 'search:sims=40'): 'd8d4c2b56025232a',
+    ('2v2', 'neural-2v2'): '46d16e95b680a3c6',
+    ('2v2', 'guided:sims=8'): 'a04903f5ca4ffca4',
+}
+
+
+@pytest.mark.parametrize("table,spec", [(t, s) for t, specs in AGENTS.items() for s in specs])
+def test_agent_moves_are_pinned(boards, table, spec):
+    obs, masks = boards[table]
+    agent = make_agent(spec, rules=TABLES[table], seed=5)
+    chunks = [agent.act_batch(obs[i:i + 64], masks[i:i + 64]) for i in range(0, len(obs), 64)]
+    actions = np.concatenate(chunks).astype(np.int64)
+    assert masks[np.arange(len(actions)), actions].all()
+    assert sha(actions) == MOVES[table, spec]
+
+
+TABLE_DIGESTS = {  # table: (move features of the first 200 positions, shaping potential of 30 steps)
+    "2p": ("cd49c7417ce1dad4", "50b73fe2b04fff26"),
+    "2p_jokers": ("42b1e69b6d3f4869", "b38b596da9d37064"),
+    "3p": ("f5a16eb05c2de688", "b9bfdbf2f502ca10"),
+    "2v2": ("5683b26d109eb175", "062ff29ccace118c"),
+}
+
+
+@pytest.mark.parametrize("table", list(TABLES))
+def test_move_features_are_pinned(boards, table):
+    from agents.neural import move_features
+
+    obs, _ = boards[table]
+    assert sha(move_features(obs[:200], TABLES[table])) == TABLE_DIGESTS[table][0]
+
+
+@pytest.mark.parametrize("table", list(TABLES))
+def test_shaping_potential_is_pinned(table):
+    from agents.training.league import potential
+
+    rules = TABLES[table]
+    eng = EscobaEngine(16, rules, single_round=True)
+    eng.reset(seed=4)
+    rng = np.random.default_rng(4)
+    out = []
+    for _ in range(30):
+        out.append(np.asarray(potential(eng), np.float64))
+        legal = eng.legal_action_mask()
+        actions = np.array([rng.choice(np.flatnonzero(row)) if row.any() else 0 for row in legal])
+        eng.step(actions, active=~eng.done)
+    assert sha(*out) == TABLE_DIGESTS[table][1]
+
+
+TINY = dict(num_envs=32, num_steps=16, hidden=(32,), total_steps=32 * 16 * 4, eval_interval=1024,
+            eval_deals=16, snapshot_interval=512, save_interval=1024, opp_self=0.4, opp_snapshot=0.2,
+            opp_greedy=0.2, opp_expert=0.2, progress=False, seed=3, tensorboard=False)
+WEIGHTS = {"plain": "bef112a8cdf7dca3", "overlap": "5bf5b4b404f53ba7", "oracle": "40bc62520365425e"}
+"""Weights after the tiny run, by variant: synchronous, overlapped rollouts, oracle critic."""
+VARIANTS = {"plain": {}, "overlap": {"overlap": True}, "oracle": {"critic": "oracle"}}
+
+
+def weights(ckpt) -> str:
+    """Return the digest of a checkpoint's network tensors, in key order."""
+    return sha(*(ckpt["model"][k].numpy() for k in sorted(ckpt["model"])))
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_trainer_weights_and_resume_are_pinned(tmp_path, variant):
+    from agents.neural import load_checkpoint
+    from agents.training import Config, train
+
+    cfg = {**TINY, **VARIANTS[variant], "runs_dir": str(tmp_path)}
+    full = train(Config(**cfg, run_name="full"))
+    assert weights(load_checkpoint(full["checkpoint"])) == WEIGHTS[variant]
+    train(Config(**cfg, run_name="half"), max_updates=2)
+    resumed = train(Config(resume=str(tmp_path / "half" / "checkpoints" / "latest.pt")))
+    assert weights(load_checkpoint(resumed["checkpoint"])) == WEIGHTS[variant]  # a resume is exact
