@@ -29,6 +29,10 @@ mkdir "$WORK/elsewhere" && cd "$WORK/elsewhere"
 echo "== escoba-evaluate"
 "$BIN/escoba-evaluate" --agents random neural-2p --rounds 20
 test -s results/evaluation.json
+echo "== escoba-bench"
+"$BIN/escoba-bench" digest | tee bench.log
+grep -q "c648d611443767a4f67a8e594f7414459406a1088c5e4724ca6c7c1a79e912ba" bench.log
+"$BIN/python" -c "from agents.bench.card import load_reference; assert load_reference('v1', '2p', True), 'panel reference missing from the wheel'"
 echo "== escoba-train"
 "$BIN/escoba-train" --run-name smoke --total-steps 3000 --num-envs 64 --num-steps 16 --eval-interval 0 \
   --no-progress --no-tensorboard | tee train.log

@@ -12,7 +12,7 @@ p50/p99/max latency per request kind and the server's resident memory (RSS) befo
     python benchmarks/bench_arena.py --rooms 200 --seconds 120     # rooms: 200 tables of 4 people
 
 With ``--rooms R`` it opens R rooms of 4 simulated people instead (WebSocket clients, all in one
-asyncio loop), who play whole games (to ``--target-score``), each waiting ``--think`` seconds
+asyncio loop), who play whole games (to ``--room-target``), each waiting ``--think`` seconds
 before a move; it prints moves/s, the move-to-broadcast latency (from a person's move until all 4
 people of the table have the new state: p50/p99/max) and the server's RSS.
 """
@@ -204,7 +204,7 @@ def rooms_main(args, load: str) -> int:
                     peak[0] = max(peak[0], rss_mib(proc.pid) or 0.0)
 
             rngs = [random.Random(args.seed + i) for i in range(args.rooms)]
-            await asyncio.gather(sample(), *(_room_people(port, r, args.target_score, args.think, deadline,
+            await asyncio.gather(sample(), *(_room_people(port, r, args.room_target, args.think, deadline,
                                                            lat, games) for r in rngs))
             return min(loop.time(), deadline) - t0
 
@@ -221,7 +221,7 @@ def rooms_main(args, load: str) -> int:
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs{load}, "
           f"python {platform.python_version()}")
     ts = np.array(lat) * 1e3
-    print(f"{args.rooms} rooms x 4 people (think {args.think:g} s, target {args.target_score}): "
+    print(f"{args.rooms} rooms x 4 people (think {args.think:g} s, target {args.room_target}): "
           f"{len(ts)} moves in {wall:.1f} s = {len(ts) / wall:.1f} moves/s, {sum(games)} games finished")
     if len(ts):
         p50, p99 = np.percentile(ts, [50, 99])
@@ -247,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="rooms mode: this many rooms of 4 WebSocket people (see above)")
     ap.add_argument("--think", type=positive_float, default=1.0,
                     help="rooms mode: seconds a person waits before a move, on average (default 1)")
-    ap.add_argument("--target-score", type=positive_int, default=11,
+    ap.add_argument("--room-target", type=positive_int, default=11,
                     help="rooms mode: target score of the rooms' games (default 11)")
     args = ap.parse_args(argv)
     load = ", load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()) if hasattr(os, "getloadavg") else ""

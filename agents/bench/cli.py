@@ -15,7 +15,7 @@ from escoba_env.cli import DefaultsFormatter
 PROG = "escoba-bench"
 EPILOG = """examples:
   escoba-bench card expert --table 2p --quick      # a development card (500 deals), not the benchmark
-  escoba-bench card neural-solo --table 2p --out benchmarks/leaderboard/bench-v1-2p-neural-solo.json
+  escoba-bench card neural-solo --table 2p --out results/neural-solo-card.json
   escoba-bench digest                              # the deal sets' digests
   escoba-bench leaderboard                         # regenerate docs/leaderboard.md from the cards
 """

@@ -144,6 +144,11 @@ class Config:
     """Sampling weight of games against the greedy heuristic."""
     opp_expert: float = 0.4
     """Sampling weight of games against the expert heuristic."""
+    opp_fixed: float = 0.0
+    """Sampling weight of games against the frozen agent ``fixed_opponent`` names."""
+    fixed_opponent: str | None = None
+    """A frozen agent (an agent name or spec, e.g. ``neural-solo``) for ``opp_fixed``; ``escoba-bench
+    exploit`` trains a best response with every game against it."""
     snapshot_interval: int = 2_500_000
     """Env steps between two snapshots added to the league."""
     max_snapshots: int = 8
@@ -225,7 +230,7 @@ _AT_LEAST = {"num_envs": 1, "num_steps": 1, "total_steps": 0, "num_minibatches":
 _UNIT = ("gamma", "gae_lambda")
 _POSITIVE = ("learning_rate", "clip_coef", "max_grad_norm")
 _NON_NEGATIVE = ("ent_coef", "vf_coef", "shaping", "distill_coef", "opp_self", "opp_snapshot", "opp_greedy",
-                 "opp_expert")
+                 "opp_expert", "opp_fixed")
 
 
 def check_config(cfg: Config) -> None:
@@ -263,12 +268,17 @@ def check_config(cfg: Config) -> None:
             raise ValueError(f"{name} must be one or more layer widths in 1..65536, got {widths!r}")
     if cfg.max_rounds is not None and cfg.max_rounds < 1:
         raise ValueError(f"max_rounds must be >= 1 or None, got {cfg.max_rounds}")
-    w = [cfg.opp_self, cfg.opp_snapshot, cfg.opp_greedy, cfg.opp_expert]
+    w = [cfg.opp_self, cfg.opp_snapshot, cfg.opp_greedy, cfg.opp_expert, cfg.opp_fixed]
     if sum(w) <= 0:
         raise ValueError(f"opponent weights must be >= 0 and not all 0, got {w}")
-    bad = [o for o in cfg.eval_opponents if o not in HEURISTIC_NAMES]
+    if cfg.opp_fixed > 0 and not cfg.fixed_opponent:
+        raise ValueError("opp_fixed > 0 needs fixed_opponent (the frozen agent to play against)")
+    if cfg.fixed_opponent is not None and (not isinstance(cfg.fixed_opponent, str) or not cfg.fixed_opponent):
+        raise ValueError(f"fixed_opponent must be an agent spec, got {cfg.fixed_opponent!r}")
+    known = HEURISTIC_NAMES + ((cfg.fixed_opponent,) if cfg.fixed_opponent else ())
+    bad = [o for o in cfg.eval_opponents if o not in known]
     if bad or not cfg.eval_opponents:
-        raise ValueError(f"eval_opponents must name one or more of {list(HEURISTIC_NAMES)}, got "
+        raise ValueError(f"eval_opponents must name one or more of {list(known)}, got "
                          f"{list(cfg.eval_opponents)}")
     choices = {"episode": ("round", "game"), "reward": ("round_points", "game"), "head": HEADS,
                "critic": ("shared", "oracle"), "backend": BACKENDS}

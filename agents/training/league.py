@@ -4,7 +4,8 @@ Each game slot gets an opponent when its episode starts, drawn with the weights 
 ``opp_snapshot``, ``opp_greedy``, ``opp_expert`` (``self``: the learner plays every seat;
 ``snapshot``: a frozen past copy of the learner plays the other side; ``greedy`` / ``expert``: that
 heuristic does). The learner's side is drawn uniformly. ``controller[game, seat]`` holds the code of
-who plays a seat: ``LEARNER``, ``GREEDY``, ``EXPERT`` or ``SNAP0 + i`` for snapshot slot ``i``.
+who plays a seat: ``LEARNER``, ``GREEDY``, ``EXPERT``, ``SNAP0 + i`` for snapshot slot ``i`` or ``FIXED``
+(``opp_fixed``: the frozen agent ``fixed_opponent`` names, the only opponent of a best response).
 Only the decisions of seats the learner controls become training transitions.
 
 **Shaping.** ``shaping > 0`` adds the change of a potential (each seat's side pile value and
@@ -27,11 +28,13 @@ from ..greedy import GreedyAgent
 from ..weights import CARD_WEIGHTS
 from .config import Config
 
-OPPONENTS = ("self", "snapshot", "greedy", "expert")
+OPPONENTS = ("self", "snapshot", "greedy", "expert", "fixed")
 """League opponent kinds, in the order of their codes (see ``Trainer``)."""
 HEURISTICS: dict[str, type[Agent]] = {"greedy": GreedyAgent, "expert": ExpertAgent}
 """Heuristic agents usable as league opponents and evaluation baselines."""
 LEARNER, GREEDY, EXPERT, SNAP0 = 0, 1, 2, 3  # controller codes; snapshot i is SNAP0 + i
+FIXED = -1
+"""Controller code of the frozen ``fixed_opponent`` (``opp_fixed``; a best response's only opponent)."""
 SHAPING_WEIGHTS = CARD_WEIGHTS
 """Points-per-item estimates of the shaping potential: the heuristics' ``agents.weights.CARD_WEIGHTS``
 (a velo counts as card, oro, seven and velo; a joker as a card only)."""
@@ -86,7 +89,7 @@ def privileged(engine, seats: np.ndarray, games: np.ndarray | None = None) -> np
 
 def opponent_weights(cfg: Config, have_snapshot: bool) -> np.ndarray:
     """Return the opponent-kind probabilities (the snapshot weight moves to self while none exists)."""
-    w = np.array([cfg.opp_self, cfg.opp_snapshot, cfg.opp_greedy, cfg.opp_expert], np.float64)
+    w = np.array([cfg.opp_self, cfg.opp_snapshot, cfg.opp_greedy, cfg.opp_expert, cfg.opp_fixed], np.float64)
     if not have_snapshot:
         w[0] += w[1]
         w[1] = 0.0
@@ -102,7 +105,8 @@ def draw_opponents(rng: np.random.Generator, cfg: Config, rules: Rules, filled: 
     kinds = rng.choice(len(OPPONENTS), size=k, p=opponent_weights(cfg, len(filled) > 0))
     side = rng.integers(0, rules.num_sides, size=k)
     snap = filled[rng.integers(0, len(filled), size=k)] if len(filled) else np.zeros(k, np.int64)
-    code = np.select([kinds == 2, kinds == 3, kinds == 1], [GREEDY, EXPERT, SNAP0 + snap], LEARNER)
+    code = np.select([kinds == 2, kinds == 3, kinds == 1, kinds == 4], [GREEDY, EXPERT, SNAP0 + snap, FIXED],
+                     LEARNER)
     seat_side = np.array([rules.side_of(s) for s in range(rules.num_players)])
     mine = (seat_side[None, :] == side[:, None]) | (kinds == 0)[:, None]
     return np.where(mine, LEARNER, code[:, None]), kinds, side  # seat ``side`` is always on side ``side``

@@ -41,7 +41,12 @@ def evaluate(me: NeuralAgent, rules: Rules, cfg: Config, deals: int | None = Non
     deals = cfg.eval_deals if deals is None else deals
     out = {}
     for name in cfg.eval_opponents:
-        opp = HEURISTICS[name](rules)
+        if name in HEURISTICS:
+            opp = HEURISTICS[name](rules)
+        else:  # the frozen fixed_opponent
+            from ..registry import make_agent
+
+            opp = make_agent(name, rules=rules, seed=cfg.eval_seed)
         res = play_duplicate([me] + [opp] * (rules.num_sides - 1), rules, deals=deals, seed=cfg.eval_seed)
         out[name] = res.diff
     return out

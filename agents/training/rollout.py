@@ -34,6 +34,7 @@ from ..neural import PolicyValueNet, sample_masked
 from .config import Config
 from .league import (
     EXPERT,
+    FIXED,
     GREEDY,
     HEURISTICS,
     LEARNER,
@@ -126,6 +127,10 @@ class RolloutWorker:
             self.critic = new_critic(cfg, rules)
         self.pool: list[PolicyValueNet | None] = [None] * cfg.max_snapshots
         self.heuristics = {GREEDY: HEURISTICS["greedy"](rules), EXPERT: HEURISTICS["expert"](rules)}
+        if cfg.fixed_opponent is not None:
+            from ..registry import make_agent
+
+            self.heuristics[FIXED] = make_agent(cfg.fixed_opponent, rules=rules, seed=cfg.seed + index)
         self.env = EscobaVectorEnv(self.n, rules=rules, episode=cfg.episode, reward=cfg.reward,
                                    max_rounds=cfg.max_rounds)
         self.env.reset(seed=cfg.seed)  # then overwritten by the shard's state

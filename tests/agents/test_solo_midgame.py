@@ -299,7 +299,7 @@ def test_the_reproduction_script_runs_every_step_with_the_python_it_is_given(tmp
     calls = log.read_text().splitlines()
     # 11 endgame label sets, 16 midgame ones, 9 DAgger ones; 3 trainings (endgame, probe, final)
     assert sum(c.startswith("-m agents.distill --no-progress --values --out ") for c in calls) == 36
-    assert sum(c.startswith("scripts/train_solo.py ") for c in calls) == 3 and len(calls) == 39
+    assert sum(c.startswith("-m agents.training.solo_fit ") for c in calls) == 3 and len(calls) == 39
     assert calls[-1].endswith(f"--out {out}/escoba_2p_solo.pt")
     assert done.stdout.splitlines()[-1] == f"wrote {out}/escoba_2p_solo.pt"
     # Started again: every file exists, nothing is run.

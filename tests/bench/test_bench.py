@@ -252,3 +252,51 @@ def test_panel_reference_from_the_members_cards(tiny, tmp_path):
     assert {r["agent"] for r in data["ratings"]} == {"random", "greedy"}
     assert data["ratings"][0]["agent"] == "greedy"  # greedy beats random
     assert math.isfinite(data["ratings"][0]["mu"])
+
+
+def test_a_best_response_is_trained_against_the_frozen_agent_only(tiny, tmp_path, capsys):
+    out = tmp_path / "ex.json"
+    args = ["exploit", "greedy", "--version", "t0", "--steps", "4096", "--num-envs", "64", "--evals", "2",
+            "--eval-deals", "4", "--runs-dir", str(tmp_path / "runs"), "--out", str(out), "--workers", "1",
+            "--no-progress", "--also", "random"]
+    assert main(args) == 0
+    data = json.loads(out.read_text())
+    assert data["format"] == "escoba-bench-exploit/1" and data["agent"] == "greedy"
+    assert data["training"]["steps"] == 4096
+    assert data["deal_set"]["digest"] == deal_set_digest("t0", "2p")
+    b = data["bound"]
+    assert b["lo"] <= b["mean"] <= b["hi"]
+    assert "best response trained for 4,096 steps" in data["statement"]
+    assert set(data["also"]) == {"random"}
+    assert [r["step"] for r in data["curve"]][0] == 0 and len(data["curve"]) >= 2
+    assert (tmp_path / "ex.png").stat().st_size > 0
+    # the league held the frozen agent only: the run's config says so
+    import torch
+
+    ckpt = torch.load(data["training"]["checkpoint"], map_location="cpu", weights_only=False)
+    cfg = ckpt["config"]
+    assert cfg["fixed_opponent"] == "greedy" and cfg["opp_fixed"] == 1.0
+    assert cfg["opp_self"] == cfg["opp_snapshot"] == cfg["opp_greedy"] == cfg["opp_expert"] == 0.0
+    capsys.readouterr()
+    # an existing result and an existing run are refused, one line each
+    assert main(args) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "already exists" in err[0]
+    out.unlink()
+    assert main(args) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "already holds a run" in err[0] and "--resume" in err[0]
+    # an agent that sees the hidden cards is no opponent to respond to
+    assert main(["exploit", "oracle", "--version", "t0", "--steps", "10", "--out", str(tmp_path / "o.json"),
+                 "--runs-dir", str(tmp_path / "runs")]) == 1
+    assert "hidden cards" in capsys.readouterr().err
+
+
+def test_the_trainer_refuses_a_fixed_weight_without_an_agent():
+    from agents.training.config import Config, check_config
+
+    with pytest.raises(ValueError, match="fixed_opponent"):
+        check_config(Config(opp_fixed=1.0))
+    with pytest.raises(ValueError, match="eval_opponents"):
+        check_config(Config(eval_opponents=("search",)))
+    check_config(Config(opp_fixed=1.0, fixed_opponent="search", eval_opponents=("search",)))

@@ -55,7 +55,7 @@ def test_bench_arena_smoke():
 def test_bench_arena_rooms_smoke():
     """Rooms mode: 2 rooms of 4 WebSocket people for a few seconds; every move reaches all 4 people."""
     res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_arena.py"), "--rooms", "2",
-                          "--seconds", "4", "--think", "0.05", "--target-score", "2"], cwd=ROOT, text=True,
+                          "--seconds", "4", "--think", "0.05", "--room-target", "2"], cwd=ROOT, text=True,
                          capture_output=True, timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()

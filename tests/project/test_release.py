@@ -107,7 +107,8 @@ def test_the_release_files():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert project["version"] == "0.2.0" and project["license"] == "MIT"
     assert project["license-files"] == ["LICENSE"] and "MIT License" in (ROOT / "LICENSE").read_text()
-    assert set(project["scripts"]) == {"escoba-arena", "escoba-play", "escoba-evaluate", "escoba-train"}
+    assert set(project["scripts"]) == {"escoba-arena", "escoba-play", "escoba-evaluate", "escoba-train",
+                                      "escoba-bench"}
     assert project["urls"]["Source"].startswith("https://github.com/")
     assert "version: 0.2.0" in (ROOT / "CITATION.cff").read_text()
     assert "## 0.2.0" in (ROOT / "CHANGELOG.md").read_text()
