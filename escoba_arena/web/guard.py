@@ -13,11 +13,12 @@ Every refusal is an ``ApiError``: a status and a short message that never echoes
 
 from __future__ import annotations
 
-import ipaddress
 import json
 from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
+
+from agents.raycluster import is_loopback  # one definition of loopback (cli.py imports it from here)
 
 MAX_BODY = 8 * 1024 * 1024
 """The largest request body (an uploaded replay); game requests use ``MAX_GAME_BODY``."""
@@ -115,14 +116,6 @@ def split_host(host: str) -> str:
     return host.rstrip(".")
 
 
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and every loopback address (127.0.0.0/8, ::1)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class HostOriginGuard:

@@ -46,6 +46,27 @@ def shipped_checkpoint() -> Path | None:
     return path if path.is_file() else None
 
 
+def request_rules(body: Any, known: set[str]) -> Rules:
+    """Return the rules of a request body (a JSON object with only the ``known`` fields); ApiError 400
+    for anything else, and for a target score above ``MAX_TARGET_SCORE`` (a game that never ends)."""
+    if not isinstance(body, dict):
+        raise ApiError(400, "the request body must be a JSON object")
+    unknown = sorted(set(body) - known)
+    if unknown:
+        raise ApiError(400, f"unknown field(s) {unknown}; known: {sorted(known)}")
+    rules_d = body.get("rules", {})
+    if not isinstance(rules_d, dict):
+        raise ApiError(400, "rules must be a JSON object of Rules options")
+    try:
+        rules = Rules.from_dict(rules_d)
+    except (ValueError, TypeError) as exc:
+        raise ApiError(400, f"bad rules: {' '.join(str(exc).split())}") from None
+    if rules.target_score > MAX_TARGET_SCORE:
+        raise ApiError(400, f"target_score must be at most {MAX_TARGET_SCORE}, "
+                            f"got {short_repr(rules.target_score)}")
+    return rules
+
+
 class Arena:
     """The server's state: data roots, allowed agents, games in memory (LRU, idle expiry), bot time limit."""
 
@@ -115,22 +136,7 @@ class Arena:
 
     def new_game(self, body: Any) -> tuple[str, WebGame]:
         """Create a game from a validated request body; return (id, game)."""
-        if not isinstance(body, dict):
-            raise ApiError(400, "the request body must be a JSON object")
-        known = {"rules", "opponents", "seat", "seed", "max_rounds"}
-        unknown = sorted(set(body) - known)
-        if unknown:
-            raise ApiError(400, f"unknown field(s) {unknown}; known: {sorted(known)}")
-        rules_d = body.get("rules", {})
-        if not isinstance(rules_d, dict):
-            raise ApiError(400, "rules must be a JSON object of Rules options")
-        try:
-            rules = Rules.from_dict(rules_d)
-        except (ValueError, TypeError) as exc:
-            raise ApiError(400, f"bad rules: {' '.join(str(exc).split())}") from None
-        if rules.target_score > MAX_TARGET_SCORE:
-            raise ApiError(400, f"target_score must be at most {MAX_TARGET_SCORE}, "
-                                f"got {short_repr(rules.target_score)}")
+        rules = request_rules(body, {"rules", "opponents", "seat", "seed", "max_rounds"})
         seat = _int_field(body, "seat", 0, 0, rules.num_players - 1)
         seed = body.get("seed")
         # A drawn seed has 64 random bits: finding the deal from what a player sees costs 2**64 tries.

@@ -46,7 +46,7 @@ from escoba_env.rules import Rules
 
 from .game import AgentFailure, WebGame, _side_summary
 from .guard import ApiError, check_list, short_repr
-from .lobby import MAX_ROUNDS, MAX_TARGET_SCORE, SEED_BITS, Arena
+from .lobby import MAX_ROUNDS, SEED_BITS, Arena, request_rules
 from .one_game import OneGame
 
 TOKEN_BYTES = 32
@@ -298,22 +298,7 @@ class Rooms:
 
     def parse(self, body: Any) -> dict:
         """Return the validated settings of a new room (ApiError 400 on the first bad field)."""
-        if not isinstance(body, dict):
-            raise ApiError(400, "the request body must be a JSON object")
-        known = {"rules", "seats", "record", "takeover", "max_rounds", "deals", "seed"}
-        unknown = sorted(set(body) - known)
-        if unknown:
-            raise ApiError(400, f"unknown field(s) {unknown}; known: {sorted(known)}")
-        rules_d = body.get("rules", {})
-        if not isinstance(rules_d, dict):
-            raise ApiError(400, "rules must be a JSON object of Rules options")
-        try:
-            rules = Rules.from_dict(rules_d)
-        except (ValueError, TypeError) as exc:
-            raise ApiError(400, f"bad rules: {' '.join(str(exc).split())}") from None
-        if rules.target_score > MAX_TARGET_SCORE:
-            raise ApiError(400, f"target_score must be at most {MAX_TARGET_SCORE}, "
-                                f"got {short_repr(rules.target_score)}")
+        rules = request_rules(body, {"rules", "seats", "record", "takeover", "max_rounds", "deals", "seed"})
         p = rules.num_players
         seats_in = check_list(body.get("seats", [HUMAN] * p), "seats", 4)
         if len(seats_in) != p:
