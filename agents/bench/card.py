@@ -118,6 +118,21 @@ def per_deal_points(run: TournamentRun) -> dict:
             "layout": "points_per_round[lineup][deal][agent of that lineup]"}
 
 
+def feed(model, ratings: dict, matches: list, fixed: set = frozenset()) -> None:
+    """Update ``ratings`` in place with one OpenSkill match per deal and lineup, deal-major, ranked by
+    points per round (equal points tie), as ``agents.tournament.analysis.fit_ratings`` feeds a
+    tournament; ``matches``: (agent names, (deals, agents) points per round) per lineup; agents in
+    ``fixed`` never move."""
+    for deal in range(matches[0][1].shape[0]):
+        for agents, x in matches:
+            score = x[deal]
+            ranks = [int((score > s).sum()) + 1 for s in score]
+            new = model.rate([[ratings[a]] for a in agents], ranks=ranks)
+            for a, team in zip(agents, new, strict=True):
+                if a not in fixed:
+                    ratings[a] = team[0]
+
+
 def anchored_rating(per_deal: dict, spec: str, reference: dict[str, dict] | None,
                     confidence: float = 0.95) -> dict:
     """Return SPEC's OpenSkill rating from a card's per-deal points, the panel held at ``reference``.
@@ -144,14 +159,7 @@ def anchored_rating(per_deal: dict, spec: str, reference: dict[str, dict] | None
             ratings[name] = model.rating(name=name)
     data = [(lu, np.asarray(x, np.float64)) for lu, x in
             zip(per_deal["lineups"], per_deal["points_per_round"], strict=True)]
-    for deal in range(data[0][1].shape[0]):
-        for agents, x in data:
-            score = x[deal]
-            ranks = [int((score > s).sum()) + 1 for s in score]
-            new = model.rate([[ratings[a]] for a in agents], ranks=ranks)
-            for a, team in zip(agents, new, strict=True):
-                if a not in fixed:
-                    ratings[a] = team[0]
+    feed(model, ratings, data, fixed)
     r = ratings[spec]
     z = z_value(confidence)
     return {"mu": float(r.mu), "sigma": float(r.sigma), "lo": float(r.mu - z * r.sigma),
@@ -446,13 +454,7 @@ def panel_from_cards(cards: list[dict], version: str, table: str, quick: bool) -
     m = RATING_MODEL
     model = PlackettLuce(mu=m["mu"], sigma=m["sigma"], beta=m["beta"], tau=m["tau"])
     ratings = {a: model.rating(name=a) for a in t.panel}
-    for deal in range(matches[0][1].shape[0]):
-        for agents, x in matches:
-            score = x[deal]
-            ranks = [int((score > s).sum()) + 1 for s in score]
-            new = model.rate([[ratings[a]] for a in agents], ranks=ranks)
-            for a, team in zip(agents, new, strict=True):
-                ratings[a] = team[0]
+    feed(model, ratings, matches)
     z = z_value(0.95)
     rows = [{"agent": a, "mu": float(r.mu), "sigma": float(r.sigma), "lo": float(r.mu - z * r.sigma),
              "hi": float(r.mu + z * r.sigma)} for a, r in ratings.items()]
