@@ -194,12 +194,27 @@ class RoomHub:
                 await ws.close(code=4000 + exc.status)
             return
         conn = (ws, seat)
-        async with self.lock(room.rid):
-            self.conns.setdefault(room.rid, set()).add(conn)
-            started = self.rooms.join(room, seat)
-            await self.broadcast(room)
-        if started:
-            self.spawn(self.drive(room))
+        joined = False
+        try:
+            async with self.lock(room.rid):
+                self.conns.setdefault(room.rid, set()).add(conn)
+                started = self.rooms.join(room, seat)
+                joined = True
+                await self.broadcast(room)
+            if started:
+                self.spawn(self.drive(room))
+            await self._serve(ws, room, seat)
+        finally:
+            # Leaving is plain bookkeeping done with no await: a handler the server cancels (the
+            # socket went, the server stops) must still leave its seat, or the seat stays
+            # "connected" for ever and never passes to the takeover bot. Waiting for the room's lock
+            # here was such an await, and a cancelled wait skipped the leave.
+            if joined:
+                self.conns.get(room.rid, set()).discard(conn)
+                self.rooms.leave(room, seat)
+
+    async def _serve(self, ws: WebSocket, room: Room, seat: int) -> None:
+        """Answer one connection's messages until it goes (or is closed for too many refusals)."""
         strikes = 0
         try:
             while True:
@@ -216,10 +231,6 @@ class RoomHub:
                     strikes = 0
         except (WebSocketDisconnect, RuntimeError):
             pass
-        finally:
-            async with self.lock(room.rid):
-                self.conns.get(room.rid, set()).discard(conn)
-                self.rooms.leave(room, seat)
 
     async def _hello(self, ws: WebSocket) -> tuple[Room, int]:
         text = await asyncio.wait_for(ws.receive_text(), HELLO_SECONDS)

@@ -290,3 +290,64 @@ def test_idle_rooms_expire_with_a_message(tmp_path):
             ws.send_json({"type": "hello", "token": t0})
             e = ws.receive_json()
             assert e["status"] == 410 and "expired" in e["message"]
+
+
+class _HeldSocket:
+    """A WebSocket stand-in: says hello with ``token``, then waits for a message that never comes."""
+
+    def __init__(self, token: str):
+        self.token, self.sent = token, []
+
+    async def accept(self):
+        pass
+
+    async def receive_text(self):
+        if self.token is not None:
+            token, self.token = self.token, None
+            return json.dumps({"type": "hello", "token": token})
+        import anyio
+
+        await anyio.sleep_forever()
+
+    async def send_text(self, text):
+        self.sent.append(json.loads(text))
+
+    async def close(self, code=1000):
+        pass
+
+
+def test_a_connection_cancelled_while_its_room_is_busy_still_leaves_its_seat():
+    # A server cancels a connection's handler when the socket goes (Starlette's test client does it
+    # right after the close; a server shutting down does it too). The handler's way out used to wait
+    # for the room's lock, and a cancelled wait skipped the bookkeeping: the seat stayed "connected"
+    # for ever, was never handed to the takeover bot, and the other people waited for ever.
+    import anyio
+
+    from escoba_arena.web.lobby import Arena
+    from escoba_arena.web.rooms_routes import RoomHub, RoomOptions
+
+    async def main():
+        hub = RoomHub(Arena([]), RoomOptions(takeover_seconds=0.0, **{"rate": 1000.0, "burst": 1000.0}))
+        room, tokens, _ = hub.rooms.open({"seats": ["human", "human"], "seed": 3})
+        ws = _HeldSocket(tokens[1])
+        async with anyio.create_task_group() as tg:
+            scope = anyio.CancelScope()
+
+            async def handler():
+                with scope:
+                    await hub.socket(ws)
+
+            tg.start_soon(handler)
+            for _ in range(100):
+                await anyio.sleep(0.01)
+                if room.seats[1].connections == 1:
+                    break
+            assert room.seats[1].connections == 1 and ws.sent[0]["seat"] == 1
+            async with hub.lock(room.rid):  # the room is busy (another seat's move) when the socket goes
+                scope.cancel()
+                await anyio.sleep(0.05)
+        assert room.seats[1].connections == 0 and room.seats[1].left_at is not None
+        assert hub.conns.get(room.rid, set()) == set()
+        await hub.stop()
+
+    anyio.run(main)
