@@ -277,9 +277,11 @@ class RolloutWorker:
         (K, P))}), ``finished`` (kinds, learner returns and lengths of the episodes that ended),
         ``boot`` (N, P: each learner seat's value of the final state, 0 elsewhere) and ``state``.
         """
-        seeds = np.random.SeedSequence([self.cfg.seed, update, self.index]).spawn(2)
+        seeds = np.random.SeedSequence([self.cfg.seed, update, self.index]).spawn(3)
         self.rng = np.random.default_rng(seeds[0])
         self.gen.manual_seed(int(seeds[1].generate_state(1, np.uint64)[0] >> np.uint64(1)))
+        if FIXED in self.heuristics:  # the frozen agent's draws, a function of the update too (resume)
+            self.heuristics[FIXED].reset(int(seeds[2].generate_state(1, np.uint64)[0] >> np.uint64(1)))
         cfg, eng, n, arr = self.cfg, self.env.engine, self.n, self.np
         rows = np.arange(n)
         trunc: dict[int, tuple[np.ndarray, np.ndarray]] = {}

@@ -577,3 +577,18 @@ def test_shipped_agent_plays_the_exact_endgame():
     v = solve(obs, rules)
     chosen = v[np.arange(len(obs)), agent.act_batch(obs, masks)]
     assert (chosen >= np.nanmax(v, axis=1)).mean() >= 0.98
+
+
+def test_a_best_response_to_a_random_frozen_agent_resumes_exactly(tmp_path):
+    # The frozen agent of a best response (escoba-bench exploit) draws from its own generator; a
+    # resumed run must give it the same draws as the uninterrupted run, so the result is the same.
+    kw = dict(opp_self=0.0, opp_snapshot=0.0, opp_greedy=0.0, opp_expert=0.0, opp_fixed=1.0,
+              fixed_opponent="random", eval_interval=0, tensorboard=False)
+    full = train(tiny(tmp_path, "full", **kw))
+    ck = load_checkpoint(full["checkpoint"])
+    train(tiny(tmp_path, "half", **kw), max_updates=2)
+    Trainer(Config(resume=os.path.join(tmp_path, "half", "checkpoints", "latest.pt"))).run()
+    resumed = load_checkpoint(os.path.join(tmp_path, "half", "checkpoints", "latest.pt"))
+    assert resumed["global_step"] == ck["global_step"]
+    for k, v in ck["model"].items():
+        assert torch.equal(v, resumed["model"][k]), k
