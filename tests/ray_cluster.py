@@ -35,6 +35,18 @@ RAY_START = (
     "main()\n"
 )
 
+ALIVE = (
+    "import sys, time, ray\n"
+    "from agents.raycluster import join\n"
+    "want, end = int(sys.argv[2]), time.monotonic() + float(sys.argv[3])\n"
+    "join(ray, sys.argv[1])  # as evaluate.py and train.py join (loopback kept)\n"
+    "while (n := sum(1 for x in ray.nodes() if x['Alive'])) != want and time.monotonic() < end:\n"
+    "    time.sleep(0.2)\n"
+    "print(n)\n"
+    "sys.exit(0 if n == want else 1)\n"
+)
+"""A driver that waits until the head counts ``want`` nodes alive (argv: address, want, seconds)."""
+
 
 def free_port() -> int:
     """Return a TCP port of 127.0.0.1 that is free now."""
@@ -132,6 +144,21 @@ class RayCluster:
     def live_workers(self) -> list[str]:
         """Return the names of the worker nodes (not the head) that still have processes."""
         return [n for n in self.nodes if n != "head" and self.pids(n)]
+
+    def settle(self, timeout: float = 120) -> None:
+        """Wait until the head counts alive exactly the nodes that have processes; return None.
+
+        A killed node stays "alive" for the head until its health checks fail (seconds, longer on a
+        loaded machine): work placed on it meanwhile dies at once. A test that needs the cluster's
+        nodes as they are now (a fresh run after a kill) settles first.
+        """
+        want = 1 + len(self.live_workers())
+        r = subprocess.run([sys.executable, "-c", ALIVE, self.address, str(want), str(timeout)],
+                           env=self.driver_env(), capture_output=True, text=True, timeout=timeout + 60,
+                           cwd=Path(__file__).resolve().parents[1])
+        if r.returncode != 0:
+            raise RuntimeError(f"the head did not count {want} nodes alive in {timeout:g} s: "
+                               f"{(r.stdout + r.stderr)[-2000:]}")
 
     def kill(self, name: str) -> None:
         """Kill every process of node ``name`` at once (the node dies as a machine would); return None."""

@@ -37,6 +37,7 @@ def cluster(tmp_path_factory):
     try:
         c.start_head()
         c.add_node("node1")
+        c.settle()
         yield c
     finally:
         c.stop()
@@ -119,6 +120,7 @@ def test_evaluate_on_the_cluster_gives_the_local_results_and_survives_a_lost_nod
     cluster.kill("node1")
     err = _finish(p)
     cluster.add_node("node2")  # a replacement joins
+    cluster.settle()  # and the dead one is no longer counted alive: the resume's blocks land on live nodes
     if p.returncode != 0:  # a block was running on the node (always, so far): the run stops
         assert p.returncode == 1, err
         (line,) = err.strip().splitlines()
@@ -175,6 +177,7 @@ def test_train_on_the_cluster_survives_a_lost_node_and_resumes_to_the_local_weig
 
     # the second node (one of the two rollout actors) dies in the middle of a long run
     (victim,) = cluster.live_workers()  # node1, or the node that replaced it in the evaluate test
+    cluster.settle()  # a node the evaluate test killed is no longer counted alive (no actor lands there)
     p = _start(_train("cut", 10_000, *ray_args), tmp_path, env)
     _wait(p, lambda: _updates_logged(tmp_path / "runs/cut") >= 2, "2 updates")
     cluster.kill(victim)
@@ -189,6 +192,7 @@ def test_train_on_the_cluster_survives_a_lost_node_and_resumes_to_the_local_weig
     assert done >= 2 and cut["global_step"] == done * PER  # the last completed update, nothing lost
 
     cluster.add_node("spare")
+    cluster.settle()
     _run([str(ROOT / "train.py"), "--resume", str(tmp_path / "runs/cut" / ckpt), "--total-steps",
           str((done + 2) * PER)], tmp_path, env)
     _run(_train("whole", done + 2), tmp_path, env)  # uninterrupted, local worker processes
