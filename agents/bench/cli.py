@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
-import sys
-import threading
 from pathlib import Path
 
 from escoba_env.cli import DefaultsFormatter
@@ -102,30 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run escoba-bench with ``argv``; return the exit status."""
-    from ..tournament.cli import _SIGNALS, _Terminated
+    """Run escoba-bench with ``argv``; return the exit status (one line on any error or signal)."""
+    from ..tournament.cli import run_program
 
-    old = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            old[sig] = signal.signal(sig, _SIGNALS.handler)
-    try:
-        return _main(argv)
-    except KeyboardInterrupt as exc:
-        term = isinstance(exc, _Terminated)
-        print(f"{PROG}: {'terminated' if term else 'interrupted'}{getattr(exc, 'escoba_note', '')}",
-              file=sys.stderr)
-        return 143 if term else 130
-    except Exception as exc:  # one clear line, never a traceback
-        from ..extras import missing_extra
-        from ..tournament.runner import one_line
-
-        line = missing_extra(exc) or one_line(exc)
-        print(f"{PROG}: error: {line}{getattr(exc, 'escoba_note', '')}", file=sys.stderr)
-        return 1
-    finally:
-        for sig, h in old.items():
-            signal.signal(sig, h)
+    return run_program(PROG, _main, argv)
 
 
 def _main(argv: list[str] | None) -> int:

@@ -19,7 +19,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -161,19 +161,25 @@ class _Signals:
 _SIGNALS = _Signals()
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run evaluate.py with ``argv``; return the exit status."""
+def run_program(prog: str, body: Callable[[list[str] | None], int], argv: list[str] | None) -> int:
+    """Run a command-line program's ``body(argv)``; return its exit status.
+
+    What a run of evaluate.py or escoba-bench must do however it ends: SIGINT and SIGTERM are
+    caught (a journal write in progress finishes first, ``_SIGNALS.held``) and reported as one line
+    with status 130 or 143; any error is one line with status 1, never a traceback; a closed stdout
+    (piped into ``head``) is not an error message.
+    """
     main_thread = threading.current_thread() is threading.main_thread()
     old = {}
     if main_thread:
         for sig in (signal.SIGINT, signal.SIGTERM):
             old[sig] = signal.signal(sig, _SIGNALS.handler)
     try:
-        return _main(argv)
+        return body(argv)
     except KeyboardInterrupt as exc:
         term = isinstance(exc, _Terminated)
         note = getattr(exc, "escoba_note", "")
-        print(f"{PROG}: {'terminated' if term else 'interrupted'}{note}", file=sys.stderr)
+        print(f"{prog}: {'terminated' if term else 'interrupted'}{note}", file=sys.stderr)
         return 143 if term else 130
     except BrokenPipeError:  # stdout closed early (e.g. piped into head): nothing left to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -183,11 +189,16 @@ def main(argv: list[str] | None = None) -> int:
         from .runner import one_line
 
         line = missing_extra(exc) or one_line(exc)
-        print(f"{PROG}: error: {line}{getattr(exc, 'escoba_note', '')}", file=sys.stderr)
+        print(f"{prog}: error: {line}{getattr(exc, 'escoba_note', '')}", file=sys.stderr)
         return 1
     finally:
         for sig, h in old.items():
             signal.signal(sig, h)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run evaluate.py with ``argv``; return the exit status."""
+    return run_program(PROG, _main, argv)
 
 
 def _main(argv: list[str] | None) -> int:
