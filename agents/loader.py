@@ -19,8 +19,14 @@ from .solo import SoloAgent
 
 def load_checkpoint_agent(path: str | os.PathLike, rules: Rules | None = None, seed: int | None = None,
                           **params: Any) -> Agent:
-    """Return the agent stored at ``path``: a ``SoloAgent`` for a phase-gated checkpoint (an
-    ``endgame_net`` entry), else a ``NeuralAgent``; FileNotFoundError / ValueError as ``load_checkpoint``."""
-    if "endgame_net" in load_checkpoint(path):
+    """Return the agent stored at ``path``: a ``TableNetAgent`` for a move-network checkpoint (a
+    ``move_net`` entry, ``agents.tablenet``), a ``SoloAgent`` for a phase-gated one (an ``endgame_net``
+    entry), else a ``NeuralAgent``; FileNotFoundError / ValueError as ``load_checkpoint``."""
+    ckpt = load_checkpoint(path)
+    if "move_net" in ckpt:
+        from .tablenet import TableNetAgent
+
+        return TableNetAgent.from_checkpoint(path, rules=rules, seed=seed, **params)
+    if "endgame_net" in ckpt:
         return SoloAgent.from_checkpoint(path, rules=rules, seed=seed, **params)
     return NeuralAgent.from_checkpoint(path, rules=rules, seed=seed, **params)

@@ -45,6 +45,7 @@ from ..endgame import endgame_rows
 from ..moves import best_per_row, move_actions
 from ..neural import NeuralAgent, save_checkpoint
 from ..shipped import PLAIN_CHECKPOINT, SOLO_CHECKPOINT
+from ..tablenet import move_checkpoint_dict, table_input_names, table_inputs
 from ..solo import (
     ENDGAME_INPUTS,
     MIDGAME_INPUTS,
@@ -56,15 +57,37 @@ from ..solo import (
     solo_checkpoint_dict,
 )
 
-PHASES = {"endgame": (endgame_inputs, ENDGAME_INPUTS), "midgame": (midgame_inputs, MIDGAME_INPUTS)}
-"""Per phase: the input function and the input names of its network."""
+PHASES = {"endgame": (endgame_inputs, ENDGAME_INPUTS), "midgame": (midgame_inputs, MIDGAME_INPUTS),
+          "table": (table_inputs, None)}
+"""Per phase: the input function and the input names of its network (``table``: they depend on the
+table, ``agents.tablenet.table_input_names``)."""
+
+
+def input_names(phase: str, rules) -> tuple[str, ...]:
+    """Return the input names of ``phase``'s network for games of ``rules``."""
+    names = PHASES[phase][1]
+    return table_input_names(rules) if names is None else names
+
+
+def _labels_table_network(path: str) -> str:
+    """Return the shipped network of the table a labels file was collected at (``--phase table``)."""
+    from escoba_env.rules import Rules
+
+    from ..shipped import shipped_checkpoint
+
+    rules = Rules.from_dict(load_labels(path)[1]["rules"])
+    ckpt = shipped_checkpoint(rules)
+    if ckpt is None:
+        raise ValueError(f"no shipped network plays {rules}; name one with --plain")
+    return str(ckpt)
 
 
 def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "endgame") -> dict:
     """Return the labels of ``paths``, concatenated, with every move's inputs (``endgame_inputs``).
 
     ``phase="midgame"``: only the decisions taken while the stock lasts, with ``midgame_inputs``
-    (labels with values from ``--teacher search``); ``"endgame"``: every label must be an endgame one.
+    (labels with values from ``--teacher search``); ``"endgame"``: every label must be an endgame one;
+    ``"table"``: every decision, with ``agents.tablenet.table_inputs`` (any table, search labels).
     """
     parts = [load_labels(p, rules)[0] for p in paths]
     how = ("--teacher endgame --values" if phase == "endgame" else "--teacher search --values")
@@ -129,7 +152,14 @@ def _suit_permutations(n: int) -> np.ndarray:
     return np.array(out)
 
 
-SUIT_PERMS = {phase: _suit_permutations(len(names)) for phase, (_, names) in PHASES.items()}
+_PERMS: dict[int, np.ndarray] = {}
+
+
+def suit_permutations(n: int) -> np.ndarray:
+    """Return ``_suit_permutations(n)``, cached per input count."""
+    if n not in _PERMS:
+        _PERMS[n] = _suit_permutations(n)
+    return _PERMS[n]
 
 
 def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float, batch: int, loss: str,
@@ -157,7 +187,7 @@ def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float
             mi, br = batch_moves(d["moves"].start, rows)
             x = x_all[torch.as_tensor(mi)]
             if augment:
-                perms = SUIT_PERMS[phase]
+                perms = suit_permutations(x.shape[1])
                 x = x[:, torch.as_tensor(perms[rng.integers(len(perms))])]
             q = action_values(net(x), br, d["member"][mi], len(rows))
             legal = torch.as_tensor(legal_all[rows])
@@ -192,11 +222,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("labels", nargs="+",
                     help="training label files (python -m agents.distill --teacher endgame --values)")
     ap.add_argument("--test", default=None, help="held-out labels, scored after every epoch")
-    ap.add_argument("--plain", default=PLAIN_CHECKPOINT,
-                    help="the network that plays before the endgame (--phase endgame)")
+    ap.add_argument("--plain", default=None,
+                    help="the network that plays before the endgame (--phase endgame; default the shipped "
+                         "2-player network) or, --phase table, the table's network whose rules the move "
+                         "network takes and which its checkpoint keeps (default: the shipped network of "
+                         "the labels' table)")
     ap.add_argument("--phase", choices=tuple(PHASES), default="endgame",
-                    help="train the endgame network, or the midgame network that replaces the plain one "
-                         "while the stock lasts (on labels of --teacher search --values)")
+                    help="train the endgame network, the midgame network that replaces the plain one "
+                         "while the stock lasts (on labels of --teacher search --values), or (table) the "
+                         "one move network that plays every decision at any table (agents.tablenet)")
     ap.add_argument("--solo", default=SOLO_CHECKPOINT,
                     help="--phase midgame: the phase-gated checkpoint whose plain and endgame networks "
                          "the written checkpoint keeps")
@@ -220,7 +254,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.phase == "midgame":
             base = SoloAgent.from_checkpoint(args.solo)
             plain, endgame = base.plain, base.endgame
+        elif args.phase == "table":
+            plain_path = args.plain or _labels_table_network(args.labels[0])
+            plain, endgame = NeuralAgent.from_checkpoint(plain_path), None
         else:
+            args.plain = args.plain or PLAIN_CHECKPOINT
             plain, endgame = NeuralAgent.from_checkpoint(args.plain), None
         t0 = time.perf_counter()
         data = prepare(args.labels, plain.rules, args.limit, args.phase)
@@ -229,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(data['obs'])} training decisions ({len(data['x'])} moves){held}; "
               f"inputs in {time.perf_counter() - t0:.0f} s", flush=True)
         torch.manual_seed(args.seed)
-        net = EndgameNet(args.hidden, len(PHASES[args.phase][1]))
+        net = EndgameNet(args.hidden, len(input_names(args.phase, plain.rules)))
         t0 = time.perf_counter()
         curve = train(net, data, test, epochs=args.epochs, lr=args.lr, batch=args.batch, loss=args.loss,
                       seed=args.seed, augment=not args.no_augment, phase=args.phase)
@@ -242,7 +280,9 @@ def main(argv: list[str] | None = None) -> int:
                    "batch": args.batch, "seed": args.seed, "limit": args.limit, "wall_s": wall,
                    "augment": not args.no_augment, "hidden": args.hidden, "test": args.test, "curve": curve,
                    "decisions": len(data["obs"])}
-            if endgame is None:
+            if args.phase == "table":
+                ckpt = move_checkpoint_dict(plain, net, move_training={**how, "plain": plain_path})
+            elif endgame is None:
                 ckpt = solo_checkpoint_dict(plain, net, solo_training={**how, "plain": args.plain})
             else:
                 from ..neural import load_checkpoint

@@ -1,0 +1,212 @@
+"""A network-only agent for the 3-player and 2v2 tables: one move network scores every legal move.
+
+The 2-player ``neural-solo`` recipe (``agents.solo``) scores each legal *move* (a hand card and the
+table cards it takes; ``agents.moves``) from the position it leaves, with inputs that assume one
+other hand. ``table_inputs`` extends those inputs to several other seats, so that the same recipe
+(regression onto ``search``'s per-move rollout values, ``agents.training.solo_fit --phase table``)
+works at every table. At 3 players and 2v2 no position is solvable exactly (the stock's end still
+leaves two or three hidden hands), so one network plays every decision: one forward pass, no
+search, no rollout at play time.
+
+Inputs per move (``table_input_names(rules)``; all read from the observation, relative seats and
+sides as in ``escoba_env.observation``, side 0 the observer's):
+
+- five 40-card blocks: the observer's hand after the move, the unseen cards (every other hand and
+  the stock together, which the observer cannot tell apart), the table after the move, the card
+  played, the cards it captures (the played card included);
+- per relative side: its capture pile's cards / 40, oros / 10, sevens / 4 and velo after the move,
+  and its escobas (the observer's side counting an escoba the move makes);
+- who captured last after the move (one-hot over relative seats), whether the move sweeps, whether
+  it is a discard, the observer's hand size / 3 after it, every other seat's hand size / 3, the
+  stock's size / 30;
+- the counts of the cards still in play (hands, stock and table), and per side and category (cards,
+  oros, sevens, velo) whether it has already won the point (more than half of it) and whether it
+  can still be the strict majority (its count plus every card in play above every other side's);
+- what the unseen cards can answer on the table left for the *next* seat (a hand of its size drawn
+  from them; ``agents.solo._hidden_replies``): the share that capture and that sweep, the chance
+  the next seat holds one of each, the most cards, oros, sevens and velo one of them could take;
+- the observer's up to three cards after the move and what each can take (``agents.solo._slots``).
+
+The network (``agents.solo.EndgameNet`` on these inputs) predicts the round's points of the
+observer's side minus the mean of the other sides' after the move, the quantity ``search``
+estimates. An action's value is the best value of the moves that start with it.
+
+Checkpoint: an ``agents.neural`` checkpoint (same format, loader, ``weights_only`` loading and shape
+checks) of the table's PPO network, which the file keeps as the behaviour policy the labels were
+collected with (it never plays), plus ``move_net`` (``{"hidden": [...], "inputs": N}``),
+``move_model`` (its ``state_dict``) and ``move_training`` (how it was fitted).
+``agents.loader.load_checkpoint_agent`` (the registry's ``checkpoint:PATH``) returns a
+``TableNetAgent`` for such a file.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+import torch
+
+from escoba_env.cards import OROS, SEVENS, VELO
+from escoba_env.observation import PLANE
+from escoba_env.rules import Rules
+
+from .base import Agent
+from .moves import best_per_row, bit, enumerate_moves, masks_to_uint64, move_actions
+from .neural import check_compatible, check_state_shapes, checkpoint_dict, load_checkpoint
+from .solo import _SLOT, EndgameNet, _bits, _hidden_replies, _pile, _slots
+from .worlds import obs_layout, observation_masks, observation_scalars
+
+_ZERO = np.uint64(0)
+_SIZE = np.array([40, 10, 4, 1], np.float32)
+_CATS = ("cards", "oros", "sevens", "velo")
+_BLOCKS = ("hand_after", "unseen", "table_after", "card", "captured")
+
+
+def check_table_rules(rules: Rules) -> None:
+    """Raise ValueError unless the move network can read games of ``rules`` (no jokers)."""
+    if rules.jokers:
+        raise ValueError(f"the table move network plays games without jokers, not {rules}")
+
+
+def table_input_names(rules: Rules) -> tuple[str, ...]:
+    """Return the names of the move network's inputs at ``rules``' table, in order."""
+    s, p = rules.num_sides, rules.num_players
+    names = [f"{b}[{c}]" for b in _BLOCKS for c in range(40)]
+    for side in range(s):
+        names += [f"side{side}_{c}" for c in _CATS] + [f"side{side}_escobas"]
+    names += [f"last_seat{r}" for r in range(p)] + ["escoba", "discard", "my_hand_size"]
+    names += [f"seat{r}_hand_size" for r in range(1, p)] + ["stock_size"]
+    names += [f"live_{c}" for c in _CATS]
+    names += [f"side{side}_{what}_{c}" for side in range(s) for what in ("has", "can") for c in _CATS]
+    names += ["unseen_capture_share", "unseen_sweep_share", "p_next_captures", "p_next_sweeps",
+              "reply_cards", "reply_oros", "reply_sevens", "reply_velo"]
+    names += [f"my_card{i}_{w}" for i in range(3) for w in _SLOT]
+    return tuple(names)
+
+
+def table_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray):
+    """Return ``(moves, inputs, member)`` of observations of the seat to act at ``rules``' table.
+
+    ``inputs`` float32 (M, len(table_input_names(rules))) describes each legal move (module doc);
+    ``member`` bool (M, 40) says which actions each move can start with: its card, or during a
+    capture choice the table cards of its option that are legal now (``masks``: int8 (K, 40)).
+    Batched over all rows and moves: a fixed number of NumPy calls, no loop over positions.
+    """
+    check_table_rules(rules)
+    obs = np.asarray(obs, np.float32)
+    if obs.ndim != 2 or obs.shape[1] != obs_layout(rules).size:
+        raise ValueError(f"observations must have shape (K, {obs_layout(rules).size}), got {obs.shape}")
+    s, p = rules.num_sides, rules.num_players
+    planes = observation_masks(obs, rules)
+    sc = observation_scalars(obs, rules, planes)
+    moves = enumerate_moves(obs, rules, planes)
+    r, card, opt = moves.row, moves.card, moves.option
+    pl = planes[r]
+    hand, table, unseen = pl[:, PLANE["hand"]], pl[:, PLANE["table"]], pl[:, PLANE["unseen"]]
+    cbit = bit(card)
+    took = opt != _ZERO
+    table_after = np.where(took, table & ~opt, table | cbit)
+    captured = np.where(took, opt | cbit, _ZERO)
+    escoba = took & (table_after == _ZERO)
+    hand_after = hand & ~cbit
+    side_of = [rules.side_of(seat) for seat in range(p)]
+    piles = []
+    for side in range(s):
+        m = np.zeros(len(r), np.uint64)
+        for seat in range(p):
+            if side_of[seat] == side:
+                m |= pl[:, PLANE["piles"] + seat]
+        piles.append(m | captured if side == 0 else m)
+    esc = sc["escobas"][r][:, :s].astype(np.float32)
+    esc[:, 0] += escoba
+    last = np.where(took, 0, sc["last_capturer"][r])
+    live = _pile(hand_after | unseen | table_after)
+    counts = np.stack([_pile(m) * _SIZE for m in piles])  # (S, M, 4)
+    live_n = live * _SIZE
+    flags = []
+    for side in range(s):
+        others = np.max(np.delete(counts, side, axis=0), axis=0)
+        flags += [counts[side] > _SIZE / 2, counts[side] + live_n > others]
+    sizes = sc["hand_sizes"][r]
+    cols = []
+    for side in range(s):
+        cols += [_pile(piles[side]), esc[:, side]]
+    cols += [(last[:, None] == np.arange(p)[None, :]), escoba, ~took,
+             np.bitwise_count(hand_after).astype(np.float32) / 3.0, sizes[:, 1:p] / 3.0, sc["stock"][r] / 30.0,
+             live, *flags, _hidden_replies(unseen, sizes[:, 1], table_after), _slots(hand_after, table_after)]
+    scal = np.column_stack(cols).astype(np.float32)
+    x = np.concatenate([_bits(hand_after), _bits(unseen), _bits(table_after), _bits(cbit), _bits(captured), scal],
+                       axis=1)
+    phase = sc["capture_phase"][r]
+    legal = masks_to_uint64(np.asarray(masks))[r]
+    member = _bits(np.where(phase, opt & legal, cbit)) > 0
+    return moves, x, member
+
+
+class TableNetAgent(Agent):
+    """Plays the best-scored move of a move network on ``table_inputs`` (one forward pass a decision)."""
+
+    def __init__(self, net: EndgameNet, rules: Rules, seed: int | None = None, name: str = "table-net"):
+        check_table_rules(rules)
+        need = len(table_input_names(rules))
+        if net.net_config()["inputs"] != need:
+            raise ValueError(f"the move network reads {net.net_config()['inputs']} inputs; {rules} needs {need}")
+        self.net = net.eval()
+        self.name = name
+        super().__init__(rules, seed)
+
+    @torch.no_grad()
+    def act_batch(self, observations, action_masks, state=None):
+        """Return one action per row: the first action of its best-scored move."""
+        obs = np.asarray(observations, np.float32)
+        masks = np.asarray(action_masks, np.int8)
+        if obs.ndim != 2 or obs.shape[1] != obs_layout(self.rules).size or masks.shape != (len(obs), 40):
+            raise ValueError(f"observations (K, {obs_layout(self.rules).size}) and masks (K, 40) expected, "
+                             f"got {obs.shape} and {masks.shape}")
+        if not (masks > 0).any(axis=1).all():
+            raise ValueError(f"{self.name} got a row with no legal action")
+        moves, x, _ = table_inputs(obs, self.rules, masks)
+        chosen = best_per_row(moves, self.net(torch.from_numpy(x)).numpy())
+        return move_actions(moves, chosen, obs, masks)
+
+    @classmethod
+    def from_checkpoint(cls, path: str | os.PathLike, rules: Rules | None = None, seed: int | None = None,
+                        device: str = "cpu", deterministic: bool = True, name: str | None = None
+                        ) -> TableNetAgent:
+        """Return the agent of a move-network checkpoint (FileNotFoundError / ValueError as agents.neural).
+
+        ``device`` and ``deterministic`` are accepted for the registry's checkpoint parameters; the
+        move network always runs on the CPU and always plays its best-scored move."""
+        ckpt = load_checkpoint(path, map_location="cpu")
+        trained = check_compatible(ckpt, rules, str(path))
+        return cls(build_move_net(ckpt, trained, str(path)), trained, seed=seed,
+                   name=name if name is not None else f"checkpoint:{path}")
+
+
+def build_move_net(ckpt: dict[str, Any], rules: Rules, where: str = "checkpoint") -> EndgameNet:
+    """Return the move network stored in ``ckpt``; ValueError if it is missing or does not fit."""
+    desc = ckpt.get("move_net")
+    need = len(table_input_names(rules))
+    if not isinstance(desc, dict) or "move_model" not in ckpt:
+        raise ValueError(f"checkpoint {where!r} holds no move network (move_net, move_model)")
+    if desc.get("inputs") != need:
+        raise ValueError(f"checkpoint {where!r}: its move network reads {desc.get('inputs')} inputs, "
+                         f"this code makes {need} at its table")
+    try:
+        with torch.device("meta"):
+            shape = EndgameNet(desc["hidden"], need)
+        check_state_shapes(shape, ckpt["move_model"], where)
+        net = EndgameNet(desc["hidden"], need)
+        net.load_state_dict(ckpt["move_model"])
+    except (KeyError, TypeError, RuntimeError) as e:
+        raise ValueError(f"checkpoint {where!r} has a move network that does not fit its description "
+                         f"{desc!r}: {e}") from e
+    return net
+
+
+def move_checkpoint_dict(plain, net: EndgameNet, **extra: Any) -> dict[str, Any]:
+    """Return the checkpoint dict of a ``TableNetAgent``: the behaviour network ``plain`` (a
+    NeuralAgent, kept for provenance) plus the move network."""
+    weights = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
+    return checkpoint_dict(plain.net, plain.rules, move_net=net.net_config(), move_model=weights, **extra)

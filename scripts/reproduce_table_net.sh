@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Rebuild a move network of the 3-player or 2v2 table (agents.tablenet) from nothing: search-labelled
+# decisions, then the network fitted to the search's per-move values. One command:
+#
+#     bash scripts/reproduce_table_net.sh TABLE [OUT]     # TABLE: 3p or 2v2; default OUT: runs/table_net_TABLE
+#
+# Writes OUT/move_TABLE.pt and every intermediate file under OUT; never touches anything else.
+# Each file appears whole or not at all, so a run that stopped (a signal, a full disk) continues
+# where it was when started again with the same OUT: a step whose file exists is skipped.
+# The sizes can be scaled down through the environment (the test suite runs it tiny):
+#   CHUNKS ("1 2 3 4": one label file per number, its seed 3000 + number at 3p, 4000 + number at 2v2),
+#   CHUNK (50000 labels per file), SIMS (400 at 3p, 1000 at 2v2), TEST_LABELS (10000), EPOCHS (20),
+#   HIDDEN ("256 256").
+# PYTHON names the interpreter of every step (default: python3 on PATH).
+set -euo pipefail
+PYTHON=${PYTHON:-python3}
+TABLE=${1:?usage: reproduce_table_net.sh 3p|2v2 [OUT]}
+case "$TABLE" in
+    3p) RULES=(--players 3); BASE=3000; BEHAVIOUR=neural-3p; DEFAULT_SIMS=400 ;;
+    2v2) RULES=(--players 4 --partnerships); BASE=4000; BEHAVIOUR=neural-2v2; DEFAULT_SIMS=1000 ;;
+    *) echo "reproduce_table_net.sh: TABLE must be 3p or 2v2, not '$TABLE'" >&2; exit 2 ;;
+esac
+OUT=${2:-runs/table_net_$TABLE}
+CHUNKS=${CHUNKS:-1 2 3 4}
+CHUNK=${CHUNK:-50000}
+SIMS=${SIMS:-$DEFAULT_SIMS}
+TEST_LABELS=${TEST_LABELS:-10000}
+EPOCHS=${EPOCHS:-20}
+HIDDEN=${HIDDEN:-256 256}
+L="$OUT/labels"
+mkdir -p "$L"
+distill() { local out=$1; shift; [ -e "$out" ] || "$PYTHON" -m agents.distill --no-progress --values --out "$out" "$@"; }
+MIX=(--teacher "search:sims=$SIMS" --behaviour "$BEHAVIOUR" expert greedy --weights 0.5 0.35 0.15 "${RULES[@]}")
+
+files=()
+for c in $CHUNKS; do
+    distill "$L/mid_$c.npz" --labels "$CHUNK" --seed $((BASE + c)) "${MIX[@]}"
+    files+=("$L/mid_$c.npz")
+done
+distill "$L/test.npz" --labels "$TEST_LABELS" --seed $((BASE + 900)) "${MIX[@]}"
+[ -e "$OUT/move_$TABLE.pt" ] || "$PYTHON" -m agents.training.solo_fit "${files[@]}" --phase table \
+    --test "$L/test.npz" --loss adv --epochs "$EPOCHS" --hidden $HIDDEN --out "$OUT/move_$TABLE.pt"
+echo "wrote $OUT/move_$TABLE.pt"

@@ -1,0 +1,262 @@
+"""agents.tablenet: the move network of the 3-player and 2v2 tables, read from the observation only."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents.distill import collect_labels, save_labels
+from agents.expert import ExpertAgent
+from agents.greedy import GreedyAgent
+from agents.loader import load_checkpoint_agent
+from agents.moves import best_per_row, move_actions
+from agents.neural import NeuralAgent, load_checkpoint, save_checkpoint
+from agents.registry import make_agent
+from agents.search import SearchAgent
+from agents.shipped import shipped_checkpoint
+from agents.solo import EndgameNet
+from agents.tablenet import TableNetAgent, move_checkpoint_dict, table_input_names, table_inputs
+from escoba_env import EscobaEngine, Rules
+from escoba_env.observation import action_masks, encode
+from tests.helpers import C, M, set_position
+
+THREE = Rules(num_players=3)
+TEAMS = Rules(num_players=4, partnerships=True)
+STOCK = "Ro Rc Re Rb 2c 2e"
+
+
+def _cards(row: np.ndarray) -> int:
+    return int(sum(1 << int(c) for c in np.flatnonzero(row)))
+
+
+def _three_player_position() -> EscobaEngine:
+    """3 players, seat 0 to act with 7o 5c 1e; seat 1 holds 3e 4c 1b, seat 2 holds 6e 6b 3c; table
+    6c 2o; seat 0's pile 1o 1c, seat 2's pile 7c; six cards in the stock; every other card is seat
+    1's pile; seat 2 captured last."""
+    e = EscobaEngine(1, THREE, single_round=True)
+    e.reset(seed=0, dealer=2)
+    hands, table = [M("7o 5c 1e"), M("3e 4c 1b"), M("6e 6b 3c")], M("6c 2o")
+    piles = [M("1o 1c"), 0, M("7c")]
+    stock = [C(c) for c in STOCK.split()]
+    used = hands[0] | hands[1] | hands[2] | table | piles[0] | piles[2] | M(STOCK)
+    piles[1] = sum(1 << c for c in range(40) if not (used >> c) & 1)
+    deck = [c for c in range(40) if c not in stock] + stock
+    return set_position(e, hands, table, piles, deck, 34, dealer=2, last_capturer=2)
+
+
+def _obs(e: EscobaEngine) -> tuple[np.ndarray, np.ndarray]:
+    return encode(e, e.to_act[:1], np.array([0])), action_masks(e, e.to_act[:1], np.array([0]))
+
+
+def _col(rules: Rules, name: str) -> int:
+    return table_input_names(rules).index(name)
+
+
+def test_table_inputs_of_a_hand_made_three_player_position():
+    obs, mask = _obs(_three_player_position())
+    moves, x, member = table_inputs(obs, THREE, mask)
+    names = table_input_names(THREE)
+    assert x.shape == (3, len(names)) and len(set(names)) == len(names)
+    assert moves.card.tolist() == [C("1e"), C("5c"), C("7o")]
+    blocks = {b: x[:, 40 * i: 40 * i + 40] for i, b in enumerate(("hand", "unseen", "table", "card", "captured"))}
+    unseen = M("3e 4c 1b 6e 6b 3c " + STOCK)  # both other hands and the stock, not told apart
+    for i in range(3):
+        assert _cards(blocks["unseen"][i]) == unseen
+    discard, five, seven = 0, 1, 2  # 1e and 5c are laid on the table; 7o takes 6c 2o: an escoba
+    assert _cards(blocks["captured"][seven]) == M("7o 6c 2o") and _cards(blocks["table"][seven]) == 0
+    assert _cards(blocks["table"][five]) == M("6c 2o 5c") and _cards(blocks["captured"][five]) == 0
+
+    def at(move: int, name: str) -> float:
+        return float(x[move, _col(THREE, name)])
+
+    # side 0's pile after the escoba: 1o 1c 7o 6c 2o (5 cards, 3 oros, one seven, the velo)
+    assert [at(seven, f"side0_{c}") for c in ("cards", "oros", "sevens", "velo")] == pytest.approx(
+        [5 / 40, 3 / 10, 1 / 4, 1])
+    assert at(seven, "side0_escobas") == 1 and at(five, "side0_escobas") == 0
+    assert [at(five, f"side2_{c}") for c in ("cards", "oros", "sevens", "velo")] == pytest.approx([1 / 40, 0, 1 / 4, 0])
+    # the last capturer: the observer after a capture, seat 2 after a discard
+    assert [at(seven, f"last_seat{r}") for r in range(3)] == [1, 0, 0]
+    assert [at(five, f"last_seat{r}") for r in range(3)] == [0, 0, 1]
+    assert (at(seven, "escoba"), at(seven, "discard"), at(discard, "discard")) == (1, 0, 1)
+    assert at(five, "my_hand_size") == pytest.approx(2 / 3)
+    assert (at(five, "seat1_hand_size"), at(five, "seat2_hand_size"), at(five, "stock_size")) == pytest.approx(
+        (1, 1, 6 / 30))
+    # cards in play: the hand after, the 12 unseen and the table (cards, oros, sevens, velo)
+    assert [at(seven, f"live_{c}") for c in ("cards", "oros", "sevens", "velo")] == pytest.approx(
+        [14 / 40, 1 / 10, 0, 0])
+    # seat 1's pile holds the other 20 cards, 6 oros and 2 sevens: the oros are won, not the cards
+    # (20 of 40 is not more than half) nor the sevens (2 of 4)
+    assert (at(five, "side1_has_cards"), at(five, "side1_has_oros"), at(five, "side1_has_sevens")) == (0, 1, 0)
+    # side 0 cannot pass 20 cards (2 in its pile, 17 in play); the velo, still in hand, is anyone's
+    assert at(five, "side0_can_cards") == 0 and at(five, "side2_can_velo") == 1 and at(five, "side1_can_sevens") == 1
+    # 6c 2o 5c (13): the next seat's hand is 3 of the 12 unseen cards; 4c, the four kings and 2c 2e
+    # capture (7 of 12), the two deuces sweep
+    share = x[five, _col(THREE, "unseen_capture_share"): _col(THREE, "unseen_capture_share") + 4]
+    np.testing.assert_allclose(share, [7 / 12, 2 / 12, 1 - 10 / 220, 1 - 120 / 220], rtol=1e-6)
+    assert member.tolist() == [[a == c for a in range(40)] for c in (C("1e"), C("5c"), C("7o"))]
+
+
+def _play(eng: EscobaEngine, agent, rng: np.random.Generator, check=None) -> int:
+    """Play every game of ``eng`` to its end, ``agent`` in every seat; ``check(obs, masks, acts)`` per step."""
+    steps = 0
+    while not eng.done.all():
+        live = np.flatnonzero(~eng.done)
+        obs, masks = encode(eng, eng.to_act[live], live), action_masks(eng, eng.to_act[live], live)
+        acts = agent.act_batch(obs, masks) if agent is not None else np.array(
+            [rng.choice(np.flatnonzero(r)) for r in masks])
+        assert masks[np.arange(live.size), acts].all()
+        if check is not None:
+            check(obs, masks, acts)
+        full = np.zeros(eng.num_games, np.int64)
+        full[live] = acts
+        eng.step(full)
+        steps += live.size
+    return steps
+
+
+@pytest.mark.parametrize("rules", [THREE, TEAMS], ids=["3p", "2v2"])
+def test_batched_inputs_equal_row_by_row_and_the_agent_plays_its_best_move(rules):
+    torch.manual_seed(0)
+    agent = TableNetAgent(EndgameNet([16], len(table_input_names(rules))), rules)
+    eng = EscobaEngine(12, rules, single_round=True)
+    eng.reset(seed=3)
+
+    def check(obs, masks, acts):
+        moves, x, member = table_inputs(obs, rules, masks)
+        for i in range(len(obs)):
+            _, xi, mi = table_inputs(obs[i:i + 1], rules, masks[i:i + 1])
+            lo, hi = moves.start[i], moves.start[i + 1]
+            assert np.array_equal(x[lo:hi], xi) and np.array_equal(member[lo:hi], mi)
+        with torch.no_grad():
+            v = agent.net(torch.from_numpy(x)).numpy()
+        assert np.array_equal(acts, move_actions(moves, best_per_row(moves, v), obs, masks))
+
+    assert _play(eng, agent, np.random.default_rng(0), check) > 12 * 10
+
+
+@pytest.mark.parametrize("rules", [THREE, TEAMS], ids=["3p", "2v2"])
+def test_swapping_hidden_cards_changes_neither_inputs_nor_choice(rules):
+    """The hidden cards (other hands and stock order) are shuffled among themselves: the observation,
+    the inputs and the chosen action stay the same."""
+    torch.manual_seed(1)
+    agent = TableNetAgent(EndgameNet([32, 32], len(table_input_names(rules))), rules)
+    rng = np.random.default_rng(7)
+    eng = EscobaEngine(16, rules, single_round=True)
+    eng.reset(seed=21)
+    checked = 0
+    for _ in range(15):
+        live = np.flatnonzero(~eng.done)
+        if not live.size:
+            break
+        seat = eng.to_act[live]
+        obs, masks = encode(eng, seat, live), action_masks(eng, seat, live)
+        other = EscobaEngine(eng.num_games, rules, single_round=True)
+        other.__dict__.update({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in eng.__dict__.items()})
+        for g, s in zip(live, seat, strict=True):
+            others = [t for t in range(rules.num_players) if t != s]
+            hidden = [c for t in others for c in range(40) if int(other.hands[g, t]) >> c & 1]
+            hidden += [int(c) for c in other.deck[g, other.stock_pos[g]:]]
+            perm = list(rng.permutation(hidden))
+            for t in others:
+                n = bin(int(other.hands[g, t])).count("1")
+                other.hands[g, t] = sum(1 << int(c) for c in perm[:n])
+                perm = perm[n:]
+            other.deck[g, other.stock_pos[g]:] = perm
+        assert (other.card_count() == 40).all()
+        obs2, masks2 = encode(other, seat, live), action_masks(other, seat, live)
+        assert np.array_equal(obs, obs2) and np.array_equal(masks, masks2)
+        assert np.array_equal(table_inputs(obs, rules, masks)[1], table_inputs(obs2, rules, masks2)[1])
+        assert np.array_equal(agent.act_batch(obs, masks), agent.act_batch(obs2, masks2))
+        checked += live.size
+        full = np.zeros(eng.num_games, np.int64)
+        full[live] = agent.act_batch(obs, masks)
+        eng.step(full)
+    assert checked > 100
+
+
+def test_a_move_checkpoint_round_trips_and_checks_what_it_holds(tmp_path):
+    plain = NeuralAgent.from_checkpoint(shipped_checkpoint(THREE))
+    torch.manual_seed(2)
+    net = EndgameNet([16], len(table_input_names(THREE)))
+    good = move_checkpoint_dict(plain, net, move_training={"note": "test"})
+    path = tmp_path / "move3.pt"
+    save_checkpoint(path, good)
+    loaded = make_agent(f"checkpoint:{path}", rules=THREE, seed=1)
+    assert isinstance(loaded, TableNetAgent) and loaded.rules == THREE
+    eng = EscobaEngine(8, THREE, single_round=True)
+    eng.reset(seed=4)
+    obs, masks = encode(eng, eng.to_act, np.arange(8)), action_masks(eng, eng.to_act, np.arange(8))
+    assert np.array_equal(TableNetAgent(net, THREE).act_batch(obs, masks), loaded.act_batch(obs, masks))
+    with pytest.raises(ValueError, match="trained for other rules"):
+        load_checkpoint_agent(path, rules=TEAMS)
+    bad = dict(good, move_net={"hidden": [16], "inputs": 313})
+    save_checkpoint(tmp_path / "bad.pt", bad)
+    with pytest.raises(ValueError, match="its move network reads 313 inputs"):
+        load_checkpoint_agent(tmp_path / "bad.pt")
+    bad = dict(good, move_model={**good["move_model"], "mlp.0.weight": torch.zeros(16, 7)})
+    save_checkpoint(tmp_path / "shape.pt", bad)
+    with pytest.raises(ValueError, match="do not fit"):
+        load_checkpoint_agent(tmp_path / "shape.pt")
+    gone = {k: v for k, v in good.items() if k != "move_model"}
+    save_checkpoint(tmp_path / "gone.pt", gone)
+    with pytest.raises(ValueError, match="holds no move network"):
+        TableNetAgent.from_checkpoint(tmp_path / "gone.pt")
+    with pytest.raises(ValueError, match="without jokers"):
+        TableNetAgent(net, Rules(num_players=3, jokers=2))
+    with pytest.raises(ValueError, match="reads 274 inputs"):
+        TableNetAgent(EndgameNet([8], 274), TEAMS)
+
+
+def test_solo_fit_trains_a_table_move_network_from_search_values(tmp_path, capsys):
+    data = collect_labels(SearchAgent(TEAMS, seed=0, sims=16), [ExpertAgent(TEAMS), GreedyAgent(TEAMS)],
+                          TEAMS, 200, num_games=32, seed=3, values=True)
+    labels = tmp_path / "teams.npz"
+    save_labels(labels, data, TEAMS, teacher="search:sims=16")
+    out = tmp_path / "move.pt"
+    script = importlib.import_module("agents.training.solo_fit")
+    args = [str(labels), "--phase", "table", "--test", str(labels), "--epochs", "2", "--hidden", "16",
+            "--loss", "adv", "--out", str(out)]
+    assert script.main(args) == 0
+    assert "epoch 2/2: adv" in capsys.readouterr().out
+    agent = make_agent(f"checkpoint:{out}", rules=TEAMS)
+    assert isinstance(agent, TableNetAgent)
+    assert agent.net.net_config() == {"hidden": [16], "inputs": len(table_input_names(TEAMS))}
+    how = load_checkpoint(out)["move_training"]
+    assert how["plain"] == str(shipped_checkpoint(TEAMS)) and [r["epoch"] for r in how["curve"]] == [1, 2]
+    eng = EscobaEngine(8, TEAMS, single_round=True)
+    eng.reset(seed=2)
+    assert _play(eng, agent, np.random.default_rng(0)) > 8 * 10
+    before = out.read_bytes()
+    assert script.main(args) == 2 and out.read_bytes() == before
+    assert "already exists" in capsys.readouterr().err
+
+
+REPRODUCE = Path(__file__).resolve().parents[2] / "scripts" / "reproduce_table_net.sh"
+
+
+def test_the_reproduction_script_rebuilds_a_tiny_network_and_resumes(tmp_path):
+    env = {**os.environ, "PYTHON": sys.executable, "CHUNKS": "1", "CHUNK": "60", "SIMS": "8",
+           "TEST_LABELS": "30", "EPOCHS": "1", "HIDDEN": "8"}
+    out = tmp_path / "net"
+    done = subprocess.run(["bash", str(REPRODUCE), "2v2", str(out)], cwd=REPRODUCE.parents[1], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    ckpt = out / "move_2v2.pt"
+    agent = load_checkpoint_agent(ckpt, rules=TEAMS)
+    assert isinstance(agent, TableNetAgent) and agent.net.net_config()["hidden"] == [8]
+    how = load_checkpoint(ckpt)["move_training"]
+    assert how["labels"] == [str(out / "labels" / "mid_1.npz")] and how["test"] == str(out / "labels" / "test.npz")
+    stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
+    again = subprocess.run(["bash", str(REPRODUCE), "2v2", str(out)], cwd=REPRODUCE.parents[1], env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and {p: p.stat().st_mtime_ns for p in stamps} == stamps  # every step skipped
+    bad = subprocess.run(["bash", str(REPRODUCE), "5p", str(out)], cwd=REPRODUCE.parents[1], env=env,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "TABLE must be 3p or 2v2" in bad.stderr
