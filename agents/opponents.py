@@ -1,7 +1,8 @@
 """The shipped agents' names and each table's default opponent (``agents.shipped`` holds the tables).
 
 Imported by the ``agents`` package, this module registers ``neural-2p`` (and its alias ``neural``),
-``neural-2p-plain``, ``neural-solo``, ``neural-2v2``, ``neural-3p``, ``strong-2v2`` and ``strong-3p``
+``neural-2p-plain``, ``neural-solo``, ``neural-2v2``, ``neural-3p``, ``neural-2v2-move``, ``neural-3p-move``,
+``strong-2v2`` and ``strong-3p``
 with ``agents.registry``. ``default_opponent(rules)`` is the opponent the terminal game and the web
 arena give a table.
 """
@@ -19,6 +20,7 @@ from .registry import checkpoint_agent, make_agent, register
 from .shipped import (
     DEFAULT_OPPONENTS,
     FALLBACK_OPPONENT,
+    MOVE_CHECKPOINTS,
     PLAIN_CHECKPOINT,
     SHIPPED_CHECKPOINTS,
     SOLO_CHECKPOINT,
@@ -90,6 +92,13 @@ register("neural-3p", _network(SHIPPED_CHECKPOINTS[3, False]), _NET_PARAMS,
 register("neural-solo", _network(SOLO_CHECKPOINT), _NET_PARAMS,
          "network-only 2-player agent: a midgame network while the stock lasts, an endgame network once "
          "it is empty (agents/pretrained/escoba_2p_solo.pt)")
+register("neural-2v2-move", _network(MOVE_CHECKPOINTS[4, True]), _NET_PARAMS,
+         "network-only 2v2 agent: one move network scores each legal move from the position it leaves, "
+         "fitted to the search's move values (agents/tablenet.py, agents/pretrained/escoba_2v2_move.pt)")
+register("neural-3p-move", _network(MOVE_CHECKPOINTS[3, False]), _NET_PARAMS,
+         "network-only 3-player agent: one move network scores each legal move from the position it "
+         "leaves, fitted to the search's move values (agents/tablenet.py, "
+         "agents/pretrained/escoba_3p_move.pt)")
 for (_players, _teams), _name in STRONG_AGENTS.items():
     register(_name, _strong(_players, _teams), {"sims": as_sims},
              f"the strongest agent of {table_name(_players, _teams)} (beats expert): search with 1,000 "

@@ -21,6 +21,11 @@ PLAIN_CHECKPOINT = "agents/pretrained/escoba_2p_plain.pt"
 """The shipped 2-player network before its endgame fine-tune (``neural-2p-plain``)."""
 SOLO_CHECKPOINT = "agents/pretrained/escoba_2p_solo.pt"
 """The phase-gated network-only 2-player agent (``neural-solo``)."""
+MOVE_CHECKPOINTS = {(3, False): "agents/pretrained/escoba_3p_move.pt",
+                    (4, True): "agents/pretrained/escoba_2v2_move.pt"}
+"""The move network of each larger table (``agents.tablenet``; ``neural-3p-move``, ``neural-2v2-move``):
+one network scoring every legal move, fitted to the search's per-move values; it beats ``expert``
+where the PPO networks of ``SHIPPED_CHECKPOINTS`` do not."""
 DEFAULT_OPPONENT_TABLES = ((2, False),)
 """Tables whose shipped network is the terminal game's default opponent (it beats ``expert`` there).
 The 2v2 and 3-player networks tie or trail ``expert``; those tables face ``STRONG_AGENTS`` instead."""

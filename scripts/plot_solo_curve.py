@@ -42,16 +42,24 @@ def main(argv: list[str] | None = None) -> int:
     ap = OneLineParser(prog=os.path.basename(__file__), description=__doc__.split("\n\n")[0])
     ap.add_argument("--checkpoint", default=DEFAULT_CKPT,
                     help="a checkpoint written by agents.training.solo_fit")
-    ap.add_argument("--phase", choices=("midgame", "endgame"), default="midgame")
+    ap.add_argument("--phase", choices=("midgame", "endgame", "table"), default="midgame",
+                    help="which network's curve: neural-solo's midgame or endgame network, or (table) the "
+                         "move network of a 3-player or 2v2 checkpoint (agents.tablenet)")
     ap.add_argument("--test", default=None, help="held-out labels for the reference lines "
                                                  "(default: the --test file the training recorded)")
-    ap.add_argument("--agents", nargs="*", default=["expert", f"checkpoint:{os.path.join(ROOT, PLAIN)}"],
-                    help="agents whose held-out regret is drawn as reference lines")
+    ap.add_argument("--agents", nargs="*", default=None,
+                    help="agents whose held-out regret is drawn as reference lines (default: expert and "
+                         "the plain network: the 2-player one, or with --phase table the table's network "
+                         "the checkpoint keeps)")
     ap.add_argument("--out", default=DEFAULT_OUT, help="the PNG to write")
     args = ap.parse_args(argv)
     try:
         ckpt = load_checkpoint(args.checkpoint)
-        how = ckpt.get("midgame_training" if args.phase == "midgame" else "solo_training") or {}
+        key = {"midgame": "midgame_training", "endgame": "solo_training", "table": "move_training"}[args.phase]
+        how = ckpt.get(key) or {}
+        if args.agents is None:
+            plain = how.get("plain") if args.phase == "table" else None
+            args.agents = ["expert", f"checkpoint:{plain or os.path.join(ROOT, PLAIN)}"]
         curve = [row for row in how.get("curve", []) if "regret" in row]
         if not curve:
             raise ValueError(f"{args.checkpoint} records no held-out {args.phase} curve "
@@ -73,14 +81,15 @@ def main(argv: list[str] | None = None) -> int:
 
         fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
         ax.plot([r["epoch"] for r in curve], [r["regret"] for r in curve], "o-", color="C0",
-                label=f"{args.phase} network ({how.get('decisions', '?'):,} training decisions)"
+                label=f"{'move' if args.phase == 'table' else args.phase} network ({how.get('decisions', '?'):,} training decisions)"
                 if isinstance(how.get("decisions"), int) else f"{args.phase} network")
         for i, (spec, v) in enumerate(refs.items()):
             name = spec.removeprefix("checkpoint:").rsplit("/", 1)[-1]
             ax.axhline(v, color=f"C{i + 1}", ls="--", label=f"{name}: {v:.4f}")
         ax.set_xlabel("epoch")
         ax.set_ylabel("held-out regret (teacher's points per decision)")
-        ax.set_title(f"neural-solo's {args.phase} network: regret against the teacher's values")
+        what = "the move network" if args.phase == "table" else f"neural-solo's {args.phase} network"
+        ax.set_title(f"{what}: regret against the teacher's values")
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)

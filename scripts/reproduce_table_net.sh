@@ -8,24 +8,25 @@
 # Each file appears whole or not at all, so a run that stopped (a signal, a full disk) continues
 # where it was when started again with the same OUT: a step whose file exists is skipped.
 # The sizes can be scaled down through the environment (the test suite runs it tiny):
-#   CHUNKS ("1 2 3 4": one label file per number, its seed 3000 + number at 3p, 4000 + number at 2v2),
-#   CHUNK (50000 labels per file), SIMS (400 at 3p, 1000 at 2v2), TEST_LABELS (10000), EPOCHS (20),
-#   HIDDEN ("256 256").
+#   CHUNKS ("1 2 3": one label file per number, its seed 3000 + number at 3p, 4000 + number at 2v2),
+#   CHUNK (labels per file: 100000 at 3p, 50000 at 2v2), SIMS (400 at 3p, 1000 at 2v2),
+#   TEST_LABELS (5000, seed 3900 / 4900), EPOCHS (12), HIDDEN ("256 256").
+# At full size: about 1 CPU-hour of labels at 3p and 1.3 at 2v2 (sims=1000), a minute of fitting.
 # PYTHON names the interpreter of every step (default: python3 on PATH).
 set -euo pipefail
 PYTHON=${PYTHON:-python3}
 TABLE=${1:?usage: reproduce_table_net.sh 3p|2v2 [OUT]}
 case "$TABLE" in
-    3p) RULES=(--players 3); BASE=3000; BEHAVIOUR=neural-3p; DEFAULT_SIMS=400 ;;
-    2v2) RULES=(--players 4 --partnerships); BASE=4000; BEHAVIOUR=neural-2v2; DEFAULT_SIMS=1000 ;;
+    3p) RULES=(--players 3); BASE=3000; BEHAVIOUR=neural-3p; DEFAULT_SIMS=400; DEFAULT_CHUNK=100000 ;;
+    2v2) RULES=(--players 4 --partnerships); BASE=4000; BEHAVIOUR=neural-2v2; DEFAULT_SIMS=1000; DEFAULT_CHUNK=50000 ;;
     *) echo "reproduce_table_net.sh: TABLE must be 3p or 2v2, not '$TABLE'" >&2; exit 2 ;;
 esac
 OUT=${2:-runs/table_net_$TABLE}
-CHUNKS=${CHUNKS:-1 2 3 4}
-CHUNK=${CHUNK:-50000}
+CHUNKS=${CHUNKS:-1 2 3}
+CHUNK=${CHUNK:-$DEFAULT_CHUNK}
 SIMS=${SIMS:-$DEFAULT_SIMS}
-TEST_LABELS=${TEST_LABELS:-10000}
-EPOCHS=${EPOCHS:-20}
+TEST_LABELS=${TEST_LABELS:-5000}
+EPOCHS=${EPOCHS:-12}
 HIDDEN=${HIDDEN:-256 256}
 L="$OUT/labels"
 mkdir -p "$L"

@@ -20,7 +20,7 @@ from agents.moves import best_per_row, move_actions
 from agents.neural import NeuralAgent, load_checkpoint, save_checkpoint
 from agents.registry import make_agent
 from agents.search import SearchAgent
-from agents.shipped import shipped_checkpoint
+from agents.shipped import MOVE_CHECKPOINTS, package_file, shipped_checkpoint
 from agents.solo import EndgameNet
 from agents.tablenet import TableNetAgent, move_checkpoint_dict, table_input_names, table_inputs
 from escoba_env import EscobaEngine, Rules
@@ -233,6 +233,11 @@ def test_solo_fit_trains_a_table_move_network_from_search_values(tmp_path, capsy
     eng = EscobaEngine(8, TEAMS, single_round=True)
     eng.reset(seed=2)
     assert _play(eng, agent, np.random.default_rng(0)) > 8 * 10
+    from tests.agents.test_solo_midgame import _script
+
+    png = tmp_path / "curve.png"
+    assert _script("plot_solo_curve.py").main(["--phase", "table", "--checkpoint", str(out), "--out", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # with expert and the table's PPO network as lines
     before = out.read_bytes()
     assert script.main(args) == 2 and out.read_bytes() == before
     assert "already exists" in capsys.readouterr().err
@@ -260,3 +265,22 @@ def test_the_reproduction_script_rebuilds_a_tiny_network_and_resumes(tmp_path):
     bad = subprocess.run(["bash", str(REPRODUCE), "5p", str(out)], cwd=REPRODUCE.parents[1], env=env,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "TABLE must be 3p or 2v2" in bad.stderr
+
+
+@pytest.mark.parametrize("spec, rules", [("neural-3p-move", THREE), ("neural-2v2-move", TEAMS)])
+def test_the_shipped_move_networks_play_their_table_only(spec, rules):
+    agent = make_agent(spec, rules=rules, seed=0)
+    assert isinstance(agent, TableNetAgent) and agent.rules == rules
+    eng = EscobaEngine(16, rules, single_round=True)
+    eng.reset(seed=5)
+    assert _play(eng, agent, np.random.default_rng(0)) >= 16 * 36
+    eng.reset(seed=5)
+    obs, masks = encode(eng, eng.to_act), action_masks(eng, eng.to_act)
+    assert np.array_equal(agent.act_batch(obs, masks), make_agent(spec, rules=rules, seed=9).act_batch(obs, masks))
+    for other in (Rules(), THREE if rules == TEAMS else TEAMS):
+        with pytest.raises(ValueError, match="trained for other rules"):
+            make_agent(spec, rules=other)
+    with pytest.raises(ValueError, match="no parameter"):
+        make_agent(f"{spec}:sims=3", rules=rules)
+    how = load_checkpoint(package_file(MOVE_CHECKPOINTS[rules.num_players, rules.partnerships]))["move_training"]
+    assert how["loss"] == "adv" and how["decisions"] > 0 and how["curve"]
