@@ -383,11 +383,14 @@ def _rules_of(ckpt: dict[str, Any], rules: Rules | None, where: str) -> Rules:
     return check_compatible(ckpt, rules, where)
 
 
-def build_endgame_net(ckpt: dict[str, Any], where: str = "checkpoint", phase: str = "endgame") -> EndgameNet:
-    """Return the ``phase`` ("endgame" or "midgame") network stored in ``ckpt``; ValueError if it is
-    missing or does not fit."""
+def build_endgame_net(ckpt: dict[str, Any], where: str = "checkpoint", phase: str = "endgame",
+                      need: int | None = None) -> EndgameNet:
+    """Return the ``phase`` ("endgame" or "midgame"; or another entry, such as ``agents.tablenet``'s
+    "move", with its input count ``need``) network stored in ``ckpt``; ValueError if it is missing or
+    does not fit."""
     desc, key = ckpt.get(f"{phase}_net"), f"{phase}_model"
-    need = len(ENDGAME_INPUTS if phase == "endgame" else MIDGAME_INPUTS)
+    if need is None:
+        need = len(ENDGAME_INPUTS if phase == "endgame" else MIDGAME_INPUTS)
     if not isinstance(desc, dict) or key not in ckpt:
         raise ValueError(f"checkpoint {where!r} holds no {phase} network ({phase}_net, {key})")
     if desc.get("inputs") != need:

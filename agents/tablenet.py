@@ -47,14 +47,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from escoba_env.cards import OROS, SEVENS, VELO
 from escoba_env.observation import PLANE
 from escoba_env.rules import Rules
 
 from .base import Agent
 from .moves import best_per_row, bit, enumerate_moves, masks_to_uint64, move_actions
-from .neural import check_compatible, check_state_shapes, checkpoint_dict, load_checkpoint
-from .solo import _SLOT, EndgameNet, _bits, _hidden_replies, _pile, _slots
+from .neural import check_compatible, checkpoint_dict, load_checkpoint
+from .solo import _SLOT, EndgameNet, _bits, _hidden_replies, _pile, _slots, build_endgame_net
 from .worlds import obs_layout, observation_masks, observation_scalars
 
 _ZERO = np.uint64(0)
@@ -79,8 +78,16 @@ def table_input_names(rules: Rules) -> tuple[str, ...]:
     names += [f"seat{r}_hand_size" for r in range(1, p)] + ["stock_size"]
     names += [f"live_{c}" for c in _CATS]
     names += [f"side{side}_{what}_{c}" for side in range(s) for what in ("has", "can") for c in _CATS]
-    names += ["unseen_capture_share", "unseen_sweep_share", "p_next_captures", "p_next_sweeps",
-              "reply_cards", "reply_oros", "reply_sevens", "reply_velo"]
+    names += [
+        "unseen_capture_share",
+        "unseen_sweep_share",
+        "p_next_captures",
+        "p_next_sweeps",
+        "reply_cards",
+        "reply_oros",
+        "reply_sevens",
+        "reply_velo",
+    ]
     names += [f"my_card{i}_{w}" for i in range(3) for w in _SLOT]
     return tuple(names)
 
@@ -132,12 +139,22 @@ def table_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray):
     cols = []
     for side in range(s):
         cols += [_pile(piles[side]), esc[:, side]]
-    cols += [(last[:, None] == np.arange(p)[None, :]), escoba, ~took,
-             np.bitwise_count(hand_after).astype(np.float32) / 3.0, sizes[:, 1:p] / 3.0, sc["stock"][r] / 30.0,
-             live, *flags, _hidden_replies(unseen, sizes[:, 1], table_after), _slots(hand_after, table_after)]
+    cols += [
+        (last[:, None] == np.arange(p)[None, :]),
+        escoba,
+        ~took,
+        np.bitwise_count(hand_after).astype(np.float32) / 3.0,
+        sizes[:, 1:p] / 3.0,
+        sc["stock"][r] / 30.0,
+        live,
+        *flags,
+        _hidden_replies(unseen, sizes[:, 1], table_after),
+        _slots(hand_after, table_after),
+    ]
     scal = np.column_stack(cols).astype(np.float32)
-    x = np.concatenate([_bits(hand_after), _bits(unseen), _bits(table_after), _bits(cbit), _bits(captured), scal],
-                       axis=1)
+    x = np.concatenate(
+        [_bits(hand_after), _bits(unseen), _bits(table_after), _bits(cbit), _bits(captured), scal], axis=1
+    )
     phase = sc["capture_phase"][r]
     legal = masks_to_uint64(np.asarray(masks))[r]
     member = _bits(np.where(phase, opt & legal, cbit)) > 0
@@ -151,7 +168,9 @@ class TableNetAgent(Agent):
         check_table_rules(rules)
         need = len(table_input_names(rules))
         if net.net_config()["inputs"] != need:
-            raise ValueError(f"the move network reads {net.net_config()['inputs']} inputs; {rules} needs {need}")
+            raise ValueError(
+                f"the move network reads {net.net_config()['inputs']} inputs; {rules} needs {need}"
+            )
         self.net = net.eval()
         self.name = name
         super().__init__(rules, seed)
@@ -162,8 +181,10 @@ class TableNetAgent(Agent):
         obs = np.asarray(observations, np.float32)
         masks = np.asarray(action_masks, np.int8)
         if obs.ndim != 2 or obs.shape[1] != obs_layout(self.rules).size or masks.shape != (len(obs), 40):
-            raise ValueError(f"observations (K, {obs_layout(self.rules).size}) and masks (K, 40) expected, "
-                             f"got {obs.shape} and {masks.shape}")
+            raise ValueError(
+                f"observations (K, {obs_layout(self.rules).size}) and masks (K, 40) expected, "
+                f"got {obs.shape} and {masks.shape}"
+            )
         if not (masks > 0).any(axis=1).all():
             raise ValueError(f"{self.name} got a row with no legal action")
         moves, x, _ = table_inputs(obs, self.rules, masks)
@@ -171,38 +192,33 @@ class TableNetAgent(Agent):
         return move_actions(moves, chosen, obs, masks)
 
     @classmethod
-    def from_checkpoint(cls, path: str | os.PathLike, rules: Rules | None = None, seed: int | None = None,
-                        device: str = "cpu", deterministic: bool = True, name: str | None = None
-                        ) -> TableNetAgent:
+    def from_checkpoint(
+        cls,
+        path: str | os.PathLike,
+        rules: Rules | None = None,
+        seed: int | None = None,
+        device: str = "cpu",
+        deterministic: bool = True,
+        name: str | None = None,
+    ) -> TableNetAgent:
         """Return the agent of a move-network checkpoint (FileNotFoundError / ValueError as agents.neural).
 
         ``device`` and ``deterministic`` are accepted for the registry's checkpoint parameters; the
         move network always runs on the CPU and always plays its best-scored move."""
         ckpt = load_checkpoint(path, map_location="cpu")
         trained = check_compatible(ckpt, rules, str(path))
-        return cls(build_move_net(ckpt, trained, str(path)), trained, seed=seed,
-                   name=name if name is not None else f"checkpoint:{path}")
+        return cls(
+            build_move_net(ckpt, trained, str(path)),
+            trained,
+            seed=seed,
+            name=name if name is not None else f"checkpoint:{path}",
+        )
 
 
 def build_move_net(ckpt: dict[str, Any], rules: Rules, where: str = "checkpoint") -> EndgameNet:
-    """Return the move network stored in ``ckpt``; ValueError if it is missing or does not fit."""
-    desc = ckpt.get("move_net")
-    need = len(table_input_names(rules))
-    if not isinstance(desc, dict) or "move_model" not in ckpt:
-        raise ValueError(f"checkpoint {where!r} holds no move network (move_net, move_model)")
-    if desc.get("inputs") != need:
-        raise ValueError(f"checkpoint {where!r}: its move network reads {desc.get('inputs')} inputs, "
-                         f"this code makes {need} at its table")
-    try:
-        with torch.device("meta"):
-            shape = EndgameNet(desc["hidden"], need)
-        check_state_shapes(shape, ckpt["move_model"], where)
-        net = EndgameNet(desc["hidden"], need)
-        net.load_state_dict(ckpt["move_model"])
-    except (KeyError, TypeError, RuntimeError) as e:
-        raise ValueError(f"checkpoint {where!r} has a move network that does not fit its description "
-                         f"{desc!r}: {e}") from e
-    return net
+    """Return the move network stored in ``ckpt`` for ``rules``' table; ValueError if it is missing or
+    does not fit."""
+    return build_endgame_net(ckpt, where, "move", need=len(table_input_names(rules)))
 
 
 def move_checkpoint_dict(plain, net: EndgameNet, **extra: Any) -> dict[str, Any]:

@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         ckpt = load_checkpoint(args.checkpoint)
-        key = {"midgame": "midgame_training", "endgame": "solo_training", "table": "move_training"}[args.phase]
+        keys = {"midgame": "midgame_training", "endgame": "solo_training", "table": "move_training"}
+        key = keys[args.phase]
         how = ckpt.get(key) or {}
         if args.agents is None:
             plain = how.get("plain") if args.phase == "table" else None
@@ -80,9 +81,10 @@ def main(argv: list[str] | None = None) -> int:
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
+        net = "move" if args.phase == "table" else args.phase
         ax.plot([r["epoch"] for r in curve], [r["regret"] for r in curve], "o-", color="C0",
-                label=f"{'move' if args.phase == 'table' else args.phase} network ({how.get('decisions', '?'):,} training decisions)"
-                if isinstance(how.get("decisions"), int) else f"{args.phase} network")
+                label=f"{net} network ({how['decisions']:,} training decisions)"
+                if isinstance(how.get("decisions"), int) else f"{net} network")
         for i, (spec, v) in enumerate(refs.items()):
             name = spec.removeprefix("checkpoint:").rsplit("/", 1)[-1]
             ax.axhline(v, color=f"C{i + 1}", ls="--", label=f"{name}: {v:.4f}")

@@ -45,7 +45,6 @@ from ..endgame import endgame_rows
 from ..moves import best_per_row, move_actions
 from ..neural import NeuralAgent, save_checkpoint
 from ..shipped import PLAIN_CHECKPOINT, SOLO_CHECKPOINT
-from ..tablenet import move_checkpoint_dict, table_input_names, table_inputs
 from ..solo import (
     ENDGAME_INPUTS,
     MIDGAME_INPUTS,
@@ -56,6 +55,7 @@ from ..solo import (
     midgame_inputs,
     solo_checkpoint_dict,
 )
+from ..tablenet import move_checkpoint_dict, table_input_names, table_inputs
 
 PHASES = {"endgame": (endgame_inputs, ENDGAME_INPUTS), "midgame": (midgame_inputs, MIDGAME_INPUTS),
           "table": (table_inputs, None)}

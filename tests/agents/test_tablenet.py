@@ -65,7 +65,9 @@ def test_table_inputs_of_a_hand_made_three_player_position():
     names = table_input_names(THREE)
     assert x.shape == (3, len(names)) and len(set(names)) == len(names)
     assert moves.card.tolist() == [C("1e"), C("5c"), C("7o")]
-    blocks = {b: x[:, 40 * i: 40 * i + 40] for i, b in enumerate(("hand", "unseen", "table", "card", "captured"))}
+    blocks = {
+        b: x[:, 40 * i : 40 * i + 40] for i, b in enumerate(("hand", "unseen", "table", "card", "captured"))
+    }
     unseen = M("3e 4c 1b 6e 6b 3c " + STOCK)  # both other hands and the stock, not told apart
     for i in range(3):
         assert _cards(blocks["unseen"][i]) == unseen
@@ -78,39 +80,58 @@ def test_table_inputs_of_a_hand_made_three_player_position():
 
     # side 0's pile after the escoba: 1o 1c 7o 6c 2o (5 cards, 3 oros, one seven, the velo)
     assert [at(seven, f"side0_{c}") for c in ("cards", "oros", "sevens", "velo")] == pytest.approx(
-        [5 / 40, 3 / 10, 1 / 4, 1])
+        [5 / 40, 3 / 10, 1 / 4, 1]
+    )
     assert at(seven, "side0_escobas") == 1 and at(five, "side0_escobas") == 0
-    assert [at(five, f"side2_{c}") for c in ("cards", "oros", "sevens", "velo")] == pytest.approx([1 / 40, 0, 1 / 4, 0])
+    assert [at(five, f"side2_{c}") for c in ("cards", "oros", "sevens", "velo")] == pytest.approx(
+        [1 / 40, 0, 1 / 4, 0]
+    )
     # the last capturer: the observer after a capture, seat 2 after a discard
     assert [at(seven, f"last_seat{r}") for r in range(3)] == [1, 0, 0]
     assert [at(five, f"last_seat{r}") for r in range(3)] == [0, 0, 1]
     assert (at(seven, "escoba"), at(seven, "discard"), at(discard, "discard")) == (1, 0, 1)
     assert at(five, "my_hand_size") == pytest.approx(2 / 3)
-    assert (at(five, "seat1_hand_size"), at(five, "seat2_hand_size"), at(five, "stock_size")) == pytest.approx(
-        (1, 1, 6 / 30))
+    assert (
+        at(five, "seat1_hand_size"),
+        at(five, "seat2_hand_size"),
+        at(five, "stock_size"),
+    ) == pytest.approx((1, 1, 6 / 30))
     # cards in play: the hand after, the 12 unseen and the table (cards, oros, sevens, velo)
     assert [at(seven, f"live_{c}") for c in ("cards", "oros", "sevens", "velo")] == pytest.approx(
-        [14 / 40, 1 / 10, 0, 0])
+        [14 / 40, 1 / 10, 0, 0]
+    )
     # seat 1's pile holds the other 20 cards, 6 oros and 2 sevens: the oros are won, not the cards
     # (20 of 40 is not more than half) nor the sevens (2 of 4)
-    assert (at(five, "side1_has_cards"), at(five, "side1_has_oros"), at(five, "side1_has_sevens")) == (0, 1, 0)
+    assert (at(five, "side1_has_cards"), at(five, "side1_has_oros"), at(five, "side1_has_sevens")) == (
+        0,
+        1,
+        0,
+    )
     # side 0 cannot pass 20 cards (2 in its pile, 17 in play); the velo, still in hand, is anyone's
-    assert at(five, "side0_can_cards") == 0 and at(five, "side2_can_velo") == 1 and at(five, "side1_can_sevens") == 1
+    assert (
+        at(five, "side0_can_cards") == 0
+        and at(five, "side2_can_velo") == 1
+        and at(five, "side1_can_sevens") == 1
+    )
     # 6c 2o 5c (13): the next seat's hand is 3 of the 12 unseen cards; 4c, the four kings and 2c 2e
     # capture (7 of 12), the two deuces sweep
-    share = x[five, _col(THREE, "unseen_capture_share"): _col(THREE, "unseen_capture_share") + 4]
+    share = x[five, _col(THREE, "unseen_capture_share") : _col(THREE, "unseen_capture_share") + 4]
     np.testing.assert_allclose(share, [7 / 12, 2 / 12, 1 - 10 / 220, 1 - 120 / 220], rtol=1e-6)
     assert member.tolist() == [[a == c for a in range(40)] for c in (C("1e"), C("5c"), C("7o"))]
 
 
 def _play(eng: EscobaEngine, agent, rng: np.random.Generator, check=None) -> int:
-    """Play every game of ``eng`` to its end, ``agent`` in every seat; ``check(obs, masks, acts)`` per step."""
+    """Play every game of ``eng`` to its end, ``agent`` in every seat (None: random legal actions);
+    ``check(obs, masks, acts)`` after every step's choice."""
     steps = 0
     while not eng.done.all():
         live = np.flatnonzero(~eng.done)
         obs, masks = encode(eng, eng.to_act[live], live), action_masks(eng, eng.to_act[live], live)
-        acts = agent.act_batch(obs, masks) if agent is not None else np.array(
-            [rng.choice(np.flatnonzero(r)) for r in masks])
+        acts = (
+            agent.act_batch(obs, masks)
+            if agent is not None
+            else np.array([rng.choice(np.flatnonzero(r)) for r in masks])
+        )
         assert masks[np.arange(live.size), acts].all()
         if check is not None:
             check(obs, masks, acts)
@@ -131,7 +152,7 @@ def test_batched_inputs_equal_row_by_row_and_the_agent_plays_its_best_move(rules
     def check(obs, masks, acts):
         moves, x, member = table_inputs(obs, rules, masks)
         for i in range(len(obs)):
-            _, xi, mi = table_inputs(obs[i:i + 1], rules, masks[i:i + 1])
+            _, xi, mi = table_inputs(obs[i : i + 1], rules, masks[i : i + 1])
             lo, hi = moves.start[i], moves.start[i + 1]
             assert np.array_equal(x[lo:hi], xi) and np.array_equal(member[lo:hi], mi)
         with torch.no_grad():
@@ -158,17 +179,19 @@ def test_swapping_hidden_cards_changes_neither_inputs_nor_choice(rules):
         seat = eng.to_act[live]
         obs, masks = encode(eng, seat, live), action_masks(eng, seat, live)
         other = EscobaEngine(eng.num_games, rules, single_round=True)
-        other.__dict__.update({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in eng.__dict__.items()})
+        other.__dict__.update(
+            {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in eng.__dict__.items()}
+        )
         for g, s in zip(live, seat, strict=True):
             others = [t for t in range(rules.num_players) if t != s]
             hidden = [c for t in others for c in range(40) if int(other.hands[g, t]) >> c & 1]
-            hidden += [int(c) for c in other.deck[g, other.stock_pos[g]:]]
+            hidden += [int(c) for c in other.deck[g, other.stock_pos[g] :]]
             perm = list(rng.permutation(hidden))
             for t in others:
                 n = bin(int(other.hands[g, t])).count("1")
                 other.hands[g, t] = sum(1 << int(c) for c in perm[:n])
                 perm = perm[n:]
-            other.deck[g, other.stock_pos[g]:] = perm
+            other.deck[g, other.stock_pos[g] :] = perm
         assert (other.card_count() == 40).all()
         obs2, masks2 = encode(other, seat, live), action_masks(other, seat, live)
         assert np.array_equal(obs, obs2) and np.array_equal(masks, masks2)
@@ -215,14 +238,34 @@ def test_a_move_checkpoint_round_trips_and_checks_what_it_holds(tmp_path):
 
 
 def test_solo_fit_trains_a_table_move_network_from_search_values(tmp_path, capsys):
-    data = collect_labels(SearchAgent(TEAMS, seed=0, sims=16), [ExpertAgent(TEAMS), GreedyAgent(TEAMS)],
-                          TEAMS, 200, num_games=32, seed=3, values=True)
+    data = collect_labels(
+        SearchAgent(TEAMS, seed=0, sims=16),
+        [ExpertAgent(TEAMS), GreedyAgent(TEAMS)],
+        TEAMS,
+        200,
+        num_games=32,
+        seed=3,
+        values=True,
+    )
     labels = tmp_path / "teams.npz"
     save_labels(labels, data, TEAMS, teacher="search:sims=16")
     out = tmp_path / "move.pt"
     script = importlib.import_module("agents.training.solo_fit")
-    args = [str(labels), "--phase", "table", "--test", str(labels), "--epochs", "2", "--hidden", "16",
-            "--loss", "adv", "--out", str(out)]
+    args = [
+        str(labels),
+        "--phase",
+        "table",
+        "--test",
+        str(labels),
+        "--epochs",
+        "2",
+        "--hidden",
+        "16",
+        "--loss",
+        "adv",
+        "--out",
+        str(out),
+    ]
     assert script.main(args) == 0
     assert "epoch 2/2: adv" in capsys.readouterr().out
     agent = make_agent(f"checkpoint:{out}", rules=TEAMS)
@@ -236,7 +279,10 @@ def test_solo_fit_trains_a_table_move_network_from_search_values(tmp_path, capsy
     from tests.agents.test_solo_midgame import _script
 
     png = tmp_path / "curve.png"
-    assert _script("plot_solo_curve.py").main(["--phase", "table", "--checkpoint", str(out), "--out", str(png)]) == 0
+    assert (
+        _script("plot_solo_curve.py").main(["--phase", "table", "--checkpoint", str(out), "--out", str(png)])
+        == 0
+    )
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # with expert and the table's PPO network as lines
     before = out.read_bytes()
     assert script.main(args) == 2 and out.read_bytes() == before
@@ -247,23 +293,51 @@ REPRODUCE = Path(__file__).resolve().parents[2] / "scripts" / "reproduce_table_n
 
 
 def test_the_reproduction_script_rebuilds_a_tiny_network_and_resumes(tmp_path):
-    env = {**os.environ, "PYTHON": sys.executable, "CHUNKS": "1", "CHUNK": "60", "SIMS": "8",
-           "TEST_LABELS": "30", "EPOCHS": "1", "HIDDEN": "8"}
+    env = {
+        **os.environ,
+        "PYTHON": sys.executable,
+        "CHUNKS": "1",
+        "CHUNK": "60",
+        "SIMS": "8",
+        "TEST_LABELS": "30",
+        "EPOCHS": "1",
+        "HIDDEN": "8",
+    }
     out = tmp_path / "net"
-    done = subprocess.run(["bash", str(REPRODUCE), "2v2", str(out)], cwd=REPRODUCE.parents[1], env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        ["bash", str(REPRODUCE), "2v2", str(out)],
+        cwd=REPRODUCE.parents[1],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     ckpt = out / "move_2v2.pt"
     agent = load_checkpoint_agent(ckpt, rules=TEAMS)
     assert isinstance(agent, TableNetAgent) and agent.net.net_config()["hidden"] == [8]
     how = load_checkpoint(ckpt)["move_training"]
-    assert how["labels"] == [str(out / "labels" / "mid_1.npz")] and how["test"] == str(out / "labels" / "test.npz")
+    assert how["labels"] == [str(out / "labels" / "mid_1.npz")] and how["test"] == str(
+        out / "labels" / "test.npz"
+    )
     stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
-    again = subprocess.run(["bash", str(REPRODUCE), "2v2", str(out)], cwd=REPRODUCE.parents[1], env=env,
-                           capture_output=True, text=True, timeout=300)
+    again = subprocess.run(
+        ["bash", str(REPRODUCE), "2v2", str(out)],
+        cwd=REPRODUCE.parents[1],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert again.returncode == 0 and {p: p.stat().st_mtime_ns for p in stamps} == stamps  # every step skipped
-    bad = subprocess.run(["bash", str(REPRODUCE), "5p", str(out)], cwd=REPRODUCE.parents[1], env=env,
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        ["bash", str(REPRODUCE), "5p", str(out)],
+        cwd=REPRODUCE.parents[1],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "TABLE must be 3p or 2v2" in bad.stderr
 
 
@@ -276,11 +350,15 @@ def test_the_shipped_move_networks_play_their_table_only(spec, rules):
     assert _play(eng, agent, np.random.default_rng(0)) >= 16 * 36
     eng.reset(seed=5)
     obs, masks = encode(eng, eng.to_act), action_masks(eng, eng.to_act)
-    assert np.array_equal(agent.act_batch(obs, masks), make_agent(spec, rules=rules, seed=9).act_batch(obs, masks))
+    assert np.array_equal(
+        agent.act_batch(obs, masks), make_agent(spec, rules=rules, seed=9).act_batch(obs, masks)
+    )
     for other in (Rules(), THREE if rules == TEAMS else TEAMS):
         with pytest.raises(ValueError, match="trained for other rules"):
             make_agent(spec, rules=other)
     with pytest.raises(ValueError, match="no parameter"):
         make_agent(f"{spec}:sims=3", rules=rules)
-    how = load_checkpoint(package_file(MOVE_CHECKPOINTS[rules.num_players, rules.partnerships]))["move_training"]
+    how = load_checkpoint(package_file(MOVE_CHECKPOINTS[rules.num_players, rules.partnerships]))[
+        "move_training"
+    ]
     assert how["loss"] == "adv" and how["decisions"] > 0 and how["curve"]
