@@ -34,6 +34,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from functools import cache
 
 import numpy as np
 import torch
@@ -133,6 +134,7 @@ def batch_moves(start: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.nda
     return offsets + np.arange(counts.sum()), np.repeat(np.arange(len(rows)), counts)
 
 
+@cache
 def _suit_permutations(n: int) -> np.ndarray:
     """Return (6, n) column orders that permute copas, espadas and bastos in the five card blocks
     that start both phases' inputs.
@@ -152,14 +154,6 @@ def _suit_permutations(n: int) -> np.ndarray:
     return np.array(out)
 
 
-_PERMS: dict[int, np.ndarray] = {}
-
-
-def suit_permutations(n: int) -> np.ndarray:
-    """Return ``_suit_permutations(n)``, cached per input count."""
-    if n not in _PERMS:
-        _PERMS[n] = _suit_permutations(n)
-    return _PERMS[n]
 
 
 def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float, batch: int, loss: str,
@@ -187,7 +181,7 @@ def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float
             mi, br = batch_moves(d["moves"].start, rows)
             x = x_all[torch.as_tensor(mi)]
             if augment:
-                perms = suit_permutations(x.shape[1])
+                perms = _suit_permutations(x.shape[1])
                 x = x[:, torch.as_tensor(perms[rng.integers(len(perms))])]
             q = action_values(net(x), br, d["member"][mi], len(rows))
             legal = torch.as_tensor(legal_all[rows])
@@ -224,7 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--test", default=None, help="held-out labels, scored after every epoch")
     ap.add_argument("--plain", default=None,
                     help="the network that plays before the endgame (--phase endgame; default the shipped "
-                         "2-player network) or, --phase table, the table's network whose rules the move "
+                         "2-player plain network) or, --phase table, the table's network whose rules the "
+                         "move "
                          "network takes and which its checkpoint keeps (default: the shipped network of "
                          "the labels' table)")
     ap.add_argument("--phase", choices=tuple(PHASES), default="endgame",
