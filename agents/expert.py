@@ -85,7 +85,7 @@ def _live(counts: np.ndarray, total: int) -> np.ndarray:
     return ~decided
 
 
-def _hold_probability(u: np.ndarray, n: np.ndarray, h: np.ndarray) -> np.ndarray:
+def hold_probability(u: np.ndarray, n: np.ndarray, h: np.ndarray) -> np.ndarray:
     """Return P(a hand of ``h`` cards drawn from ``u`` unseen holds at least one of ``n`` cards)."""
     miss = np.ones(np.broadcast(u, n, h).shape)
     for i in range(3):
@@ -210,7 +210,7 @@ class ExpertAgent(Agent):
                             + 0.5 * weigh(union & ~inter, rep) + own_card, 0.0)
 
         def expected_best(gains, hand):
-            q = _hold_probability(u[:, None], n_v, hand[:, None]) * (gains > 0)
+            q = hold_probability(u[:, None], n_v, hand[:, None]) * (gains > 0)
             order = np.argsort(-gains, axis=1, kind="stable")
             g_sorted = np.take_along_axis(gains, order, axis=1)
             q_sorted = np.take_along_axis(q, order, axis=1)

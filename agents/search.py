@@ -38,16 +38,18 @@ never a fair opponent. It declares ``needs_state = True`` and must be given
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from math import comb
 
 import numpy as np
 
-from escoba_env.capture import CARD_VALUES, FIFTEEN, makes_fifteen, option_summary
+from escoba_env.capture import CARD_VALUES, FIFTEEN, half_keys, makes_fifteen, plain_summary
 from escoba_env.cards import JOKER_MASK, MAX_CARDS, NUM_CARDS, OROS, SEVENS, mask_values
-from escoba_env.engine import EscobaEngine, sample_actions, unpack_mask
+from escoba_env.engine import EscobaEngine, sample_actions
 
 from .base import Agent
+from .expert import hold_probability
 from .moves import (
     Moves,
     card_weights,
@@ -115,17 +117,24 @@ def rollout_actions(engine: EscobaEngine, rng: np.random.Generator, epsilon: flo
     seat's actual hand in the engine (exact), ``"none"``: 1 for any sweepable total. In a capture
     choice it names the most valuable legal table card. With probability ``epsilon`` a uniformly
     random legal action is played instead. ``policy="random"``: uniform over legal actions.
+
+    This is the inner loop of every search agent, so what depends only on the game (the table's
+    capture keys, the unseen cards, the next hand's size) is computed once per game and gathered
+    for its (up to three) cards, and the hypergeometric sweep probability and the capture-choice
+    priority are table look-ups; ``tests/agents/test_search_pinned.py`` pins that every action
+    is the one the straightforward per-card formula gives.
     """
+    if threat not in THREATS:
+        raise ValueError(f"threat must be one of {THREATS}, got {threat!r}")
     n = engine.num_games
     legal = engine.legal
     if policy == "random":
         return sample_actions(legal, rng.random(n))
     w = ROLLOUT_WEIGHTS if weights is None else weights
-    rows = np.arange(engine.num_games)
+    rows = np.arange(n)
     seat = engine.to_act
     hand = engine.hands[rows, seat]
     table = engine.table
-    t_sum = table_sums(table)
     # The (up to three) cards of each hand, then only the (game, card) pairs that exist.
     cards = np.empty((n, 3), np.int64)
     h = hand.copy()
@@ -137,15 +146,19 @@ def rollout_actions(engine: EscobaEngine, rng: np.random.Generator, epsilon: flo
     jokers = engine.rules.jokers > 0
     card_w = _card_weight_table(w)
     cw = card_w[c]
+    w_joker = w.get("joker", 0.0) if jokers else 0.0  # no joker is ever in a mask without jokers
 
     def weigh(m):
-        return card_weights(m, w["velo"], w["seven"], w["oro"], w["card"], w_joker=w.get("joker", 0.0))
+        return card_weights(m, w["velo"], w["seven"], w["oro"], w["card"], w_joker=w_joker)
 
     if not jokers:
         v = c // 4 + 1
-        count, union, inter = option_summary(table[r], FIFTEEN - v)
+        # The table's capture keys once per game; union and intersection are only read where the
+        # card captures (``gain`` below), so plain_summary's unmasked values serve.
+        kl, kh = half_keys(table)
+        count, union, inter = plain_summary(table[r], FIFTEEN - v, keys=(kl[r], kh[r]))
         capture = count > 0
-        ts = t_sum[r]
+        ts = table_sums(table)[r]
         escoba = capture & (ts + v == FIFTEEN)
         # Any option of a capture takes 15 - v of value, so the total left is known without the option.
         left_sum = np.where(capture, ts - (FIFTEEN - v), ts + v)
@@ -166,43 +179,80 @@ def rollout_actions(engine: EscobaEngine, rng: np.random.Generator, epsilon: flo
     if threat != "none":
         nxt = seat + 1
         nxt[nxt == engine.num_players] = 0
-        opp = engine.hands[rows, nxt][r]
+        opp_hand = engine.hands[rows, nxt]
         if not jokers:
             shift = (4 * np.clip(need - 1, 0, 9)).astype(np.uint64)
     if threat == "peek":
         # Inside a world the next seat's hand is known: a table it would sweep is avoided exactly.
+        opp = opp_hand[r]
         p_sweep = sweepable & ((((opp >> shift) & _NIB) if not jokers else (opp & sweep_cards)) != 0)
     elif threat == "count":
         # What the actor can count: cards in no pile, not on the table and not in its own hand.
-        full = np.uint64((1 << engine.rules.num_cards) - 1)
-        unseen = (full & ~(np.bitwise_or.reduce(engine.piles, axis=1) | table | hand))[r]
-        u = np.bitwise_count(unseen).astype(np.int64)
+        seen = table | hand
+        for k in range(engine.num_players):
+            seen = seen | engine.piles[:, k]
+        unseen_g = np.uint64((1 << engine.rules.num_cards) - 1) & ~seen
+        unseen = unseen_g[r]
+        u = np.bitwise_count(unseen_g)[r]
         n_need = np.bitwise_count(((unseen >> shift) & _NIB) if not jokers else (unseen & sweep_cards))
-        n_need = n_need.astype(np.int64)
-        h_opp = np.bitwise_count(opp).astype(np.int64)
-        h_opp = np.where(h_opp > 0, h_opp, np.where(engine.stock_pos[r] < engine.rules.num_cards, 3, 0))
-        miss = np.ones(len(r))
-        for i in range(3):
-            miss = np.where(i < h_opp, miss * np.clip(u - n_need - i, 0, None) / np.maximum(u - i, 1), miss)
-        p_sweep = sweepable * (1.0 - miss)
-    elif threat == "none":
-        p_sweep = sweepable * 1.0
+        h_opp = np.bitwise_count(opp_hand).astype(np.int64)
+        h_opp = np.where(h_opp > 0, h_opp, np.where(engine.stock_pos < engine.rules.num_cards, 3, 0))
+        p_sweep = sweepable * _SWEPT[u, n_need, h_opp[r]]
     else:
-        raise ValueError(f"threat must be one of {THREATS}, got {threat!r}")
-    gain = 10.0 + w["escoba"] * escoba + weigh(inter) + 0.5 * weigh(union & ~inter) + cw
-    score_flat = np.where(capture, gain, -cw) - w["sweep"] * p_sweep
+        p_sweep = sweepable * 1.0
+    # A capture's value, on the capturing cards only (union and intersection are unset elsewhere).
+    cap = np.nonzero(capture)[0]
+    inter, union = inter[cap], union[cap]
+    value = -cw
+    value[cap] = 10.0 + w["escoba"] * escoba[cap] + weigh(inter) + 0.5 * weigh(union & ~inter) + cw[cap]
     score = np.full((n, 3), _NEG)
-    score[r, j] = score_flat
-    actions = np.take_along_axis(cards, score.argmax(axis=1)[:, None], axis=1)[:, 0]
+    score[r, j] = value - w["sweep"] * p_sweep
+    # The best card of each hand, ties to the first (argmax over three columns).
+    s0, s1, s2 = score[:, 0], score[:, 1], score[:, 2]
+    second = s1 > s0
+    third = s2 > np.where(second, s1, s0)
+    actions = cards[rows, np.where(third, 2, second.astype(np.int64))]
     pend = np.nonzero(engine.pending >= 0)[0]
     if pend.size:
-        nc = engine.rules.num_cards
-        bits = unpack_mask(legal[pend], nc).astype(np.float64)
-        actions[pend] = np.argmax(bits * (_take_priority(w)[:nc] + 1.0), axis=1)
+        actions[pend] = _most_valuable_take(legal[pend], w)
     if epsilon > 0:
         explore = rng.random(n) < epsilon
         actions = np.where(explore, sample_actions(legal, rng.random(n)), actions)
     return actions
+
+
+_SWEPT = hold_probability(*np.meshgrid(np.arange(MAX_CARDS + 1), np.arange(MAX_CARDS + 1), np.arange(4),
+                                       indexing="ij"))
+"""``_SWEPT[u, k, h]``: the probability that a hand of ``h`` cards drawn from ``u`` unseen cards holds
+one of the ``k`` that sweep (the expert's ``hold_probability``, the same float operations, tabulated)."""
+
+
+@functools.cache
+def _take_tables(key: tuple) -> tuple[list[np.ndarray], np.ndarray]:
+    """Return (three 16-bit chunk tables mapping a card mask to the mask of its cards' ranks, the card
+    id of each rank) for the capture-choice priority of weights ``dict(key)``: rank 0 is the most
+    valuable card, ties to the lowest id (what ``argmax`` over the priorities picks)."""
+    prio = _take_priority(dict(key)) + 1.0
+    order = np.lexsort((np.arange(MAX_CARDS), -prio))
+    rank = np.empty(MAX_CARDS, np.uint64)
+    rank[order] = np.arange(MAX_CARDS, dtype=np.uint64)
+    x = np.arange(1 << 16, dtype=np.uint64)
+    chunks = []
+    for k in range(3):
+        t = np.zeros(1 << 16, np.uint64)
+        for i in range(min(16, MAX_CARDS - 16 * k)):
+            t |= ((x >> np.uint64(i)) & _U1) << rank[16 * k + i]
+        chunks.append(t)
+    return chunks, order
+
+
+def _most_valuable_take(legal: np.ndarray, w: dict[str, float]) -> np.ndarray:
+    """Return, per legal mask of a capture choice, its most valuable card (``_take_priority``; ties to
+    the lowest id; 0 for an empty mask): three look-ups and the lowest set bit, for any number of masks."""
+    (t0, t1, t2), order = _take_tables(tuple(sorted(w.items())))
+    ranks = t0[legal & _M16] | t1[(legal >> np.uint64(16)) & _M16] | t2[(legal >> np.uint64(32)) & _M16]
+    best = np.minimum(np.bitwise_count((ranks & (~ranks + _U1)) - _U1), MAX_CARDS - 1)
+    return np.where(ranks != 0, order[best], 0)
 
 
 _CARD_WEIGHT_CACHE: dict[tuple, np.ndarray] = {}

@@ -175,15 +175,25 @@ def option_summary(table: np.ndarray, target: np.ndarray):
     return count, union, inter
 
 
-def plain_summary(table: np.ndarray, t: np.ndarray):
+def half_keys(table: np.ndarray):
+    """Return the half keys of contiguous uint64 table masks, for ``plain_summary(..., keys=)``.
+
+    A caller asking several sums of the same tables (one per card in a hand) computes the keys
+    once per table and gathers them, instead of once per query.
+    """
+    return _half_keys(table)
+
+
+def plain_summary(table: np.ndarray, t: np.ndarray, keys=None):
     """``option_summary`` for a contiguous uint64 ``table`` and int64 sums in 0..15 (15: none).
 
     Union and intersection are garbage where the count is 0 (the engine never reads them there).
     A sum splits into a low-half part ``a`` and a high-half part ``t - a``; the lowest feasible
     split of every game is read at once, and the few games with more splits are completed by a
-    loop over split ranks (never over games).
+    loop over split ranks (never over games). ``keys``: ``half_keys(table)``, when the caller has
+    them already.
     """
-    kl, kh = _half_keys(table)
+    kl, kh = _half_keys(table) if keys is None else keys
     feasible = _LOW_REACH[kl >> 4] & _HIGH_COMP[kh + t]
     low = feasible & -feasible
     # a = index of the lowest feasible split; 64 (no split) is clipped to the empty column 15.
