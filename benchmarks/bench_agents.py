@@ -15,15 +15,25 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import sys
 import time
 
-import numpy as np
+# The checkout this script is in, before an installed copy: two worktrees compare two versions.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from agents.registry import make_agent
-from agents.search import SearchAgent
-from escoba_env import EscobaEngine, Rules
-from escoba_env.cli import OneLineParser, add_rules_arguments, guarded_main, positive_int, rules_from_args
-from escoba_env.observation import action_masks, encode
+import numpy as np  # noqa: E402
+
+from agents.registry import make_agent  # noqa: E402
+from agents.search import SearchAgent  # noqa: E402
+from escoba_env import EscobaEngine, Rules  # noqa: E402
+from escoba_env.cli import (  # noqa: E402
+    OneLineParser,
+    add_rules_arguments,
+    guarded_main,
+    positive_int,
+    rules_from_args,
+)
+from escoba_env.observation import action_masks, encode  # noqa: E402
 
 
 def positions(rules: Rules, count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
