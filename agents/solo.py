@@ -193,12 +193,18 @@ def endgame_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray) -> tuple[Mo
     return a["moves"], x, a["member"]
 
 
-def _after_moves(obs: np.ndarray, rules: Rules, masks: np.ndarray) -> dict[str, Any]:
-    """Return every legal move of 2-player observations and the position each leaves (card masks
-    per move: ``hand_after``, ``table_after``, ``captured``, ``card_bit``, the observer's
-    ``unseen`` cards, both capture ``piles`` after it, and ``escoba``, ``took``, ``escoba_diff``,
-    ``last`` (who captured last after it: 0 observer, 1 other, -1 nobody), ``stock`` (cards left in
-    the stock), ``other_hand`` (its size), ``moves`` and ``member`` (``endgame_inputs``))."""
+def positions_after_moves(obs: np.ndarray, rules: Rules, masks: np.ndarray) -> dict[str, Any]:
+    """Return every legal move of observations of the seat to act and the position each leaves.
+
+    The part of the move networks' inputs that every table shares (``neural-solo`` here, the
+    3-player and 2v2 move networks in ``agents.tablenet``), batched over all rows and moves. Per
+    move (arrays of length M): ``planes`` and ``scalars`` of its row (``observation_masks``,
+    ``observation_scalars``), card masks ``hand_after``, ``table_after``, ``captured``,
+    ``card_bit`` and the observer's ``unseen`` cards, ``took`` and ``escoba``, ``last`` (the seat
+    that captured last after it, relative to the observer; -1 nobody), and ``member``, bool (M, 40):
+    the actions the move can start with (its card, or during a capture choice the legal table cards
+    of its option); ``moves``, the ``agents.moves.Moves``.
+    """
     obs = np.asarray(obs, np.float32)
     if obs.ndim != 2 or obs.shape[1] != obs_layout(rules).size:
         raise ValueError(f"observations must have shape (K, {obs_layout(rules).size}), got {obs.shape}")
@@ -207,22 +213,30 @@ def _after_moves(obs: np.ndarray, rules: Rules, masks: np.ndarray) -> dict[str, 
     moves = enumerate_moves(obs, rules, planes)
     r, card, opt = moves.row, moves.card, moves.option
     p = planes[r]
+    scalars = {k: v[r] for k, v in sc.items()}
     hand, table = p[:, PLANE["hand"]], p[:, PLANE["table"]]
-    mine, theirs = p[:, PLANE["piles"]], p[:, PLANE["piles"] + 1]
     cbit = bit(card)
     took = opt != _ZERO
     table_after = np.where(took, table & ~opt, table | cbit)
-    captured = np.where(took, opt | cbit, _ZERO)
-    escoba = took & (table_after == _ZERO)
-    esc = sc["escobas"][r]
-    phase = sc["capture_phase"][r]
-    legal = masks_to_uint64(masks)[r]
-    return {"moves": moves, "member": _bits(np.where(phase, opt & legal, cbit)) > 0,
-            "hand_after": hand & ~cbit, "table_after": table_after, "captured": captured, "card_bit": cbit,
-            "unseen": p[:, PLANE["unseen"]], "my_pile": mine | captured, "other_pile": theirs,
-            "escoba": escoba, "took": took, "escoba_diff": esc[:, 0] + escoba - esc[:, 1],
-            "last": np.where(took, 0, sc["last_capturer"][r]), "stock": sc["stock"][r],
-            "other_hand": sc["hand_sizes"][r, 1]}
+    legal = masks_to_uint64(np.asarray(masks))[r]
+    return {"moves": moves, "planes": p, "scalars": scalars,
+            "member": _bits(np.where(scalars["capture_phase"], opt & legal, cbit)) > 0,
+            "hand_after": hand & ~cbit, "table_after": table_after,
+            "captured": np.where(took, opt | cbit, _ZERO), "card_bit": cbit, "unseen": p[:, PLANE["unseen"]],
+            "took": took, "escoba": took & (table_after == _ZERO),
+            "last": np.where(took, 0, scalars["last_capturer"])}
+
+
+def _after_moves(obs: np.ndarray, rules: Rules, masks: np.ndarray) -> dict[str, Any]:
+    """Return ``positions_after_moves`` of 2-player observations with what ``neural-solo`` adds: both
+    capture ``piles`` after the move (``my_pile``, ``other_pile``), ``escoba_diff``, ``stock`` (cards
+    left in the stock) and ``other_hand`` (its size)."""
+    a = positions_after_moves(obs, rules, masks)
+    p, sc = a["planes"], a["scalars"]
+    esc = sc["escobas"]
+    return {**a, "my_pile": p[:, PLANE["piles"]] | a["captured"], "other_pile": p[:, PLANE["piles"] + 1],
+            "escoba_diff": esc[:, 0] + a["escoba"] - esc[:, 1], "stock": sc["stock"],
+            "other_hand": sc["hand_sizes"][:, 1]}
 
 
 def _common_scalars(a: dict[str, Any]) -> list[np.ndarray]:

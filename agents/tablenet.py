@@ -51,12 +51,20 @@ from escoba_env.observation import PLANE
 from escoba_env.rules import Rules
 
 from .base import Agent
-from .moves import best_per_row, bit, enumerate_moves, masks_to_uint64, move_actions
+from .moves import best_per_row, move_actions
 from .neural import check_compatible, checkpoint_dict, load_checkpoint
-from .solo import _SLOT, EndgameNet, _bits, _hidden_replies, _pile, _slots, build_endgame_net
-from .worlds import obs_layout, observation_masks, observation_scalars
+from .solo import (
+    _SLOT,
+    EndgameNet,
+    _bits,
+    _hidden_replies,
+    _pile,
+    _slots,
+    build_endgame_net,
+    positions_after_moves,
+)
+from .worlds import obs_layout
 
-_ZERO = np.uint64(0)
 _SIZE = np.array([40, 10, 4, 1], np.float32)
 _CATS = ("cards", "oros", "sevens", "velo")
 _BLOCKS = ("hand_after", "unseen", "table_after", "card", "captured")
@@ -101,33 +109,21 @@ def table_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray):
     Batched over all rows and moves: a fixed number of NumPy calls, no loop over positions.
     """
     check_table_rules(rules)
-    obs = np.asarray(obs, np.float32)
-    if obs.ndim != 2 or obs.shape[1] != obs_layout(rules).size:
-        raise ValueError(f"observations must have shape (K, {obs_layout(rules).size}), got {obs.shape}")
     s, p = rules.num_sides, rules.num_players
-    planes = observation_masks(obs, rules)
-    sc = observation_scalars(obs, rules, planes)
-    moves = enumerate_moves(obs, rules, planes)
-    r, card, opt = moves.row, moves.card, moves.option
-    pl = planes[r]
-    hand, table, unseen = pl[:, PLANE["hand"]], pl[:, PLANE["table"]], pl[:, PLANE["unseen"]]
-    cbit = bit(card)
-    took = opt != _ZERO
-    table_after = np.where(took, table & ~opt, table | cbit)
-    captured = np.where(took, opt | cbit, _ZERO)
-    escoba = took & (table_after == _ZERO)
-    hand_after = hand & ~cbit
+    a = positions_after_moves(obs, rules, masks)
+    pl, sc = a["planes"], a["scalars"]
+    hand_after, table_after, unseen = a["hand_after"], a["table_after"], a["unseen"]
+    captured, escoba, took, last = a["captured"], a["escoba"], a["took"], a["last"]
     side_of = [rules.side_of(seat) for seat in range(p)]
     piles = []
     for side in range(s):
-        m = np.zeros(len(r), np.uint64)
+        m = np.zeros(len(pl), np.uint64)
         for seat in range(p):
             if side_of[seat] == side:
                 m |= pl[:, PLANE["piles"] + seat]
         piles.append(m | captured if side == 0 else m)
-    esc = sc["escobas"][r][:, :s].astype(np.float32)
+    esc = sc["escobas"][:, :s].astype(np.float32)
     esc[:, 0] += escoba
-    last = np.where(took, 0, sc["last_capturer"][r])
     live = _pile(hand_after | unseen | table_after)
     counts = np.stack([_pile(m) * _SIZE for m in piles])  # (S, M, 4)
     live_n = live * _SIZE
@@ -135,7 +131,7 @@ def table_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray):
     for side in range(s):
         others = np.max(np.delete(counts, side, axis=0), axis=0)
         flags += [counts[side] > _SIZE / 2, counts[side] + live_n > others]
-    sizes = sc["hand_sizes"][r]
+    sizes = sc["hand_sizes"]
     cols = []
     for side in range(s):
         cols += [_pile(piles[side]), esc[:, side]]
@@ -145,7 +141,7 @@ def table_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray):
         ~took,
         np.bitwise_count(hand_after).astype(np.float32) / 3.0,
         sizes[:, 1:p] / 3.0,
-        sc["stock"][r] / 30.0,
+        sc["stock"] / 30.0,
         live,
         *flags,
         _hidden_replies(unseen, sizes[:, 1], table_after),
@@ -153,12 +149,10 @@ def table_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray):
     ]
     scal = np.column_stack(cols).astype(np.float32)
     x = np.concatenate(
-        [_bits(hand_after), _bits(unseen), _bits(table_after), _bits(cbit), _bits(captured), scal], axis=1
+        [_bits(hand_after), _bits(unseen), _bits(table_after), _bits(a["card_bit"]), _bits(captured), scal],
+        axis=1,
     )
-    phase = sc["capture_phase"][r]
-    legal = masks_to_uint64(np.asarray(masks))[r]
-    member = _bits(np.where(phase, opt & legal, cbit)) > 0
-    return moves, x, member
+    return a["moves"], x, a["member"]
 
 
 class TableNetAgent(Agent):
