@@ -217,8 +217,9 @@ def project_version() -> str | None:
 
 
 def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
-              reference: dict[str, dict] | None, times: dict | None) -> dict:
-    """Return the card of a played card tournament (plain data, JSON-ready)."""
+              reference: dict[str, dict] | None, times: dict | None, git: dict | None = None) -> dict:
+    """Return the card of a played card tournament (plain data, JSON-ready); ``git``: the source
+    state taken when the run started (default: now)."""
     from ..tournament import analysis
     from ..tournament.report import _clean, git_state, versions
     from .protocol import deal_set_digest
@@ -262,7 +263,7 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
         "decision_time": times,
         "project_version": project_version(),
         "versions": versions(),
-        "git": git_state(),
+        "git": git_state() if git is None else git,
         "machine": machine(),
         "timing": {"wall_s": round(run.wall_s, 3), "cpu_s": round(run.cpu_s, 3)},
         "per_deal": per_deal,
@@ -357,9 +358,12 @@ def run_card(spec: str, *, version: str = "v1", table: str = "2p", quick: bool =
     if path.suffix != ".json":
         raise ValueError(f"--out must name a .json file, got {str(path)!r}")
     reference = load_reference(version, table, quick)
+    from ..tournament.report import git_state
+
+    source = git_state()  # the source this process loaded: a card plays for hours
     run, journal = play(config, path, resume=resume, overwrite=overwrite, progress=progress)
     times = decision_times(spec, config, timing_deals) if timing_deals else None
-    card = card_dict(run, version, table, quick, reference, times)
+    card = card_dict(run, version, table, quick, reference, times, git=source)
     write_atomic(path, card)
     journal.remove()
     return card, path

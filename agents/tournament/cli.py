@@ -286,6 +286,7 @@ def run_and_report(config, *, out: str, plot: bool = True, progress: bool = Fals
         if writer is not None:
             writer.add(block)
 
+    source = report.git_state()  # the source this process loaded, before hours of play
     try:
         run = run_tournament(config, progress=progress, record=writer is not None, on_block=on_block,
                              finished=finished, cheating=cheating)
@@ -299,7 +300,7 @@ def run_and_report(config, *, out: str, plot: bool = True, progress: bool = Fals
     agents = analysis.agent_stats(run)
     ratings = analysis.fit_ratings(run)
     print(report.table(run, pairs, agents, ratings))
-    results = report.results_dict(run, pairs, agents, ratings)
+    results = report.results_dict(run, pairs, agents, ratings, git=source)
     files = [report.write_json(prefix, results), *report.write_csv(prefix, pairs, agents, ratings)]
     if plot:
         files.append(report.write_plot(prefix, run, pairs, ratings))

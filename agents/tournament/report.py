@@ -71,8 +71,13 @@ def config_dict(run: TournamentRun) -> dict:
     }
 
 
-def results_dict(run: TournamentRun, pairs: list[dict], agents: list[dict], ratings: list[dict]) -> dict:
-    """Return everything a results file holds (config, seeds, versions, commit, statistics)."""
+def results_dict(run: TournamentRun, pairs: list[dict], agents: list[dict], ratings: list[dict],
+                 git: dict | None = None) -> dict:
+    """Return everything a results file holds (config, seeds, versions, commit, statistics).
+
+    ``git``: ``git_state()`` taken when the run started (the source its process loaded); a run of
+    hours would otherwise record whatever the checkout holds when it ends.
+    """
     c = run.config
     return _clean({
         "format": "escoba-evaluation/1",
@@ -82,7 +87,7 @@ def results_dict(run: TournamentRun, pairs: list[dict], agents: list[dict], rati
                   "agents": "agents.tournament.runner.agent_seed(seed, lineup specs, block, position), "
                             "re-seeded at the start of every block"},
         "versions": versions(),
-        "git": git_state(),
+        "git": git_state() if git is None else git,
         "timing": {"wall_s": round(run.wall_s, 3), "cpu_s": round(run.cpu_s, 3)},
         "pairs": pairs,
         "agents": agents,

@@ -300,3 +300,19 @@ def test_the_trainer_refuses_a_fixed_weight_without_an_agent():
     with pytest.raises(ValueError, match="eval_opponents"):
         check_config(Config(eval_opponents=("search",)))
     check_config(Config(opp_fixed=1.0, fixed_opponent="search", eval_opponents=("search",)))
+
+
+def test_a_card_names_the_source_it_started_from(tiny, tmp_path, monkeypatch):
+    """A card plays for hours: the commit it records is the one its process loaded, not whatever the
+    checkout holds when the file is written (a fake git state that changes once play starts)."""
+    from agents.tournament import report, runner
+
+    started = []
+    monkeypatch.setattr(report, "git_state",
+                        lambda: {"commit": "after" if started else "before", "dirty": False})
+    real_run = runner.run_task
+    monkeypatch.setattr(runner, "run_task", lambda t: started.append(t) or real_run(t))
+    out = tmp_path / "card.json"
+    assert main(["card", "greedy", "--version", "t0", "--out", str(out), "--workers", "1",
+                 "--no-progress", "--timing-deals", "0"]) == 0
+    assert started and json.loads(out.read_text())["git"] == {"commit": "before", "dirty": False}

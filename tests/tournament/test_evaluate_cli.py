@@ -144,3 +144,20 @@ def test_cli_bad_input_gives_one_clear_error_line_and_no_traceback(bad_runs, cas
     assert lines[0].startswith("evaluate.py: error: ")
     assert needle in lines[0]
     assert r.stdout == ""
+
+
+def test_the_results_name_the_source_the_run_started_from(tmp_path, monkeypatch):
+    """A tournament can run for hours: its results record the commit its process loaded, not whatever
+    the checkout holds when they are written (a fake git state that changes once play starts)."""
+    from agents.tournament import cli, report, runner
+
+    started = []
+    monkeypatch.setattr(report, "git_state",
+                        lambda: {"commit": "after" if started else "before", "dirty": False})
+    real_run = runner.run_task
+    monkeypatch.setattr(runner, "run_task", lambda t: started.append(t) or real_run(t))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--agents", "random", "greedy", "--rounds", "4", "--block-deals", "2", "--workers", "1",
+                     "--no-progress", "--no-plot", "--out", "res"]) == 0
+    assert started and json.loads((tmp_path / "res.json").read_text())["git"] == {"commit": "before",
+                                                                                  "dirty": False}
