@@ -15,6 +15,8 @@ EPILOG = """examples:
   escoba-bench card neural-solo --table 2p --out results/neural-solo-card.json
   escoba-bench digest                              # the deal sets' digests
   escoba-bench leaderboard                         # regenerate docs/leaderboard.md from the cards
+  escoba-bench todo                                # which full cards the leaderboard still lacks
+  escoba-bench todo --run --workers 16             # play them all, resuming any unfinished one
 """
 
 
@@ -95,6 +97,18 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("--page", default="docs/leaderboard.md", help="page to write")
     lb.add_argument("--check", action="store_true",
                     help="write nothing: fail if the page is not what the card files give")
+    td = sub.add_parser("todo", help="list the cards of every baseline and shipped agent the leaderboard "
+                        "lacks; with --run, play them", formatter_class=DefaultsFormatter)
+    td.add_argument("--version", default="v1", help=f"protocol version ({versions})")
+    td.add_argument("--table", nargs="+", choices=TABLES, default=None, help="tables (default: all)")
+    td.add_argument("--quick", action="store_true", help="the --quick cards instead of the full ones")
+    td.add_argument("--dir", default="benchmarks/leaderboard", help="folder of card files")
+    td.add_argument("--page", default="docs/leaderboard.md", help="page rewritten after each card (--run)")
+    td.add_argument("--run", action="store_true",
+                    help="play every card not done, in the listed order, resuming unfinished ones")
+    td.add_argument("--workers", type=_positive, default=min(2, os.cpu_count() or 1), metavar="N",
+                    help="processes of each card; the numbers do not depend on it")
+    td.add_argument("--no-progress", dest="progress", action="store_false", help="no progress bar")
     return p
 
 
@@ -132,6 +146,8 @@ def _main(argv: list[str] | None) -> int:
         print(f"wrote {page}")
         return 0
     protocol(args.version)  # an unknown version fails before anything runs
+    if args.command == "todo":
+        return _todo(args)
     if args.command == "panel" and args.from_cards:
         from .card import panel_from_cards, panel_reference_path, write_atomic
         from .leaderboard import load_cards
@@ -179,6 +195,40 @@ def _main(argv: list[str] | None) -> int:
                           progress=args.progress, timing_deals=args.timing_deals)
     print(headline_text(card))
     print(f"\nwall {card['timing']['wall_s']:.1f} s; wrote {path}")
+    return 0
+
+
+def _todo(args: argparse.Namespace) -> int:
+    """List the expected cards and their state; with ``--run``, play the ones not done."""
+    from .leaderboard import load_cards, render, todo
+
+    tables = tuple(args.table) if args.table else None
+    rows = todo(Path(args.dir), args.version, args.quick, tables)
+    kind = "quick" if args.quick else "full"
+    for r in rows:
+        state = {"done": "done", "missing": "missing",
+                 "started": f"started: {r['blocks']} of {r['total']} blocks in its journal"}[r["state"]]
+        print(f"{r['table']:<4} {r['agent']:<16} {state}")
+    left = [r for r in rows if r["state"] != "done"]
+    print(f"{len(rows) - len(left)} of {len(rows)} {kind} cards done in {args.dir}")
+    if not args.run:
+        for r in left[:1]:
+            flags = (" --quick" if args.quick else "") + (" --resume" if r["state"] == "started" else "")
+            print(f"next: escoba-bench card {r['agent']} --table {r['table']} --out {r['path']}{flags}  "
+                  "(or: escoba-bench todo --run)")
+        return 0
+    from .card import headline_text, run_card
+
+    page = Path(args.page)
+    for r in left:
+        print(f"\n== {r['table']} {r['agent']} ({kind} card)", flush=True)
+        card, path = run_card(r["agent"], version=args.version, table=r["table"], quick=args.quick,
+                              out=r["path"], resume=r["state"] == "started", workers=args.workers,
+                              progress=args.progress)
+        print(headline_text(card))
+        print(f"wall {card['timing']['wall_s']:.1f} s; wrote {path}")
+        page.write_text(render(load_cards(Path(args.dir))), encoding="utf-8")
+        print(f"wrote {page}", flush=True)
     return 0
 
 

@@ -16,6 +16,24 @@ from .card import CARD_FORMAT
 from .protocol import deal_set_digest, protocol
 
 LEADERBOARD_DIR = Path("benchmarks/leaderboard")
+EXPECTED = {
+    "2p": ("random", "greedy", "expert", "search", "hybrid", "neural-solo", "neural-2p", "neural-2p-plain"),
+    "3p": ("random", "greedy", "expert", "search", "strong-3p", "neural-3p", "neural-3p-move"),
+    "2v2": ("random", "greedy", "expert", "search", "strong-2v2", "neural-2v2", "neural-2v2-move"),
+}
+"""Per table, every baseline and shipped agent the leaderboard holds a card of (``escoba-bench todo``)."""
+NOT_CARDED = {
+    "oracle": "a cheating reference: it sees the hidden cards",
+    "endgame": "expert's midgame with the exact 2-player endgame: a component of hybrid (model card)",
+    "guided": "a search variant with network-played rollouts, measured in the model card",
+    "openspiel-ismcts": "another library's bot behind an adapter (the [openspiel] extra)",
+    "neural": "an alias of neural-2p",
+    "hybrid": "at 3p and 2v2 it is strong-3p / strong-2v2 (the same agent, 1,000 rollouts)",
+    "checkpoint": "a file, not a shipped agent",
+    "sb3": "a file, not a shipped agent",
+    "python": "a user's factory, not a shipped agent",
+}
+"""Registry names without a card at a table they play, and why (a test keeps both lists complete)."""
 PAGE = Path("docs/leaderboard.md")
 REQUIRED = ("protocol", "table", "agent", "quick", "headline", "opponents", "rating", "deal_set",
             "project_version", "machine", "per_deal")
@@ -123,3 +141,40 @@ def write_page(directory: Path = LEADERBOARD_DIR, page: Path = PAGE) -> Path:
     """Validate every card of ``directory`` and write the page; return its path."""
     page.write_text(render(load_cards(directory)), encoding="utf-8")
     return page
+
+
+def card_path(directory: Path, version: str, table: str, spec: str, quick: bool) -> Path:
+    """Return where the leaderboard keeps a card: ``DIR/bench-<v>-<table>-<spec>[-quick].json``."""
+    from .card import slug
+
+    v = protocol(version).version
+    return Path(directory) / f"bench-{v}-{table}-{slug(spec)}{'-quick' if quick else ''}.json"
+
+
+def todo(directory: Path = LEADERBOARD_DIR, version: str = "v1", quick: bool = False,
+         tables: tuple[str, ...] | None = None) -> list[dict]:
+    """Return, for every expected card (``EXPECTED``), its path and state: ``done`` (a card file),
+    ``started`` (a journal with ``blocks`` of ``total`` finished) or ``missing``."""
+    from ..tournament.journal import Journal, journal_path, run_key
+    from ..tournament.runner import make_tasks
+    from .card import card_config
+
+    p = protocol(version)
+    rows = []
+    for table in tables or tuple(EXPECTED):
+        p.table(table)
+        for spec in EXPECTED[table]:
+            path = card_path(directory, version, table, spec, quick)
+            config = card_config(spec, version, table, quick=quick)
+            row = {"table": table, "agent": spec, "path": path, "total": len(make_tasks(config)), "blocks": 0}
+            jpath = journal_path(path.with_suffix(""))
+            if path.is_file():
+                row["state"] = "done"
+                row["blocks"] = row["total"]
+            elif jpath.is_file():
+                row["state"] = "started"
+                row["blocks"] = len(Journal(jpath, run_key(config, record=False)).load())
+            else:
+                row["state"] = "missing"
+            rows.append(row)
+    return rows

@@ -316,3 +316,60 @@ def test_a_card_names_the_source_it_started_from(tiny, tmp_path, monkeypatch):
     assert main(["card", "greedy", "--version", "t0", "--out", str(out), "--workers", "1",
                  "--no-progress", "--timing-deals", "0"]) == 0
     assert started and json.loads(out.read_text())["git"] == {"commit": "before", "dirty": False}
+
+
+def test_every_baseline_and_shipped_agent_has_a_card_or_a_reason_not_to():
+    """``escoba-bench todo`` lists ``EXPECTED``: every registry name that plays a table is expected
+    there or named in ``NOT_CARDED`` with its reason, so a newly shipped agent cannot be forgotten."""
+    from agents.bench.leaderboard import EXPECTED, NOT_CARDED
+    from agents.registry import make_agent, names
+
+    for table, expected in EXPECTED.items():
+        rules = protocol("v1").table(table).rules()
+        assert set(protocol("v1").table(table).panel) <= set(expected)
+        for name in names():
+            try:
+                make_agent(name, rules=rules)
+            except (ValueError, TypeError, ImportError):
+                assert name not in expected, f"{name} is expected at {table} but does not play there"
+                continue
+            assert name in expected or name in NOT_CARDED, f"{name} plays {table}: a card or a reason"
+    assert not set(NOT_CARDED) - set(names())
+
+
+def test_todo_lists_what_is_missing_and_runs_it(tiny, tmp_path, monkeypatch, capsys):
+    from agents.bench import leaderboard
+    from agents.tournament import runner
+
+    monkeypatch.setitem(leaderboard.EXPECTED, "2p", ("greedy", "expert"))
+    cards, page = tmp_path / "lb", tmp_path / "page.md"
+    args = ["todo", "--version", "t0", "--table", "2p", "--dir", str(cards), "--page", str(page),
+            "--workers", "1", "--no-progress"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "greedy           missing" in out and "0 of 2 full cards done" in out
+    assert f"next: escoba-bench card greedy --table 2p --out {cards / 'bench-t0-2p-greedy.json'}" in out
+    # an interrupted card shows as started, with its finished blocks
+    real_run = runner.run_task
+
+    def stop_at_the_second(task, calls=[]):  # noqa: B006 - the list counts calls
+        calls.append(task)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_run(task)
+
+    monkeypatch.setattr(runner, "run_task", stop_at_the_second)
+    assert main(["card", "greedy", "--version", "t0", "--out", str(cards / "bench-t0-2p-greedy.json"),
+                 "--workers", "1", "--no-progress"]) != 0
+    monkeypatch.setattr(runner, "run_task", real_run)
+    capsys.readouterr()
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "greedy           started: 1 of 4 blocks in its journal" in out and "--resume" in out
+    # --run finishes it from its journal, plays the other, and writes the page after each card
+    assert main([*args, "--run"]) == 0
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "2 of 2 full cards done" in out
+    assert page.read_text() == render(load_cards(cards))
+    assert sorted(p.name for p in cards.iterdir()) == ["bench-t0-2p-expert.json", "bench-t0-2p-greedy.json"]
