@@ -14,6 +14,8 @@ from agents.bench import PROTOCOLS, Protocol, TableSpec, deal_set_digest, protoc
 from agents.bench import card as card_mod
 from agents.bench.cli import main
 from agents.bench.leaderboard import LEADERBOARD_DIR, PAGE, load_cards, render, validate
+from agents.registry import make_agent
+from escoba_env import EscobaEngine
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -373,3 +375,30 @@ def test_todo_lists_what_is_missing_and_runs_it(tiny, tmp_path, monkeypatch, cap
     assert "2 of 2 full cards done" in out
     assert page.read_text() == render(load_cards(cards))
     assert sorted(p.name for p in cards.iterdir()) == ["bench-t0-2p-expert.json", "bench-t0-2p-greedy.json"]
+
+
+def test_cards_of_two_deterministic_agents_agree_on_their_pair():
+    """Two agents that ignore their seeds play the same games in each other's cards (same deals, both
+    seats), so each card's difference is the other's with the sign flipped: a check of the cards'
+    seat rotations and signs on the files the leaderboard keeps (2 players, full and quick)."""
+    from escoba_env.observation import action_masks, encode
+
+    rules = protocol("v1").table("2p").rules()
+    e = EscobaEngine(12, rules, single_round=True)
+    e.reset(seed=5)
+    obs, masks = encode(e, e.to_act), action_masks(e, e.to_act)
+    deterministic = set()
+    for name in ("random", "greedy", "expert", "neural-solo", "neural-2p", "neural-2p-plain"):
+        acts = [make_agent(name, rules=rules, seed=s).act_batch(obs, masks) for s in (0, 1, 2)]
+        if all(np.array_equal(acts[0], a) for a in acts[1:]):
+            deterministic.add(name)
+    assert "random" not in deterministic and {"greedy", "expert"} <= deterministic
+    diffs = {}
+    for _, c in load_cards(ROOT / LEADERBOARD_DIR):
+        if c["table"] == "2p" and c["agent"] in deterministic:
+            for o in c["opponents"]:
+                diffs[c["quick"], c["agent"], o["opponent"]] = o["diff"]["mean"]
+    pairs = [(q, a, b) for (q, a, b) in diffs if (q, b, a) in diffs and a < b]
+    assert pairs, "no two deterministic agents' cards face each other"
+    for q, a, b in pairs:
+        assert diffs[q, a, b] == pytest.approx(-diffs[q, b, a], abs=1e-9), (q, a, b)
