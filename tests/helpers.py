@@ -183,3 +183,17 @@ def set_position(e: EscobaEngine, hands: Sequence[int], table: int, piles: Seque
     e.legal[0] = e.hands[0, 0]
     assert e.card_count()[0] == e.rules.num_cards
     return e
+
+
+def git_state_that_changes_once_play_starts(monkeypatch) -> list:
+    """Make ``git_state()`` answer commit ``"before"`` until the first tournament task runs and
+    ``"after"`` from then on; return the list of tasks run (a file that names ``"before"`` took its
+    source state when the run started)."""
+    from agents.tournament import report, runner
+
+    started: list = []
+    monkeypatch.setattr(report, "git_state",
+                        lambda: {"commit": "after" if started else "before", "dirty": False})
+    real_run = runner.run_task
+    monkeypatch.setattr(runner, "run_task", lambda t: started.append(t) or real_run(t))
+    return started

@@ -307,13 +307,9 @@ def test_the_trainer_refuses_a_fixed_weight_without_an_agent():
 def test_a_card_names_the_source_it_started_from(tiny, tmp_path, monkeypatch):
     """A card plays for hours: the commit it records is the one its process loaded, not whatever the
     checkout holds when the file is written (a fake git state that changes once play starts)."""
-    from agents.tournament import report, runner
+    from tests.helpers import git_state_that_changes_once_play_starts
 
-    started = []
-    monkeypatch.setattr(report, "git_state",
-                        lambda: {"commit": "after" if started else "before", "dirty": False})
-    real_run = runner.run_task
-    monkeypatch.setattr(runner, "run_task", lambda t: started.append(t) or real_run(t))
+    started = git_state_that_changes_once_play_starts(monkeypatch)
     out = tmp_path / "card.json"
     assert main(["card", "greedy", "--version", "t0", "--out", str(out), "--workers", "1",
                  "--no-progress", "--timing-deals", "0"]) == 0

@@ -149,13 +149,10 @@ def test_cli_bad_input_gives_one_clear_error_line_and_no_traceback(bad_runs, cas
 def test_the_results_name_the_source_the_run_started_from(tmp_path, monkeypatch):
     """A tournament can run for hours: its results record the commit its process loaded, not whatever
     the checkout holds when they are written (a fake git state that changes once play starts)."""
-    from agents.tournament import cli, report, runner
+    from agents.tournament import cli
+    from tests.helpers import git_state_that_changes_once_play_starts
 
-    started = []
-    monkeypatch.setattr(report, "git_state",
-                        lambda: {"commit": "after" if started else "before", "dirty": False})
-    real_run = runner.run_task
-    monkeypatch.setattr(runner, "run_task", lambda t: started.append(t) or real_run(t))
+    started = git_state_that_changes_once_play_starts(monkeypatch)
     monkeypatch.chdir(tmp_path)
     assert cli.main(["--agents", "random", "greedy", "--rounds", "4", "--block-deals", "2", "--workers", "1",
                      "--no-progress", "--no-plot", "--out", "res"]) == 0
