@@ -59,6 +59,7 @@ from escoba_env.rules import Rules
 
 from .base import Agent
 from .endgame import endgame_rows
+from .expert import hold_probability
 from .moves import Moves, best_per_row, bit, enumerate_moves, masks_to_uint64, move_actions
 from .neural import (
     NeuralAgent,
@@ -265,10 +266,7 @@ def _hidden_replies(unseen: np.ndarray, other_hand: np.ndarray, tables: np.ndarr
     for j, flag in enumerate((caps, sweep)):
         k = np.bincount(r, weights=flag, minlength=m)
         out[:, j] = k / n
-        miss = np.ones(m)  # P(none of the hand's cards is one of the k): hypergeometric, hand <= 3
-        for i in range(3):
-            miss = np.where(other_hand > i, miss * np.clip(n - k - i, 0, None) / np.maximum(n - i, 1), miss)
-        out[:, 2 + j] = 1.0 - miss
+        out[:, 2 + j] = hold_probability(n, k, other_hand)
     _most_taken(out[:, 4:], r, pile)
     return out
 

@@ -353,13 +353,13 @@ def run_card(spec: str, *, version: str = "v1", table: str = "2p", quick: bool =
              out: str | Path | None = None, resume: bool = False, overwrite: bool = False,
              workers: int = 1, progress: bool = False, timing_deals: int = 8) -> tuple[dict, Path]:
     """Play and write a report card; return (card, path)."""
+    from ..tournament.report import git_state
+
     config = card_config(spec, version, table, quick=quick, workers=workers)
     path = Path(out) if out else default_out(spec, version, table, quick)
     if path.suffix != ".json":
         raise ValueError(f"--out must name a .json file, got {str(path)!r}")
     reference = load_reference(version, table, quick)
-    from ..tournament.report import git_state
-
     source = git_state()  # the source this process loaded: a card plays for hours
     run, journal = play(config, path, resume=resume, overwrite=overwrite, progress=progress)
     times = decision_times(spec, config, timing_deals) if timing_deals else None
@@ -391,10 +391,11 @@ def run_panel(*, version: str = "v1", table: str = "2p", quick: bool = False, ou
     return data, path
 
 
-def default_out(spec: str, version: str, table: str, quick: bool) -> Path:
-    """Return the default card path: ``results/bench-<v>-<table>-<spec>[-quick].json``."""
+def default_out(spec: str, version: str, table: str, quick: bool, directory: str | Path = "results") -> Path:
+    """Return a card's file name in ``directory``: ``bench-<v>-<table>-<spec>[-quick].json`` (the
+    default ``--out`` under ``results/``, and where the leaderboard keeps it)."""
     v = protocol(version).version
-    return Path("results") / f"bench-{v}-{table}-{slug(spec)}{'-quick' if quick else ''}.json"
+    return Path(directory) / f"bench-{v}-{table}-{slug(spec)}{'-quick' if quick else ''}.json"
 
 
 def headline_text(card: dict) -> str:

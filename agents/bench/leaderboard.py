@@ -143,28 +143,20 @@ def write_page(directory: Path = LEADERBOARD_DIR, page: Path = PAGE) -> Path:
     return page
 
 
-def card_path(directory: Path, version: str, table: str, spec: str, quick: bool) -> Path:
-    """Return where the leaderboard keeps a card: ``DIR/bench-<v>-<table>-<spec>[-quick].json``."""
-    from .card import slug
-
-    v = protocol(version).version
-    return Path(directory) / f"bench-{v}-{table}-{slug(spec)}{'-quick' if quick else ''}.json"
-
-
 def todo(directory: Path = LEADERBOARD_DIR, version: str = "v1", quick: bool = False,
          tables: tuple[str, ...] | None = None) -> list[dict]:
     """Return, for every expected card (``EXPECTED``), its path and state: ``done`` (a card file),
     ``started`` (a journal with ``blocks`` of ``total`` finished) or ``missing``."""
     from ..tournament.journal import Journal, journal_path, run_key
     from ..tournament.runner import make_tasks
-    from .card import card_config
+    from .card import card_config, default_out
 
     p = protocol(version)
     rows = []
     for table in tables or tuple(EXPECTED):
         p.table(table)
         for spec in EXPECTED[table]:
-            path = card_path(directory, version, table, spec, quick)
+            path = default_out(spec, version, table, quick, directory)
             config = card_config(spec, version, table, quick=quick)
             row = {"table": table, "agent": spec, "path": path, "total": len(make_tasks(config)), "blocks": 0}
             jpath = journal_path(path.with_suffix(""))
