@@ -197,3 +197,15 @@ def git_state_that_changes_once_play_starts(monkeypatch) -> list:
     real_run = runner.run_task
     monkeypatch.setattr(runner, "run_task", lambda t: started.append(t) or real_run(t))
     return started
+
+
+def journal_blocks(journal) -> int:
+    """Return how many finished blocks an evaluation journal holds so far (0 if it does not exist):
+    its lines minus the header and the sitting notes, read as raw text while a run may be writing."""
+    from pathlib import Path
+
+    try:
+        lines = Path(journal).read_text().splitlines()
+    except FileNotFoundError:
+        return 0
+    return sum(1 for line in lines[1:] if not line.startswith('{"sitting":'))

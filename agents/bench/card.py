@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import platform
 import re
 import time
 from importlib import metadata
@@ -32,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..tournament.report import machine, timing_fields
 from ..tournament.runner import TournamentConfig, TournamentRun
 from .protocol import protocol
 
@@ -202,12 +202,6 @@ def decision_times(spec: str, config: TournamentConfig, deals: int = 8) -> dict:
             "how": "one game at a time, one process, batch of one observation per call"}
 
 
-def machine() -> dict:
-    """Return what the card was measured on."""
-    return {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
-            "cpus": os.cpu_count(), "python": platform.python_version()}
-
-
 def project_version() -> str | None:
     """Return the installed escoba-env version (None when run from a tree that is not installed)."""
     try:
@@ -217,9 +211,12 @@ def project_version() -> str | None:
 
 
 def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
-              reference: dict[str, dict] | None, times: dict | None, git: dict | None = None) -> dict:
+              reference: dict[str, dict] | None, times: dict | None, git: dict | None = None,
+              provenance: dict | None = None) -> dict:
     """Return the card of a played card tournament (plain data, JSON-ready); ``git``: the source
-    state taken when the run started (default: now)."""
+    state taken when the run started (default: now); ``provenance``: ``play``'s, for a card that
+    may have been finished from a journal (its ``timing`` then covers only this sitting's blocks,
+    and ``sittings`` says where every part was played)."""
     from ..tournament import analysis
     from ..tournament.report import _clean, git_state, versions
     from .protocol import deal_set_digest
@@ -265,7 +262,7 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
         "versions": versions(),
         "git": git_state() if git is None else git,
         "machine": machine(),
-        "timing": {"wall_s": round(run.wall_s, 3), "cpu_s": round(run.cpu_s, 3)},
+        **timing_fields(run, provenance),
         "per_deal": per_deal,
     })
 
@@ -306,13 +303,21 @@ def load_reference(version: str, table: str, quick: bool) -> dict[str, dict] | N
     return {r["agent"]: {"mu": r["mu"], "sigma": r["sigma"]} for r in data["ratings"]}
 
 
-def play(config: TournamentConfig, out: Path, *, resume: bool, overwrite: bool, progress: bool):
-    """Play ``config`` with the tournament journal next to ``out`` (resumable); return the run.
+def play(config: TournamentConfig, out: Path, *, resume: bool, overwrite: bool, progress: bool,
+         source: dict | None = None):
+    """Play ``config`` with the tournament journal next to ``out`` (resumable); return ``(run,
+    journal, provenance)``.
 
     Refuses before playing if ``out`` exists (unless ``overwrite``), or if an unfinished journal
-    exists and neither ``resume`` nor ``overwrite`` is given.
+    exists and neither ``resume`` nor ``overwrite`` is given. The journal notes this *sitting* (the
+    process's ``source`` git state, machine, start time and the blocks already finished), so a run
+    finished in several sittings (other days, commits or machines) can say where each part was
+    played. ``provenance``: ``{"blocks", "blocks_resumed", "sittings"}``, every sitting with the
+    blocks it played (blocks before the first noted sitting were played by sittings that noted
+    nothing: journals of earlier versions).
     """
-    from ..tournament.journal import Journal, journal_path, run_key
+    from ..tournament.journal import Journal, journal_path, new_sitting, provenance, run_key
+    from ..tournament.report import git_state
     from ..tournament.runner import make_tasks, prepare_agents, run_tournament
 
     cheating = prepare_agents(config)
@@ -325,9 +330,10 @@ def play(config: TournamentConfig, out: Path, *, resume: bool, overwrite: bool, 
     journal = Journal(jpath, run_key(config, record=False))
     finished = journal.load() if resume else []
     out.parent.mkdir(parents=True, exist_ok=True)
-    journal.start(resume)
     total = len(make_tasks(config))
     kept = len(finished)
+    sitting = new_sitting(git_state() if source is None else source, kept)
+    journal.start(resume, sitting)
 
     from ..tournament.cli import _SIGNALS
 
@@ -346,7 +352,7 @@ def play(config: TournamentConfig, out: Path, *, resume: bool, overwrite: bool, 
                            "with --resume to finish")
         raise
     journal.close()
-    return run, journal
+    return run, journal, provenance(journal.sittings, sitting, total)
 
 
 def run_card(spec: str, *, version: str = "v1", table: str = "2p", quick: bool = False,
@@ -361,9 +367,10 @@ def run_card(spec: str, *, version: str = "v1", table: str = "2p", quick: bool =
         raise ValueError(f"--out must name a .json file, got {str(path)!r}")
     reference = load_reference(version, table, quick)
     source = git_state()  # the source this process loaded: a card plays for hours
-    run, journal = play(config, path, resume=resume, overwrite=overwrite, progress=progress)
+    run, journal, provenance = play(config, path, resume=resume, overwrite=overwrite, progress=progress,
+                                    source=source)
     times = decision_times(spec, config, timing_deals) if timing_deals else None
-    card = card_dict(run, version, table, quick, reference, times, git=source)
+    card = card_dict(run, version, table, quick, reference, times, git=source, provenance=provenance)
     write_atomic(path, card)
     journal.remove()
     return card, path
@@ -379,13 +386,13 @@ def run_panel(*, version: str = "v1", table: str = "2p", quick: bool = False, ou
 
     config = panel_config(version, table, quick=quick, workers=workers)
     path = Path(out) if out else panel_reference_path(version, table, quick)
-    run, journal = play(config, path, resume=resume, overwrite=overwrite, progress=progress)
+    run, journal, provenance = play(config, path, resume=resume, overwrite=overwrite, progress=progress)
     data = _clean({"format": PANEL_FORMAT, "protocol": f"bench-{protocol(version).version}", "table": table,
                    "quick": quick, "deals": config.deals,
                    "digest": deal_set_digest(version, table, config.deals),
                    "ratings": analysis.fit_ratings(run), "pairs": analysis.pair_stats(run),
                    "project_version": project_version(), "machine": machine(),
-                   "timing": {"wall_s": round(run.wall_s, 3), "cpu_s": round(run.cpu_s, 3)}})
+                   **timing_fields(run, provenance)})
     write_atomic(path, data)
     journal.remove()
     return data, path

@@ -242,7 +242,7 @@ def run_and_report(config, *, out: str, plot: bool = True, progress: bool = Fals
     replays are the interrupted run's own and are continued).
     """
     from . import analysis, report
-    from .journal import Journal, journal_path, run_key
+    from .journal import Journal, journal_path, new_sitting, provenance, run_key
     from .replay import ReplayWriter, replay_paths
     from .runner import lineups, make_tasks, prepare_agents, run_tournament
 
@@ -268,9 +268,11 @@ def run_and_report(config, *, out: str, plot: bool = True, progress: bool = Fals
             raise ValueError(f"{taken[0]} already exists: pass --overwrite to replace it{hint}, "
                              "or choose another --out / --save-replays")
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    journal.start(resume)
     total = len(make_tasks(config))
     kept = len(finished)
+    source = report.git_state()  # the source this process loaded, before hours of play
+    sitting = new_sitting(source, kept)
+    journal.start(resume, sitting)
     writer = None
     if replays:
         writer = ReplayWriter(replays, specs, seed=config.seed, rules=config.rules, games=config.games,
@@ -286,7 +288,6 @@ def run_and_report(config, *, out: str, plot: bool = True, progress: bool = Fals
         if writer is not None:
             writer.add(block)
 
-    source = report.git_state()  # the source this process loaded, before hours of play
     try:
         run = run_tournament(config, progress=progress, record=writer is not None, on_block=on_block,
                              finished=finished, cheating=cheating)
@@ -300,7 +301,8 @@ def run_and_report(config, *, out: str, plot: bool = True, progress: bool = Fals
     agents = analysis.agent_stats(run)
     ratings = analysis.fit_ratings(run)
     print(report.table(run, pairs, agents, ratings))
-    results = report.results_dict(run, pairs, agents, ratings, git=source)
+    results = report.results_dict(run, pairs, agents, ratings, git=source,
+                                  provenance=provenance(journal.sittings, sitting, total))
     files = [report.write_json(prefix, results), *report.write_csv(prefix, pairs, agents, ratings)]
     if plot:
         files.append(report.write_plot(prefix, run, pairs, ratings))

@@ -6,7 +6,9 @@ the bytes of their checkpoint files, rules, deals, mode, seed, block size, wheth
 recorded); every further line is one finished block (its arrays as lists, with their dtypes, and
 its replays when recorded). A block is written whole, flushed and fsynced before the next one is
 taken, so a run killed at any moment keeps every block it finished; a torn last line (a kill in
-the middle of a write) is ignored on reading.
+the middle of a write) is ignored on reading. A run may also note each *sitting* (one process that
+played some of the blocks: a journal can be resumed on another day, commit or machine) as a line
+``{"sitting": {...}}`` when it starts; ``Journal.sittings`` holds the ones read back.
 
 ``evaluate.py --resume`` reads the journal back, plays only the blocks it lacks and ends with
 numbers identical to an uninterrupted run (a block's result depends only on the config). The
@@ -18,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -64,12 +67,33 @@ def block_from_dict(d: dict) -> Block:
     return Block(lineup=int(d["lineup"]), block=int(d["block"]), replays=d.get("replays"), **arrays)
 
 
+def new_sitting(source: dict, blocks_before: int) -> dict:
+    """Return the note of a sitting that starts now: the source it loaded (``report.git_state()``),
+    the machine, the start time (UTC) and how many blocks were finished before it."""
+    from .report import machine
+
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return {"git": source, "machine": machine(), "started": started, "blocks_before": blocks_before}
+
+
+def provenance(earlier: list[dict], sitting: dict, total: int) -> dict:
+    """Return ``{"blocks", "blocks_resumed", "sittings"}`` of a run finished by ``sitting`` after the
+    ``earlier`` sittings its journal noted, each sitting with the blocks it played (blocks before the
+    first noted sitting were played by runs that noted none)."""
+    sittings = [dict(s) for s in (*earlier, sitting)]
+    for i, sit in enumerate(sittings):
+        end = sittings[i + 1]["blocks_before"] if i + 1 < len(sittings) else total
+        sit["blocks_played"] = end - sit["blocks_before"]
+    return {"blocks": total, "blocks_resumed": sitting["blocks_before"], "sittings": sittings}
+
+
 class Journal:
     """An append-only, fsynced journal of finished blocks (see the module docstring)."""
 
     def __init__(self, path: Path, key: str):
         self.path = Path(path)
         self.key = key
+        self.sittings: list[dict] = []  # the sitting notes read by load()
         self._fh = None
 
     def load(self) -> list[Block]:
@@ -90,29 +114,37 @@ class Journal:
                              "seed, block size, checkpoints or replays differ): use the same options to "
                              "resume it, or --overwrite to start over")
         blocks: dict[tuple[int, int], Block] = {}
+        self.sittings = []
         good = len(lines[0])
         for line in lines[1:]:
             if not line.endswith("\n"):
                 break  # torn by a kill in the middle of a write: that block is played again
             try:
-                b = block_from_dict(json.loads(line))
+                d = json.loads(line)
+                if isinstance(d, dict) and isinstance(d.get("sitting"), dict) and len(d) == 1:
+                    self.sittings.append(d["sitting"])
+                else:
+                    b = block_from_dict(d)
+                    blocks[(b.lineup, b.block)] = b
             except (ValueError, KeyError, TypeError) as exc:
                 raise ValueError(f"{self.path}: a damaged block line ({exc})") from None
-            blocks[(b.lineup, b.block)] = b
             good += len(line)
         if good < len(text):  # drop the torn tail so that the next append starts a clean line
             with open(self.path, "r+b") as fh:
                 fh.truncate(len(text[:good].encode("utf-8")))
         return list(blocks.values())
 
-    def start(self, resume: bool) -> None:
-        """Open the journal for appending (a new file with its header unless resuming)."""
+    def start(self, resume: bool, sitting: dict | None = None) -> None:
+        """Open the journal for appending (a new file with its header unless resuming); ``sitting``:
+        a JSON-ready note of this process (source, machine, start) to keep beside its blocks."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if resume:
             self._fh = open(self.path, "a", encoding="utf-8")
         else:
             self._fh = open(self.path, "w", encoding="utf-8")
             self._write({"format": FORMAT, "key": self.key})
+        if sitting is not None:
+            self._write({"sitting": sitting})
 
     def add(self, block: Block) -> None:
         """Append one finished block and make it durable before returning."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import platform
 import subprocess
 from importlib import metadata
@@ -17,6 +18,12 @@ from .runner import TournamentRun
 
 PACKAGES = ("escoba-env", "numpy", "gymnasium", "pettingzoo", "torch", "openskill", "tqdm", "matplotlib",
             "ray")
+
+
+def machine() -> dict:
+    """Return what a run was measured on."""
+    return {"platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+            "cpus": os.cpu_count(), "python": platform.python_version()}
 
 
 def versions() -> dict[str, str | None]:
@@ -71,12 +78,25 @@ def config_dict(run: TournamentRun) -> dict:
     }
 
 
+def timing_fields(run: TournamentRun, provenance: dict | None = None) -> dict:
+    """Return a result file's ``timing`` (this process's wall and CPU seconds; with ``provenance``,
+    ``journal.provenance``'s, also how many blocks there are and how many came from the journal)
+    and, with ``provenance``, its ``sittings``."""
+    timing = {"wall_s": round(run.wall_s, 3), "cpu_s": round(run.cpu_s, 3)}
+    if provenance is None:
+        return {"timing": timing}
+    timing.update(blocks=provenance["blocks"], blocks_resumed=provenance["blocks_resumed"])
+    return {"timing": timing, "sittings": provenance["sittings"]}
+
+
 def results_dict(run: TournamentRun, pairs: list[dict], agents: list[dict], ratings: list[dict],
-                 git: dict | None = None) -> dict:
+                 git: dict | None = None, provenance: dict | None = None) -> dict:
     """Return everything a results file holds (config, seeds, versions, commit, statistics).
 
     ``git``: ``git_state()`` taken when the run started (the source its process loaded); a run of
-    hours would otherwise record whatever the checkout holds when it ends.
+    hours would otherwise record whatever the checkout holds when it ends. ``provenance``:
+    ``journal.provenance``'s, for a run that may have been resumed (``timing`` then covers only the
+    last sitting's blocks; ``sittings`` says which source and machine played each part).
     """
     c = run.config
     return _clean({
@@ -88,7 +108,7 @@ def results_dict(run: TournamentRun, pairs: list[dict], agents: list[dict], rati
                             "re-seeded at the start of every block"},
         "versions": versions(),
         "git": git_state() if git is None else git,
-        "timing": {"wall_s": round(run.wall_s, 3), "cpu_s": round(run.cpu_s, 3)},
+        **timing_fields(run, provenance),
         "pairs": pairs,
         "agents": agents,
         "ratings": ratings,

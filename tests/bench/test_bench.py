@@ -33,6 +33,24 @@ PANEL_V1 = {"2p": ("random", "greedy", "expert", "search", "neural-solo", "hybri
             "2v2": ("expert", "search", "neural-2v2", "strong-2v2")}
 
 
+def _interrupt_task(monkeypatch, n: int):
+    """Make the ``n``-th tournament task from now raise KeyboardInterrupt (Ctrl-C while that block
+    plays); return the real ``run_task`` to put back."""
+    import agents.tournament.runner as runner
+
+    real_run = runner.run_task
+    calls = {"n": 0}
+
+    def stop(task):
+        calls["n"] += 1
+        if calls["n"] == n:
+            raise KeyboardInterrupt
+        return real_run(task)
+
+    monkeypatch.setattr(runner, "run_task", stop)
+    return real_run
+
+
 @pytest.mark.parametrize("table", ["2p", "3p", "2v2"])
 def test_v1_deal_sets_and_panels_are_frozen(table):
     p = protocol("v1")
@@ -177,16 +195,7 @@ def test_an_interrupted_card_keeps_its_blocks_and_resumes_exactly(tiny, tmp_path
     out = tmp_path / "cut.json"
     import agents.tournament.runner as runner
 
-    real_run = runner.run_task
-    calls = {"n": 0}
-
-    def stop_at_the_fourth(task):
-        calls["n"] += 1
-        if calls["n"] == 4:
-            raise KeyboardInterrupt  # Ctrl-C while the 4th block plays
-        return real_run(task)
-
-    monkeypatch.setattr(runner, "run_task", stop_at_the_fourth)
+    real_run = _interrupt_task(monkeypatch, 4)
     capsys.readouterr()
     assert main(["card", "expert", "--version", "t0", "--out", str(out), "--workers", "1", "--no-progress",
                  "--timing-deals", "0"]) == 130
@@ -302,6 +311,45 @@ def test_the_trainer_refuses_a_fixed_weight_without_an_agent():
     with pytest.raises(ValueError, match="eval_opponents"):
         check_config(Config(eval_opponents=("search",)))
     check_config(Config(opp_fixed=1.0, fixed_opponent="search", eval_opponents=("search",)))
+
+
+def test_a_card_finished_in_two_sittings_says_what_each_played(tiny, tmp_path, monkeypatch, capsys):
+    """A journal can be resumed on another day, commit or machine: the card lists every sitting with
+    its source and the blocks it played, and its timing says how many blocks it did not time."""
+    import agents.tournament.report as report
+    import agents.tournament.runner as runner
+
+    out = tmp_path / "card.json"
+    journal = tmp_path / "card.journal.jsonl"
+    args = ["card", "expert", "--version", "t0", "--out", str(out), "--workers", "1", "--no-progress",
+            "--timing-deals", "0"]
+    monkeypatch.setattr(report, "git_state", lambda: {"commit": "first", "dirty": False})
+    real_run = _interrupt_task(monkeypatch, 4)
+    assert main(args) == 130
+    monkeypatch.setattr(runner, "run_task", real_run)
+    monkeypatch.setattr(report, "git_state", lambda: {"commit": "second", "dirty": True})
+    assert main([*args, "--resume"]) == 0
+    card = json.loads(out.read_text())
+    first, second = card["sittings"]
+    assert (first["git"]["commit"], first["blocks_before"], first["blocks_played"]) == ("first", 0, 3)
+    assert (second["git"]["commit"], second["blocks_before"], second["blocks_played"]) == ("second", 3, 5)
+    assert first["machine"] == second["machine"] == card["machine"] and first["started"] <= second["started"]
+    assert card["timing"]["blocks"] == 8 and card["timing"]["blocks_resumed"] == 3
+    assert card["git"]["commit"] == "second"  # the source of the sitting that finished it
+    validate(card)
+
+    # A journal of an earlier version (no sitting notes) still resumes: its blocks are counted as
+    # played before the first noted sitting.
+    out.unlink()
+    _interrupt_task(monkeypatch, 4)
+    assert main(args) == 130
+    lines = journal.read_text().splitlines(keepends=True)
+    journal.write_text("".join(x for x in lines if not x.startswith('{"sitting":')))
+    monkeypatch.setattr(runner, "run_task", real_run)
+    assert main([*args, "--resume"]) == 0
+    (only,) = json.loads(out.read_text())["sittings"]
+    assert (only["blocks_before"], only["blocks_played"]) == (3, 5)
+    capsys.readouterr()
 
 
 def test_a_card_names_the_source_it_started_from(tiny, tmp_path, monkeypatch):

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from agents.tournament.runner import TournamentConfig
+from tests.helpers import journal_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,10 +32,7 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 
 
 def _block_lines(journal: Path) -> int:
-    try:
-        return max(0, len(journal.read_text().splitlines()) - 1)  # minus the header
-    except FileNotFoundError:
-        return 0
+    return journal_blocks(journal)
 
 
 def _wait_for_blocks(proc: subprocess.Popen, journal: Path, n: int, timeout: float = 120) -> None:
@@ -111,6 +109,9 @@ def test_sigterm_then_resume_gives_the_numbers_of_an_uninterrupted_run(tmp_path)
     full = _run([*args, "--out", "full", "--save-replays", "rep_full"], tmp_path)
     assert full.returncode == 0, full.stderr
     assert _numbers(tmp_path / "cut.json") == _numbers(tmp_path / "full.json")
+    cut = json.loads((tmp_path / "cut.json").read_text())  # each sitting and what it played
+    assert [s["blocks_played"] for s in cut["sittings"]] == [kept, 30 - kept]
+    assert cut["timing"]["blocks"] == 30 and cut["timing"]["blocks_resumed"] == kept
     assert resumed.stdout.split("\nwall")[0] == full.stdout.split("\nwall")[0]  # the printed table
     (a,), (b,) = (sorted((tmp_path / d).glob("*.jsonl")) for d in ("rep_cut", "rep_full"))
     assert a.read_text() == b.read_text() and len(a.read_text().splitlines()) == 240

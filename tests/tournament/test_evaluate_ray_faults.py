@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from agents.tournament.runner import TournamentConfig, run_tournament
+from tests.helpers import journal_blocks
 
 ray = pytest.importorskip("ray")
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,7 +96,7 @@ def test_a_killed_ray_worker_ends_the_run_with_one_line(tmp_path):
     journal = tmp_path / "res" / "t.journal.jsonl"
     try:
         end = time.monotonic() + 120
-        while not journal.exists() or len(journal.read_text().splitlines()) < 2:
+        while journal_blocks(journal) < 1:
             assert p.poll() is None, p.communicate()
             assert time.monotonic() < end
             time.sleep(0.05)

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests.helpers import journal_blocks
 from tests.ray_cluster import RayCluster
 
 pytest.importorskip("ray")
@@ -87,7 +88,8 @@ EVAL = [str(ROOT / "evaluate.py"), "--agents", "greedy", "expert", "--no-plot", 
 
 def _results(prefix: Path) -> dict:
     res = json.loads(prefix.with_name(prefix.name + ".json").read_text())
-    res.pop("timing")  # wall and CPU seconds: the one field two runs of the same config differ in
+    res.pop("timing")  # wall and CPU seconds: what two runs of the same config differ in,
+    res.pop("sittings")  # with when each part started
     for k in ("workers", "backend"):  # how it ran, not what it computed
         res["config"].pop(k)
     return res
@@ -98,10 +100,7 @@ def _csvs(prefix: Path) -> list[bytes]:
 
 
 def _journaled(journal: Path) -> int:
-    try:
-        return max(0, len(journal.read_text().splitlines()) - 1)  # minus the header
-    except FileNotFoundError:
-        return 0
+    return journal_blocks(journal)
 
 
 def test_evaluate_on_the_cluster_gives_the_local_results_and_survives_a_lost_node(cluster, tmp_path):
