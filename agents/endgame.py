@@ -42,6 +42,12 @@ def _at_or_below(masks: np.ndarray) -> np.ndarray:
     return m
 
 
+def check_solvable(rules: Rules) -> None:
+    """Raise ValueError unless ``rules``' endgames can be solved exactly (2 players, no partnerships)."""
+    if rules.num_players != 2 or rules.partnerships:
+        raise ValueError(f"the exact endgame needs a 2-player game without partnerships, not {rules}")
+
+
 def endgame_rows(obs: np.ndarray, rules: Rules) -> np.ndarray:
     """Return, per observation, whether it is a solvable endgame: 2 players, no partnerships, the
     stock empty (bool (K,)). The observer must be the seat to act."""

@@ -34,11 +34,12 @@ class HybridAgent(Agent):
     name = "hybrid"
     DEFAULT_SIMS = 1000
 
-    def __init__(self, rules: Rules | None = None, seed: int | None = None, sims: int = DEFAULT_SIMS):
-        self.search = SearchAgent(rules, seed, sims=sims)
+    def __init__(self, rules: Rules | None = None, seed: int | None = None, sims: int = DEFAULT_SIMS,
+                 leaf: str | None = None):
+        self.search = SearchAgent(rules, seed, sims=sims, leaf=leaf)
         self.expert = ExpertAgent(rules, seed)
         super().__init__(rules, seed)
-        self.name = f"hybrid:sims={self.search.sims}"
+        self.name = f"hybrid:sims={self.search.sims}" + (f",leaf={leaf}" if leaf else "")
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed the agent and the search it runs (the expert and the solver are deterministic)."""

@@ -54,7 +54,7 @@ register("expert", ExpertAgent, {"decided": float, "partner": float},
          "card-counting heuristic: avoids sweepable tables, values velo/sevens/oros, plays with partners")
 _SEARCH_PARAMS = {"sims": as_sims, "epsilon": float, "rollout": str, "threat": str, "horizon": optional_int,
                   "max_rows": int}
-register("search", SearchAgent, _SEARCH_PARAMS,
+register("search", SearchAgent, {**_SEARCH_PARAMS, "leaf": str},
          f"determinized Monte Carlo search (PIMC); sims = rollouts per decision (default "
          f"{SearchAgent.DEFAULT_SIMS})")
 register("oracle", OracleAgent, _SEARCH_PARAMS,
@@ -74,7 +74,7 @@ register("endgame", _endgame, {"base": str},
          "exactly, by minimax")
 
 
-register("hybrid", HybridAgent, {"sims": as_sims},
+register("hybrid", HybridAgent, {"sims": as_sims, "leaf": str},
          "search (sims rollouts, default 1000) while the stock lasts, the exact 2-player endgame after it: "
          "the strongest agent under 50 ms a move")
 register("guided", GuidedSearchAgent, {"sims": as_sims, "net_steps": int, "threat": str,

@@ -24,11 +24,19 @@ counting from what the acting seat can see (``threat="count"``; ``"peek"`` uses 
 next hand, ``"none"`` any sweepable total). With probability ``epsilon`` it plays a uniformly random
 legal action instead; ``rollout="random"`` uses uniform random rollouts. ``horizon=H`` stops each
 rollout ``H`` turns after the move and scores the round with ``expected_points`` (a cheaper,
-lower-variance estimate; the default ``None`` plays to the end of the round).
+lower-variance estimate; the default ``None`` plays to the end of the round). ``leaf`` (2 players)
+stops each rollout at the first turn with an empty stock, where a 2-player world hides nothing,
+and takes that endgame's value for the seat to act: ``"exact"`` the minimax value
+(``agents.endgame.solve``, about 0.8 ms a position), ``"net"`` the value of the best move as
+``neural-solo``'s endgame network scores it (about 0.07 ms); the default ``None`` plays the greedy
+policy to the end of the round. Greedy rollouts value a midgame move as if both sides played the
+endgame greedily; with a leaf, as if they played it (near) perfectly, as ``hybrid`` and
+``neural-solo`` do.
 
 Parameters (all settable from the registry, ``search:sims=400,threat=count,...``): ``sims``
 (default ``SearchAgent.DEFAULT_SIMS`` = 400), ``epsilon`` (0), ``rollout`` ("greedy"), ``threat``
-("count"), ``horizon`` (None), ``max_rows`` (200000 games per engine batch, a memory bound).
+("count"), ``horizon`` (None), ``leaf`` (None), ``max_rows`` (200000 games per engine batch, a memory
+bound).
 
 **oracle** (``OracleAgent``): the same search, but CHEATING: its worlds are copies of the true
 engine state, so it sees the other hands and the stock order. It is an upper-bound reference,
@@ -66,6 +74,9 @@ ROLLOUT_WEIGHTS = {**CARD_WEIGHTS, "sweep": SWEEP_PENALTY, "joker": JOKER_WILDNE
 """Weights of the default rollout policy: the greedy capture values (``agents.weights``), ``sweep``
 and (jokers variant) ``joker``, the wildness of a joker."""
 THREATS = ("count", "peek", "none")
+LEAVES = (None, "exact", "net")
+"""Rollout leaves at the empty stock (2 players): none (play to the end of the round), the exact
+minimax value (``agents.endgame``) or ``neural-solo``'s endgame network's value."""
 
 _NEG = -1e9
 _U1 = np.uint64(1)
@@ -309,7 +320,8 @@ def expected_points(engine: EscobaEngine, games: np.ndarray) -> np.ndarray:
 
 def rollout_values(engine: EscobaEngine, card: np.ndarray, option: np.ndarray, me: np.ndarray,
                    rng: np.random.Generator, epsilon: float = 0.0, policy: str | Callable = "greedy",
-                   threat: str = "count", horizon: int | None = None) -> np.ndarray:
+                   threat: str = "count", horizon: int | None = None,
+                   leaf: Callable[[EscobaEngine, np.ndarray], np.ndarray] | None = None) -> np.ndarray:
     """Return, per game, the round's point difference for seat ``me`` after it plays the move
     (``card``, ``option``) and the default policy plays every seat to the end of the round.
 
@@ -318,6 +330,9 @@ def rollout_values(engine: EscobaEngine, card: np.ndarray, option: np.ndarray, m
     ``horizon`` (a number of turns after the move), a rollout stops there and the round's points
     are estimated by ``expected_points``. ``policy`` may also be a callable ``policy(engine)``
     returning one action per game (legal for every live game): it then plays every seat instead.
+    With ``leaf`` (2 players), a rollout stops at the first turn with an empty stock and takes
+    ``leaf(engine, games)``: the round's point difference for the seat to act in each of ``games``
+    (its points minus the other side's), e.g. the exact endgame value.
     """
     rules = engine.rules
     s = rules.num_sides
@@ -327,6 +342,7 @@ def rollout_values(engine: EscobaEngine, card: np.ndarray, option: np.ndarray, m
     turns = np.zeros(n, np.int64)
     card = np.asarray(card, np.int64)
     option = np.asarray(option, np.uint64)
+    leaf_value = np.full(n, np.nan) if leaf is not None else None
 
     def default(engine):
         return (policy(engine) if callable(policy)
@@ -352,9 +368,47 @@ def rollout_values(engine: EscobaEngine, card: np.ndarray, option: np.ndarray, m
             if stop.size:
                 points[stop] = expected_points(engine, stop)
                 engine.done[stop] = True
+        if leaf is not None:
+            stop = np.nonzero(~engine.done & (engine.pending < 0) & ~forcing
+                              & (engine.stock_pos >= rules.num_cards))[0]
+            if stop.size:
+                v = np.asarray(leaf(engine, stop), np.float64)
+                same = engine.side_of_seat[engine.to_act[stop]] == engine.side_of_seat[np.asarray(me)[stop]]
+                leaf_value[stop] = np.where(same, v, -v)
+                engine.done[stop] = True
     side = engine.side_of_seat[np.asarray(me, np.int64)]
     own = np.take_along_axis(points, side[:, None], axis=1)[:, 0]
-    return own - (points.sum(axis=1) - own) / max(s - 1, 1)
+    out = own - (points.sum(axis=1) - own) / max(s - 1, 1)
+    if leaf is not None:
+        out = np.where(np.isnan(leaf_value), out, leaf_value)
+    return out
+
+
+def endgame_leaf(kind: str, rules) -> Callable[[EscobaEngine, np.ndarray], np.ndarray]:
+    """Return ``leaf(engine, games)`` of ``rollout_values``: the value of each game's 2-player
+    endgame for the seat to act, exact (``"exact"``: ``agents.endgame.solve``) or as
+    ``neural-solo``'s endgame network scores its best move (``"net"``). Read from that seat's
+    observation; at an empty stock in a 2-player game it hides nothing."""
+    from escoba_env.observation import action_masks, encode
+
+    from .endgame import check_solvable
+
+    check_solvable(rules)
+    if kind == "exact":
+        from .endgame import solve
+
+        def values(obs, masks):
+            return np.nanmax(solve(obs, rules), axis=1)
+    else:
+        from .solo import endgame_net_values
+
+        values = endgame_net_values(rules)
+
+    def leaf(engine: EscobaEngine, games: np.ndarray) -> np.ndarray:
+        seats = engine.to_act[games]
+        return values(encode(engine, seats, games), action_masks(engine, seats, games))
+
+    return leaf
 
 
 class SearchAgent(Agent):
@@ -365,7 +419,9 @@ class SearchAgent(Agent):
 
     def __init__(self, rules=None, seed=None, sims: int = DEFAULT_SIMS, epsilon: float = 0.0,
                  rollout: str = "greedy", max_rows: int = 200_000, threat: str = "count",
-                 horizon: int | None = None):
+                 horizon: int | None = None, leaf: str | None = None):
+        if leaf not in LEAVES:
+            raise ValueError(f"leaf must be one of {', '.join(map(str, LEAVES))}, got {leaf!r}")
         if threat not in THREATS:
             raise ValueError(f"threat must be one of {', '.join(THREATS)}, got {threat!r}")
         if horizon is not None and (isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer))
@@ -386,7 +442,9 @@ class SearchAgent(Agent):
         self.rollout = rollout
         self.max_rows = int(max_rows)
         super().__init__(rules, seed)
-        self.name = f"{type(self).name}:sims={self.sims}"
+        self.leaf = leaf
+        self._leaf_fn = None if leaf is None else endgame_leaf(leaf, self.rules)
+        self.name = f"{type(self).name}:sims={self.sims}" + (f",leaf={leaf}" if leaf else "")
 
     def _worlds(self, obs: np.ndarray, counts: np.ndarray, state, rows: np.ndarray):
         """Return (engine with counts[i] worlds of row i, seat of the decider in each world)."""
@@ -437,7 +495,8 @@ class SearchAgent(Agent):
         move_idx = moves.start[rows][row_of] + m_local
         sim = take_games(eng, world_idx, single_round=True)
         values = rollout_values(sim, moves.card[move_idx], moves.option[move_idx], me[world_idx],
-                                self.rng, self.epsilon, self._rollout_policy(), self.threat, self.horizon)
+                                self.rng, self.epsilon, self._rollout_policy(), self.threat, self.horizon,
+                                self._leaf_fn)
         # Mean value per move (every move of a row has the same number of worlds), argmax per row
         # with ties to the first move, without a Python loop.
         starts = np.cumsum(m) - m

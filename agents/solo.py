@@ -170,6 +170,26 @@ def check_endgame_rules(rules: Rules) -> None:
         raise ValueError(f"the endgame network plays 2-player games without jokers, not {rules}")
 
 
+def endgame_net_values(rules: Rules, path: str | os.PathLike | None = None):
+    """Return ``values(obs, masks)``: per endgame observation, the value of its best move as the
+    endgame network of ``path`` (default: the shipped ``neural-solo``) scores it (float64 (K,)), the
+    leaf value of ``search:leaf=net``."""
+    check_endgame_rules(rules)
+    if path is None:
+        from .shipped import SOLO_CHECKPOINT, package_file
+
+        path = package_file(SOLO_CHECKPOINT)
+    net = build_endgame_net(load_checkpoint(path, map_location="cpu"), str(path)).eval()
+
+    @torch.no_grad()
+    def values(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        moves, x, _ = endgame_inputs(obs, rules, masks)
+        y = net(torch.from_numpy(x)).numpy().astype(np.float64)
+        return np.maximum.reduceat(y, moves.start[:-1])
+
+    return values
+
+
 def endgame_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray) -> tuple[Moves, np.ndarray, np.ndarray]:
     """Return ``(moves, inputs, member)`` of endgame observations (``agents.endgame.endgame_rows``).
 
