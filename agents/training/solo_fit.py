@@ -12,7 +12,9 @@ of decisions where it picks a best action and its mean regret (points per decisi
 checkpoint records that curve (``scripts/plot_solo_curve.py`` draws it). ``--out`` writes the
 phase-gated checkpoint (never overwrites a file): with ``--phase endgame`` the plain network
 ``--plain`` before the endgame and this network after it; with ``--phase midgame`` the plain and
-endgame networks of ``--solo`` plus this one, which then plays while the stock lasts::
+endgame networks of ``--solo`` plus this one, which then plays while the stock lasts. ``--init
+FILE`` starts from the network of the phase stored in FILE instead of fresh weights (fine-tuning on
+new labels)::
 
     python -m agents.distill --out runs/labels/endgame_200k.npz --labels 200000 --values --teacher endgame \\
         --seed 41 --behaviour neural-2p-plain expert greedy \\
@@ -52,6 +54,7 @@ from ..solo import (
     EndgameNet,
     SoloAgent,
     action_values,
+    build_endgame_net,
     endgame_inputs,
     midgame_inputs,
     solo_checkpoint_dict,
@@ -238,6 +241,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=seed_arg, default=0)
     ap.add_argument("--no-augment", action="store_true", help="do not permute the plain suits")
     ap.add_argument("--out", default=None, help="write the phase-gated checkpoint here (never overwrites)")
+    ap.add_argument("--init", default=None,
+                    help="start from the network of this phase in a checkpoint (fine-tuning; its hidden "
+                         "sizes replace --hidden): a neural-solo file (--phase endgame or midgame) or a "
+                         "move-network file (--phase table)")
     args = ap.parse_args(argv)
     if args.out and os.path.exists(args.out):
         print(f"error: {args.out} already exists; choose another --out", file=sys.stderr)
@@ -262,7 +269,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(data['obs'])} training decisions ({len(data['x'])} moves){held}; "
               f"inputs in {time.perf_counter() - t0:.0f} s", flush=True)
         torch.manual_seed(args.seed)
-        net = EndgameNet(args.hidden, len(input_names(args.phase, plain.rules)))
+        need = len(input_names(args.phase, plain.rules))
+        if args.init:
+            from ..neural import load_checkpoint
+
+            init = load_checkpoint(args.init, map_location="cpu")
+            phase = "move" if args.phase == "table" else args.phase
+            net = build_endgame_net(init, args.init, phase, need=need)
+            args.hidden = list(net.net_config()["hidden"])
+        else:
+            net = EndgameNet(args.hidden, need)
         t0 = time.perf_counter()
         curve = train(net, data, test, epochs=args.epochs, lr=args.lr, batch=args.batch, loss=args.loss,
                       seed=args.seed, augment=not args.no_augment, phase=args.phase)
@@ -274,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
             how = {"labels": list(args.labels), "loss": args.loss, "epochs": args.epochs, "lr": args.lr,
                    "batch": args.batch, "seed": args.seed, "limit": args.limit, "wall_s": wall,
                    "augment": not args.no_augment, "hidden": args.hidden, "test": args.test, "curve": curve,
-                   "decisions": len(data["obs"])}
+                   "decisions": len(data["obs"]), "init": args.init}
             if args.phase == "table":
                 ckpt = move_checkpoint_dict(plain, net, move_training={**how, "plain": plain_path})
             elif endgame is None:

@@ -287,6 +287,19 @@ def test_solo_fit_trains_a_table_move_network_from_search_values(tmp_path, capsy
     before = out.read_bytes()
     assert script.main(args) == 2 and out.read_bytes() == before
     assert "already exists" in capsys.readouterr().err
+    # --init: fine-tuning starts from the stored move network (its sizes, not --hidden's), so a
+    # vanishing learning rate leaves its weights where they were.
+    tuned = tmp_path / "tuned.pt"
+    fine = [str(labels), "--phase", "table", "--epochs", "1", "--hidden", "32", "--lr", "1e-30",
+            "--init", str(out), "--out", str(tuned)]
+    assert script.main(fine) == 0
+    start, end = load_checkpoint(out)["move_model"], load_checkpoint(tuned)["move_model"]
+    assert all(torch.allclose(start[k], end[k]) for k in start)
+    assert load_checkpoint(tuned)["move_training"]["init"] == str(out)
+    gone = tmp_path / "gone.pt"
+    assert script.main([str(labels), "--phase", "table", "--init", str(shipped_checkpoint(TEAMS)),
+                        "--out", str(gone)]) == 2
+    assert "holds no move network" in capsys.readouterr().err and not gone.exists()
 
 
 REPRODUCE = Path(__file__).resolve().parents[2] / "scripts" / "reproduce_table_net.sh"
