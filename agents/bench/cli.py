@@ -208,9 +208,17 @@ def _todo(args: argparse.Namespace) -> int:
     for r in rows:
         state = {"done": "done", "missing": "missing",
                  "started": f"started: {r['blocks']} of {r['total']} blocks in its journal"}[r["state"]]
+        if r.get("cpu_s_left") is not None:
+            state += f" (about {r['cpu_s_left'] / 3600:.1f} CPU-hours left)"
         print(f"{r['table']:<4} {r['agent']:<16} {state}")
     left = [r for r in rows if r["state"] != "done"]
     print(f"{len(rows) - len(left)} of {len(rows)} {kind} cards done in {args.dir}")
+    known = [r["cpu_s_left"] for r in left if r.get("cpu_s_left") is not None]
+    if known:
+        unknown = len(left) - len(known)
+        print(f"about {sum(known) / 3600:.1f} CPU-hours left at the CPU time per block of their quick cards"
+              + (f" ({unknown} without a quick card not counted)" if unknown else "")
+              + "; --workers N divides the wall time")
     if not args.run:
         for r in left[:1]:
             flags = (" --quick" if args.quick else "") + (" --resume" if r["state"] == "started" else "")

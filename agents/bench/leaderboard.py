@@ -146,7 +146,9 @@ def write_page(directory: Path = LEADERBOARD_DIR, page: Path = PAGE) -> Path:
 def todo(directory: Path = LEADERBOARD_DIR, version: str = "v1", quick: bool = False,
          tables: tuple[str, ...] | None = None) -> list[dict]:
     """Return, for every expected card (``EXPECTED``), its path and state: ``done`` (a card file),
-    ``started`` (a journal with ``blocks`` of ``total`` finished) or ``missing``."""
+    ``started`` (a journal with ``blocks`` of ``total`` finished) or ``missing``; for a full card not
+    done, ``cpu_s_left`` estimates the CPU seconds its missing blocks take, from the CPU time per
+    block of the agent's quick card in ``directory`` (None without one)."""
     from ..tournament.journal import Journal, journal_path, run_key
     from ..tournament.runner import make_tasks
     from .card import card_config, default_out
@@ -168,5 +170,21 @@ def todo(directory: Path = LEADERBOARD_DIR, version: str = "v1", quick: bool = F
                 row["blocks"] = len(Journal(jpath, run_key(config, record=False)).load())
             else:
                 row["state"] = "missing"
+            row["cpu_s_left"] = None if quick or row["state"] == "done" else _cpu_left(
+                default_out(spec, version, table, True, directory),
+                card_config(spec, version, table, quick=True), row["total"] - row["blocks"])
             rows.append(row)
     return rows
+
+
+def _cpu_left(quick_card: Path, quick_config, blocks: int) -> float | None:
+    """Return the CPU seconds of ``blocks`` blocks at the rate of ``quick_card`` (None without it);
+    the rate counts only the blocks its timed sitting played (``timing.blocks_resumed``)."""
+    from ..tournament.runner import make_tasks
+
+    if not quick_card.is_file():
+        return None
+    timing = json.loads(quick_card.read_text(encoding="utf-8")).get("timing", {})
+    timed = timing.get("blocks", len(make_tasks(quick_config))) - timing.get("blocks_resumed", 0)
+    cpu = timing.get("cpu_s")
+    return None if not cpu or timed <= 0 else cpu / timed * blocks

@@ -394,6 +394,7 @@ def test_todo_lists_what_is_missing_and_runs_it(tiny, tmp_path, monkeypatch, cap
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "greedy           missing" in out and "0 of 2 full cards done" in out
+    assert "CPU-hours left" not in out  # no quick card to take a rate from
     assert f"next: escoba-bench card greedy --table 2p --out {cards / 'bench-t0-2p-greedy.json'}" in out
     # an interrupted card shows as started, with its finished blocks
     real_run = runner.run_task
@@ -412,6 +413,22 @@ def test_todo_lists_what_is_missing_and_runs_it(tiny, tmp_path, monkeypatch, cap
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "greedy           started: 1 of 4 blocks in its journal" in out and "--resume" in out
+    # with a quick card, the CPU time its blocks took estimates what the missing blocks will take
+    quick = cards / "bench-t0-2p-expert-quick.json"
+    quick.write_text(json.dumps({"timing": {"cpu_s": 7200.0}}))
+    rows = {r["agent"]: r for r in leaderboard.todo(cards, "t0", tables=("2p",))}
+    from agents.bench.card import card_config
+    from agents.tournament.runner import make_tasks
+
+    per_block = 7200.0 / len(make_tasks(card_config("expert", "t0", "2p", quick=True)))
+    assert rows["expert"]["cpu_s_left"] == pytest.approx(per_block * rows["expert"]["total"])
+    assert rows["greedy"]["cpu_s_left"] is None
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    hours = per_block * rows["expert"]["total"] / 3600
+    assert f"expert           missing (about {hours:.1f} CPU-hours left)" in out
+    assert f"about {hours:.1f} CPU-hours left at the CPU time per block of their quick cards (1 with" in out
+    quick.unlink()
     # --run finishes it from its journal, plays the other, and writes the page after each card
     assert main([*args, "--run"]) == 0
     assert main(args) == 0
