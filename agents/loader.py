@@ -23,6 +23,8 @@ def load_checkpoint_agent(path: str | os.PathLike, rules: Rules | None = None, s
     ``move_net`` entry, ``agents.tablenet``), a ``SoloAgent`` for a phase-gated one (an ``endgame_net``
     entry), else a ``NeuralAgent``; FileNotFoundError / ValueError as ``load_checkpoint``."""
     ckpt = load_checkpoint(path)
+    if "move_net" not in ckpt and params.pop("symmetric", None) is not None:
+        raise ValueError(f"symmetric applies to move networks (agents.tablenet); {str(path)!r} is not one")
     if "move_net" in ckpt:
         from .tablenet import TableNetAgent
 

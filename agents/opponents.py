@@ -92,10 +92,11 @@ register("neural-3p", _network(SHIPPED_CHECKPOINTS[3, False]), _NET_PARAMS,
 register("neural-solo", _network(SOLO_CHECKPOINT), _NET_PARAMS,
          "network-only 2-player agent: a midgame network while the stock lasts, an endgame network once "
          "it is empty (agents/pretrained/escoba_2p_solo.pt)")
-register("neural-2v2-move", _network(MOVE_CHECKPOINTS[4, True]), _NET_PARAMS,
+_MOVE_PARAMS = {**_NET_PARAMS, "symmetric": as_bool}
+register("neural-2v2-move", _network(MOVE_CHECKPOINTS[4, True]), _MOVE_PARAMS,
          "network-only 2v2 agent: one move network scores each legal move from the position it leaves, "
          "fitted to the search's move values (agents/tablenet.py, agents/pretrained/escoba_2v2_move.pt)")
-register("neural-3p-move", _network(MOVE_CHECKPOINTS[3, False]), _NET_PARAMS,
+register("neural-3p-move", _network(MOVE_CHECKPOINTS[3, False]), _MOVE_PARAMS,
          "network-only 3-player agent: one move network scores each legal move from the position it "
          "leaves, fitted to the search's move values (agents/tablenet.py, "
          "agents/pretrained/escoba_3p_move.pt)")

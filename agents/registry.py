@@ -105,8 +105,10 @@ def _outside(loader: str) -> Callable[..., Agent]:
     return factory
 
 
-register("checkpoint", checkpoint_agent, {"path": str, "device": str, "deterministic": as_bool},
-         "a neural agent trained by train.py: checkpoint:path/to/model.pt")
+register("checkpoint", checkpoint_agent, {"path": str, "device": str, "deterministic": as_bool,
+                                          "symmetric": as_bool},
+         "a neural agent trained by train.py: checkpoint:path/to/model.pt (symmetric=true: a move "
+         "network's values averaged over the plain suits' permutations)")
 register("sb3", _outside("load_sb3"), {"path": str, "algo": str, "deterministic": as_bool},
          "a Stable-Baselines3 model file: sb3:path/to/model.zip (MaskablePPO; algo=ppo or a2c)")
 register("python", _outside("load_python"), {"target": str},

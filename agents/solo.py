@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -339,6 +340,41 @@ class EndgameNet(nn.Module):
     def net_config(self) -> dict[str, Any]:
         """Return the shape description stored in checkpoints."""
         return {"hidden": list(self.hidden), "inputs": self.inputs}
+
+
+@cache
+def suit_permutations(n: int) -> np.ndarray:
+    """Return (6, n) column orders of a move network's ``n`` inputs that permute copas, espadas and
+    bastos in the five 40-card blocks that start every move network's inputs (``ENDGAME_INPUTS``,
+    ``MIDGAME_INPUTS``, ``agents.tablenet.table_input_names``); the first is the identity.
+
+    Only oros is special in scoring (and the velo is an oro), so these permutations leave every value
+    unchanged. Every other input is already the same for suit-permuted positions: the piles, flags and
+    replies count cards by value and oros, and the card slots list two cards of one value in different
+    plain suits with identical entries. Training permutes each minibatch by one of them at random
+    (``agents.training.solo_fit``); ``symmetric_values`` averages a network over all six."""
+    from itertools import permutations
+
+    out = []
+    for p in permutations((1, 2, 3)):
+        suit = np.array((0, *p))
+        cards = 4 * (np.arange(40) // 4) + suit[np.arange(40) % 4]
+        cols = np.arange(n)
+        for b in range(5):
+            cols[40 * b: 40 * b + 40] = 40 * b + cards
+        out.append(cols)
+    return np.array(out)
+
+
+def symmetric_values(net: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """Return (M,) the mean of ``net``'s values of the moves ``x`` (M, n) over the six permutations of
+    the plain suits (``suit_permutations``): one forward pass on 6M rows.
+
+    The result is the same for a position and any suit-permuted copy of it (up to float rounding),
+    which a network trained on permuted minibatches only approximates; the average also cancels part
+    of the network's own error."""
+    perms = torch.as_tensor(suit_permutations(x.shape[1]))
+    return net(x[:, perms].reshape(-1, x.shape[1])).reshape(len(x), len(perms)).mean(1)
 
 
 def action_values(move_values: torch.Tensor, row: np.ndarray, member: np.ndarray, k: int, w: int = 40

@@ -62,6 +62,7 @@ from .solo import (
     _slots,
     build_endgame_net,
     positions_after_moves,
+    symmetric_values,
 )
 from .worlds import obs_layout
 
@@ -158,7 +159,8 @@ def table_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray):
 class TableNetAgent(Agent):
     """Plays the best-scored move of a move network on ``table_inputs`` (one forward pass a decision)."""
 
-    def __init__(self, net: EndgameNet, rules: Rules, seed: int | None = None, name: str = "table-net"):
+    def __init__(self, net: EndgameNet, rules: Rules, seed: int | None = None, name: str = "table-net",
+                 symmetric: bool = False):
         check_table_rules(rules)
         need = len(table_input_names(rules))
         if net.net_config()["inputs"] != need:
@@ -167,7 +169,13 @@ class TableNetAgent(Agent):
             )
         self.net = net.eval()
         self.name = name
+        self.symmetric = bool(symmetric)
         super().__init__(rules, seed)
+
+    def move_values(self, x: torch.Tensor) -> torch.Tensor:
+        """Return the value of each move's inputs ``x``: the network's, or with ``symmetric`` its mean
+        over the six permutations of the plain suits (``agents.solo.symmetric_values``)."""
+        return symmetric_values(self.net, x) if self.symmetric else self.net(x)
 
     @torch.no_grad()
     def act_batch(self, observations, action_masks, state=None):
@@ -182,7 +190,7 @@ class TableNetAgent(Agent):
         if not (masks > 0).any(axis=1).all():
             raise ValueError(f"{self.name} got a row with no legal action")
         moves, x, _ = table_inputs(obs, self.rules, masks)
-        chosen = best_per_row(moves, self.net(torch.from_numpy(x)).numpy())
+        chosen = best_per_row(moves, self.move_values(torch.from_numpy(x)).numpy())
         return move_actions(moves, chosen, obs, masks)
 
     @classmethod
@@ -194,19 +202,36 @@ class TableNetAgent(Agent):
         device: str = "cpu",
         deterministic: bool = True,
         name: str | None = None,
+        symmetric: bool | None = None,
     ) -> TableNetAgent:
         """Return the agent of a move-network checkpoint (FileNotFoundError / ValueError as agents.neural).
 
         ``device`` and ``deterministic`` are accepted for the registry's checkpoint parameters; the
-        move network always runs on the CPU and always plays its best-scored move."""
+        move network always runs on the CPU and always plays its best-scored move. ``symmetric``
+        (default: the checkpoint's ``move_play["symmetric"]``, else False) averages the move values
+        over the plain suits' permutations."""
         ckpt = load_checkpoint(path, map_location="cpu")
         trained = check_compatible(ckpt, rules, str(path))
+        if symmetric is None:
+            symmetric = move_play(ckpt, str(path))["symmetric"]
         return cls(
             build_move_net(ckpt, trained, str(path)),
             trained,
             seed=seed,
             name=name if name is not None else f"checkpoint:{path}",
+            symmetric=symmetric,
         )
+
+
+def move_play(ckpt: dict[str, Any], where: str = "checkpoint") -> dict[str, bool]:
+    """Return how a move-network checkpoint plays: ``{"symmetric": bool}`` from its optional
+    ``move_play`` entry (absent: not symmetric); ValueError for a malformed entry."""
+    play = ckpt.get("move_play", {})
+    if not isinstance(play, dict) or set(play) - {"symmetric"} or not isinstance(
+            play.get("symmetric", False), bool):
+        raise ValueError(f"checkpoint {where!r} has a malformed move_play entry {play!r}: expected "
+                         f"{{'symmetric': True or False}}")
+    return {"symmetric": play.get("symmetric", False)}
 
 
 def build_move_net(ckpt: dict[str, Any], rules: Rules, where: str = "checkpoint") -> EndgameNet:

@@ -36,7 +36,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from functools import cache
 
 import numpy as np
 import torch
@@ -58,6 +57,8 @@ from ..solo import (
     endgame_inputs,
     midgame_inputs,
     solo_checkpoint_dict,
+    suit_permutations,
+    symmetric_values,
 )
 from ..tablenet import move_checkpoint_dict, table_input_names, table_inputs
 
@@ -121,10 +122,12 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
             "labelled": labelled}
 
 
-def evaluate(net: EndgameNet, d: dict) -> tuple[float, float]:
-    """Return (share of decisions where the net picks a best action, mean regret in points)."""
+def evaluate(net: EndgameNet, d: dict, symmetric: bool = False) -> tuple[float, float]:
+    """Return (share of decisions where the net picks a best action, mean regret in points);
+    ``symmetric``: the net's values averaged over the plain suits' permutations, as it then plays."""
     with torch.no_grad():
-        v = net(torch.from_numpy(d["x"])).numpy()
+        x = torch.from_numpy(d["x"])
+        v = (symmetric_values(net, x) if symmetric else net(x)).numpy()
     act = move_actions(d["moves"], best_per_row(d["moves"], v), d["obs"], d["mask"])
     regret = action_regret(d["values"], d["mask"], act)  # a move's first action is always valued
     return float(np.mean(regret <= 1e-6)), float(np.mean(regret))
@@ -137,30 +140,9 @@ def batch_moves(start: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.nda
     return offsets + np.arange(counts.sum()), np.repeat(np.arange(len(rows)), counts)
 
 
-@cache
-def _suit_permutations(n: int) -> np.ndarray:
-    """Return (6, n) column orders that permute copas, espadas and bastos in the five card blocks
-    that start both phases' inputs.
-
-    Only oros is special in scoring (and the velo is an oro), so these permutations leave every
-    value unchanged: six positions for the price of one."""
-    from itertools import permutations
-
-    out = []
-    for p in permutations((1, 2, 3)):
-        suit = np.array((0, *p))
-        cards = 4 * (np.arange(40) // 4) + suit[np.arange(40) % 4]
-        cols = np.arange(n)
-        for b in range(5):
-            cols[40 * b: 40 * b + 40] = 40 * b + cards
-        out.append(cols)
-    return np.array(out)
-
-
-
-
 def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float, batch: int, loss: str,
-          seed: int, augment: bool = True, phase: str = "endgame") -> list[dict[str, float]]:
+          seed: int, augment: bool = True, phase: str = "endgame", symmetric: bool = False
+          ) -> list[dict[str, float]]:
     """Fit ``net`` to the labels ``d`` (Adam, learning rate decayed linearly to 0), printing progress
     per epoch; ``augment`` permutes the three plain suits of each minibatch at random. Return one
     row per epoch: ``epoch``, ``loss``, ``wall_s`` and, with ``test``, ``best_share`` and ``regret``."""
@@ -184,7 +166,7 @@ def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float
             mi, br = batch_moves(d["moves"].start, rows)
             x = x_all[torch.as_tensor(mi)]
             if augment:
-                perms = _suit_permutations(x.shape[1])
+                perms = suit_permutations(x.shape[1])
                 x = x[:, torch.as_tensor(perms[rng.integers(len(perms))])]
             q = action_values(net(x), br, d["member"][mi], len(rows))
             legal = torch.as_tensor(legal_all[rows])
@@ -206,7 +188,7 @@ def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float
         line = f"epoch {epoch + 1}/{epochs}: {loss} {total / n:.4f}"
         curve.append({"epoch": epoch + 1, "loss": total / n, "wall_s": time.perf_counter() - t0})
         if test is not None:
-            share, regret = evaluate(net, test)
+            share, regret = evaluate(net, test, symmetric)
             line += f", held-out: a best action in {share:.1%} of decisions, regret {regret:.4f} points"
             curve[-1].update(best_share=share, regret=regret)
         print(line + f" ({time.perf_counter() - t0:.0f} s)", flush=True)
@@ -240,12 +222,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=positive_int, default=None, help="use the first N training labels")
     ap.add_argument("--seed", type=seed_arg, default=0)
     ap.add_argument("--no-augment", action="store_true", help="do not permute the plain suits")
+    ap.add_argument("--symmetric", action="store_true",
+                    help="--phase table: the written network plays its values averaged over the plain "
+                         "suits' permutations (the checkpoint's move_play), and the held-out regret is "
+                         "scored that way")
     ap.add_argument("--out", default=None, help="write the phase-gated checkpoint here (never overwrites)")
     ap.add_argument("--init", default=None,
                     help="start from the network of this phase in a checkpoint (fine-tuning; its hidden "
                          "sizes replace --hidden): a neural-solo file (--phase endgame or midgame) or a "
                          "move-network file (--phase table)")
     args = ap.parse_args(argv)
+    if args.symmetric and args.phase != "table":
+        print("error: --symmetric is for --phase table (the move networks)", file=sys.stderr)
+        return 2
     if args.out and os.path.exists(args.out):
         print(f"error: {args.out} already exists; choose another --out", file=sys.stderr)
         return 2
@@ -281,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
             net = EndgameNet(args.hidden, need)
         t0 = time.perf_counter()
         curve = train(net, data, test, epochs=args.epochs, lr=args.lr, batch=args.batch, loss=args.loss,
-                      seed=args.seed, augment=not args.no_augment, phase=args.phase)
+                      seed=args.seed, augment=not args.no_augment, phase=args.phase,
+                      symmetric=args.symmetric)
         wall = time.perf_counter() - t0
         print(f"trained in {wall:.0f} s")
         if args.out:
@@ -292,7 +282,8 @@ def main(argv: list[str] | None = None) -> int:
                    "augment": not args.no_augment, "hidden": args.hidden, "test": args.test, "curve": curve,
                    "decisions": len(data["obs"]), "init": args.init}
             if args.phase == "table":
-                ckpt = move_checkpoint_dict(plain, net, move_training={**how, "plain": plain_path})
+                play = {"move_play": {"symmetric": True}} if args.symmetric else {}
+                ckpt = move_checkpoint_dict(plain, net, move_training={**how, "plain": plain_path}, **play)
             elif endgame is None:
                 ckpt = solo_checkpoint_dict(plain, net, solo_training={**how, "plain": args.plain})
             else:

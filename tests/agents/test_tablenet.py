@@ -204,6 +204,83 @@ def test_swapping_hidden_cards_changes_neither_inputs_nor_choice(rules):
     assert checked > 100
 
 
+def _suit_swap(perm: tuple[int, int, int]) -> np.ndarray:
+    """Return the card-id map that permutes copas, espadas and bastos by ``perm`` (oros stays)."""
+    suit = np.array((0, *perm))
+    return 4 * (np.arange(40) // 4) + suit[np.arange(40) % 4]
+
+
+@pytest.mark.parametrize("rules", [THREE, TEAMS], ids=["3p", "2v2"])
+def test_a_symmetric_agent_plays_suit_permuted_deals_the_same_way(rules):
+    """The same deals with the plain suits permuted (a position worth exactly the same): the symmetric
+    agent values every move the same (up to float rounding) and plays the permuted move; the plain
+    network, which training only pushes towards that symmetry, does not."""
+    torch.manual_seed(2)
+    net = EndgameNet([32, 32], len(table_input_names(rules)))
+    sym, plain = TableNetAgent(net, rules, symmetric=True), TableNetAgent(net, rules)
+    sigma = _suit_swap((3, 1, 2))
+    decks = np.array([np.random.default_rng(s).permutation(40) for s in range(8)])
+    eng, twin = EscobaEngine(8, rules, single_round=True), EscobaEngine(8, rules, single_round=True)
+    eng.reset(seed=0, deck=decks, dealer=0)
+    twin.reset(seed=0, deck=sigma[decks], dealer=0)
+    plain_differs, decisions = 0.0, 0
+    while not eng.done.all():
+        live = np.flatnonzero(~eng.done)
+        seat = eng.to_act[live]
+        obs, masks = encode(eng, seat, live), action_masks(eng, seat, live)
+        obs2, masks2 = encode(twin, seat, live), action_masks(twin, seat, live)
+        assert np.array_equal(masks2[:, sigma], masks)
+        moves, x, _ = table_inputs(obs, rules, masks)
+        moves2, x2, _ = table_inputs(obs2, rules, masks2)
+        with torch.no_grad():
+            for agent in (sym, plain):
+                v, v2 = agent.move_values(torch.from_numpy(x)), agent.move_values(torch.from_numpy(x2))
+                for i in range(len(live)):
+                    a = np.sort(v[moves.start[i]:moves.start[i + 1]].numpy())
+                    b = np.sort(v2[moves2.start[i]:moves2.start[i + 1]].numpy())
+                    if agent is sym:
+                        np.testing.assert_allclose(a, b, atol=1e-5)
+                    else:
+                        plain_differs = max(plain_differs, float(np.abs(a - b).max()))
+        acts, acts2 = sym.act_batch(obs, masks), sym.act_batch(obs2, masks2)
+        with torch.no_grad():
+            v = sym.move_values(torch.from_numpy(x)).numpy()
+        for i, (a, b) in enumerate(zip(acts, acts2, strict=True)):
+            top = np.sort(v[moves.start[i]:moves.start[i + 1]])[::-1]
+            if len(top) == 1 or top[0] - top[1] > 1e-4:  # a clear best move: the permuted one is played
+                assert sigma[a] == b
+        decisions += len(live)
+        full, full2 = np.zeros(8, np.int64), np.zeros(8, np.int64)
+        full[live], full2[live] = acts, sigma[acts]
+        eng.step(full)
+        twin.step(full2)
+    assert decisions > 8 * 9 and plain_differs > 1e-3
+
+
+def test_symmetric_play_is_a_checkpoint_entry_and_a_spec_parameter(tmp_path):
+    """``move_play={"symmetric": True}`` makes a file play symmetrically; ``symmetric=`` overrides it;
+    a malformed entry and the parameter on a network that is not a move network are refused."""
+    base = NeuralAgent.from_checkpoint(str(package_file("agents/pretrained/escoba_2v2.pt")))
+    net = EndgameNet([8], len(table_input_names(TEAMS)))
+    files = {}
+    for key, play in {"absent": None, "on": {"symmetric": True}, "bad": {"symmetric": "yes"}}.items():
+        files[key] = tmp_path / f"{key}.pt"
+        extra = {} if play is None else {"move_play": play}
+        save_checkpoint(files[key], move_checkpoint_dict(base, net, **extra))
+    assert not make_agent(f"checkpoint:{files['absent']}", rules=TEAMS).symmetric
+    assert make_agent(f"checkpoint:{files['absent']},symmetric=true", rules=TEAMS).symmetric
+    assert make_agent(f"checkpoint:{files['on']}", rules=TEAMS).symmetric
+    assert not make_agent(f"checkpoint:{files['on']},symmetric=false", rules=TEAMS).symmetric
+    with pytest.raises(ValueError, match="malformed move_play"):
+        make_agent(f"checkpoint:{files['bad']}", rules=TEAMS)
+    assert make_agent("neural-2v2-move:symmetric=true", rules=TEAMS).symmetric
+    plain = package_file("agents/pretrained/escoba_2v2.pt")
+    with pytest.raises(ValueError, match="symmetric applies to move networks"):
+        make_agent(f"checkpoint:{plain},symmetric=true", rules=TEAMS)
+    with pytest.raises(ValueError, match="no parameter 'symmetric'"):
+        make_agent("neural-2v2:symmetric=true", rules=TEAMS)
+
+
 def test_a_move_checkpoint_round_trips_and_checks_what_it_holds(tmp_path):
     plain = NeuralAgent.from_checkpoint(shipped_checkpoint(THREE))
     torch.manual_seed(2)
@@ -296,6 +373,15 @@ def test_solo_fit_trains_a_table_move_network_from_search_values(tmp_path, capsy
     start, end = load_checkpoint(out)["move_model"], load_checkpoint(tuned)["move_model"]
     assert all(torch.allclose(start[k], end[k]) for k in start)
     assert load_checkpoint(tuned)["move_training"]["init"] == str(out)
+    assert not make_agent(f"checkpoint:{tuned}", rules=TEAMS).symmetric
+    # --symmetric: the file plays its values averaged over the plain suits, and says so.
+    sym = tmp_path / "sym.pt"
+    assert script.main([*fine[:-1], str(sym), "--symmetric", "--test", str(labels)]) == 0
+    assert load_checkpoint(sym)["move_play"] == {"symmetric": True}
+    assert make_agent(f"checkpoint:{sym}", rules=TEAMS).symmetric
+    capsys.readouterr()
+    assert script.main([str(labels), "--symmetric", "--out", str(tmp_path / "eg.pt")]) == 2
+    assert "--symmetric is for --phase table" in capsys.readouterr().err
     gone = tmp_path / "gone.pt"
     assert script.main([str(labels), "--phase", "table", "--init", str(shipped_checkpoint(TEAMS)),
                         "--out", str(gone)]) == 2
