@@ -45,6 +45,7 @@ from .endgame import EndgameAgent, endgame_rows
 from .moves import move_actions
 from .registry import make_agent
 from .search import SearchAgent
+from .worlds import observation_scalars
 
 LABELS_FORMAT = "escoba-env-labels"
 LABEL_KEYS = ("obs", "mask", "action")
@@ -52,8 +53,8 @@ LABEL_KEYS = ("obs", "mask", "action")
 
 def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, labels: int, *,
                    weights: Sequence[float] | None = None, num_games: int = 256, seed: int = 0,
-                   follow: float = 0.3, progress: bool = False, values: bool = False
-                   ) -> dict[str, np.ndarray]:
+                   follow: float = 0.3, progress: bool = False, values: bool = False,
+                   last_deal: bool = False) -> dict[str, np.ndarray]:
     """Return at least ``labels`` teacher-labelled decisions: ``{"obs", "mask", "action"}`` arrays.
 
     Single rounds of ``num_games`` games are played at once; each game's seats are given behaviour
@@ -64,6 +65,8 @@ def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, lab
     ``endgame`` teacher) also returns ``"values"`` (float32, one row per label, one column per
     action): the best mean rollout value of the teacher's moves that start with that action (an
     ``endgame`` teacher: the exact minimax value), -inf for actions it did not weigh.
+    ``last_deal=True`` labels only the decisions taken once the stock is empty (the round's last
+    deal), at any table; the teacher is not asked about the others.
     """
     exact = isinstance(teacher, EndgameAgent)
     if values and not (isinstance(teacher, SearchAgent) or exact):
@@ -103,7 +106,11 @@ def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, lab
                 if g.size:
                     acts[g] = agent.act_batch(obs[g], mask[g])
             several = mask.sum(axis=1) > 1
-            multi = np.flatnonzero(several & endgame_rows(obs, rules) if exact else several)
+            if exact:
+                several &= endgame_rows(obs, rules)
+            if last_deal:
+                several &= observation_scalars(obs, rules)["stock"] == 0
+            multi = np.flatnonzero(several)
             if multi.size:
                 taught = np.asarray(teacher.act_batch(obs[multi], mask[multi]), np.int64)
                 obs_parts.append(obs[multi].astype(np.float16))
@@ -222,7 +229,11 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--follow", type=float, default=0.3, help="probability of playing the teacher's move")
     ap.add_argument("--values", action="store_true",
                     help="also store the teacher's per-action values (search teachers only)")
-    ap.add_argument("--games", type=positive_int, default=256, help="games played at once")
+    ap.add_argument("--games", type=positive_int, default=256,
+                    help="games played at once (the games advance together: a small file of many games "
+                         "holds only the rounds' first deals)")
+    ap.add_argument("--last-deal", action="store_true",
+                    help="label only the decisions taken once the stock is empty (the last deal)")
     ap.add_argument("--seed", type=int, default=0, help="seed of deals, draws and agents")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_rules_arguments(ap.add_argument_group("rules"))
@@ -242,10 +253,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         t0 = time.perf_counter()
         data = collect_labels(teacher, behaviour, rules, args.labels, weights=args.weights,
                               num_games=args.games, seed=args.seed, follow=args.follow,
-                              progress=not args.no_progress, values=args.values)
+                              progress=not args.no_progress, values=args.values, last_deal=args.last_deal)
         wall = time.perf_counter() - t0
         save_labels(args.out, data, rules, teacher=args.teacher, behaviour=list(args.behaviour),
-                    weights=args.weights, follow=args.follow, seed=args.seed, wall_s=wall)
+                    weights=args.weights, follow=args.follow, seed=args.seed, wall_s=wall,
+                    last_deal=args.last_deal)
     except (ValueError, OSError) as e:  # a bad spec or rules, an unwritable --out
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -64,7 +64,7 @@ from .solo import (
     positions_after_moves,
     symmetric_values,
 )
-from .worlds import obs_layout
+from .worlds import obs_layout, observation_scalars
 
 _SIZE = np.array([40, 10, 4, 1], np.float32)
 _CATS = ("cards", "oros", "sevens", "velo")
@@ -160,22 +160,26 @@ class TableNetAgent(Agent):
     """Plays the best-scored move of a move network on ``table_inputs`` (one forward pass a decision)."""
 
     def __init__(self, net: EndgameNet, rules: Rules, seed: int | None = None, name: str = "table-net",
-                 symmetric: bool = False):
+                 symmetric: bool = False, last: EndgameNet | None = None):
         check_table_rules(rules)
         need = len(table_input_names(rules))
-        if net.net_config()["inputs"] != need:
-            raise ValueError(
-                f"the move network reads {net.net_config()['inputs']} inputs; {rules} needs {need}"
-            )
+        for what, n in (("move", net), ("last-deal", last)):
+            if n is not None and n.net_config()["inputs"] != need:
+                raise ValueError(
+                    f"the {what} network reads {n.net_config()['inputs']} inputs; {rules} needs {need}"
+                )
         self.net = net.eval()
+        self.last = None if last is None else last.eval()
         self.name = name
         self.symmetric = bool(symmetric)
         super().__init__(rules, seed)
 
-    def move_values(self, x: torch.Tensor) -> torch.Tensor:
-        """Return the value of each move's inputs ``x``: the network's, or with ``symmetric`` its mean
-        over the six permutations of the plain suits (``agents.solo.symmetric_values``)."""
-        return symmetric_values(self.net, x) if self.symmetric else self.net(x)
+    def move_values(self, x: torch.Tensor, net: EndgameNet | None = None) -> torch.Tensor:
+        """Return the value of each move's inputs ``x`` by ``net`` (default: the move network): the
+        network's, or with ``symmetric`` its mean over the six permutations of the plain suits
+        (``agents.solo.symmetric_values``)."""
+        net = self.net if net is None else net
+        return symmetric_values(net, x) if self.symmetric else net(x)
 
     @torch.no_grad()
     def act_batch(self, observations, action_masks, state=None):
@@ -189,8 +193,19 @@ class TableNetAgent(Agent):
             )
         if not (masks > 0).any(axis=1).all():
             raise ValueError(f"{self.name} got a row with no legal action")
+        if self.last is None:
+            return self._play(self.net, obs, masks)
+        actions = np.zeros(len(obs), np.int64)
+        late = observation_scalars(obs, self.rules)["stock"] == 0
+        for rows, net in ((np.flatnonzero(~late), self.net), (np.flatnonzero(late), self.last)):
+            if rows.size:
+                actions[rows] = self._play(net, obs[rows], masks[rows])
+        return actions
+
+    def _play(self, net: EndgameNet, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Return each row's action: the first action of its move best scored by ``net``."""
         moves, x, _ = table_inputs(obs, self.rules, masks)
-        chosen = best_per_row(moves, self.move_values(torch.from_numpy(x)).numpy())
+        chosen = best_per_row(moves, self.move_values(torch.from_numpy(x), net).numpy())
         return move_actions(moves, chosen, obs, masks)
 
     @classmethod
@@ -214,12 +229,16 @@ class TableNetAgent(Agent):
         trained = check_compatible(ckpt, rules, str(path))
         if symmetric is None:
             symmetric = move_play(ckpt, str(path))["symmetric"]
+        last = None
+        if "last_net" in ckpt:
+            last = build_endgame_net(ckpt, str(path), "last", need=len(table_input_names(trained)))
         return cls(
             build_move_net(ckpt, trained, str(path)),
             trained,
             seed=seed,
             name=name if name is not None else f"checkpoint:{path}",
             symmetric=symmetric,
+            last=last,
         )
 
 
@@ -240,8 +259,14 @@ def build_move_net(ckpt: dict[str, Any], rules: Rules, where: str = "checkpoint"
     return build_endgame_net(ckpt, where, "move", need=len(table_input_names(rules)))
 
 
-def move_checkpoint_dict(plain, net: EndgameNet, **extra: Any) -> dict[str, Any]:
+def move_checkpoint_dict(plain, net: EndgameNet, last: EndgameNet | None = None,
+                         **extra: Any) -> dict[str, Any]:
     """Return the checkpoint dict of a ``TableNetAgent``: the behaviour network ``plain`` (a
-    NeuralAgent, kept for provenance) plus the move network."""
-    weights = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
-    return checkpoint_dict(plain.net, plain.rules, move_net=net.net_config(), move_model=weights, **extra)
+    NeuralAgent, kept for provenance) plus the move network and, if given, the last-deal network."""
+    def weights(n: EndgameNet) -> dict[str, torch.Tensor]:
+        return {k: v.detach().cpu().clone() for k, v in n.state_dict().items()}
+
+    if last is not None:
+        extra = {**extra, "last_net": last.net_config(), "last_model": weights(last)}
+    return checkpoint_dict(plain.net, plain.rules, move_net=net.net_config(), move_model=weights(net),
+                           **extra)

@@ -60,12 +60,13 @@ from ..solo import (
     suit_permutations,
     symmetric_values,
 )
-from ..tablenet import move_checkpoint_dict, table_input_names, table_inputs
+from ..tablenet import build_move_net, move_checkpoint_dict, table_input_names, table_inputs
+from ..worlds import observation_scalars
 
 PHASES = {"endgame": (endgame_inputs, ENDGAME_INPUTS), "midgame": (midgame_inputs, MIDGAME_INPUTS),
-          "table": (table_inputs, None)}
-"""Per phase: the input function and the input names of its network (``table``: they depend on the
-table, ``agents.tablenet.table_input_names``)."""
+          "table": (table_inputs, None), "last": (table_inputs, None)}
+"""Per phase: the input function and the input names of its network (``table`` and ``last``: they
+depend on the table, ``agents.tablenet.table_input_names``)."""
 
 
 def input_names(phase: str, rules) -> tuple[str, ...]:
@@ -87,12 +88,26 @@ def _labels_table_network(path: str) -> str:
     return str(ckpt)
 
 
+def _labels_move_network(path: str) -> str:
+    """Return the shipped move network of the table a labels file was collected at (``--phase last``)."""
+    from escoba_env.rules import Rules
+
+    from ..shipped import MOVE_CHECKPOINTS, package_file
+
+    rules = Rules.from_dict(load_labels(path)[1]["rules"])
+    named = MOVE_CHECKPOINTS.get((rules.num_players, rules.partnerships))
+    if named is None:
+        raise ValueError(f"no shipped move network plays {rules}; name one with --base")
+    return str(package_file(named))
+
+
 def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "endgame") -> dict:
     """Return the labels of ``paths``, concatenated, with every move's inputs (``endgame_inputs``).
 
     ``phase="midgame"``: only the decisions taken while the stock lasts, with ``midgame_inputs``
     (labels with values from ``--teacher search``); ``"endgame"``: every label must be an endgame one;
-    ``"table"``: every decision, with ``agents.tablenet.table_inputs`` (any table, search labels).
+    ``"table"``: every decision, with ``agents.tablenet.table_inputs`` (any table, search labels);
+    ``"last"``: the same for the decisions taken once the stock is empty (the round's last deal).
     """
     parts = [load_labels(p, rules)[0] for p in paths]
     how = ("--teacher endgame --values" if phase == "endgame" else "--teacher search --values")
@@ -106,6 +121,11 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
         arrays = {k: v[keep] for k, v in arrays.items()}
         if not keep.any():
             raise ValueError(f"{path}: holds no decision taken while the stock lasts")
+    if phase == "last":
+        keep = observation_scalars(arrays["obs"].astype(np.float32), rules)["stock"] == 0
+        arrays = {k: v[keep] for k, v in arrays.items()}
+        if not keep.any():
+            raise ValueError(f"{path}: holds no decision taken once the stock is empty")
     n = len(arrays["obs"]) if limit is None else min(limit, len(arrays["obs"]))
     obs = arrays["obs"][:n].astype(np.float32)
     mask = arrays["mask"][:n]
@@ -222,9 +242,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=positive_int, default=None, help="use the first N training labels")
     ap.add_argument("--seed", type=seed_arg, default=0)
     ap.add_argument("--no-augment", action="store_true", help="do not permute the plain suits")
+    ap.add_argument("--base", default=None,
+                    help="--phase last: the move-network file whose move network plays while the stock "
+                         "lasts; the written file is it plus the last-deal network (default: the shipped "
+                         "move network of the labels' table)")
     ap.add_argument("--symmetric", action="store_true",
-                    help="--phase table: the written network plays its values averaged over the plain "
-                         "suits' permutations (the checkpoint's move_play), and the held-out regret is "
+                    help="--phase table or last: the written network plays its values averaged over the plain"
+                         " suits' permutations (the checkpoint's move_play), and the held-out regret is "
                          "scored that way")
     ap.add_argument("--out", default=None, help="write the phase-gated checkpoint here (never overwrites)")
     ap.add_argument("--init", default=None,
@@ -232,8 +256,11 @@ def main(argv: list[str] | None = None) -> int:
                          "sizes replace --hidden): a neural-solo file (--phase endgame or midgame) or a "
                          "move-network file (--phase table)")
     args = ap.parse_args(argv)
-    if args.symmetric and args.phase != "table":
-        print("error: --symmetric is for --phase table (the move networks)", file=sys.stderr)
+    if args.symmetric and args.phase not in ("table", "last"):
+        print("error: --symmetric is for --phase table or last (the move networks)", file=sys.stderr)
+        return 2
+    if args.base and args.phase != "last":
+        print("error: --base is for --phase last", file=sys.stderr)
         return 2
     if args.out and os.path.exists(args.out):
         print(f"error: {args.out} already exists; choose another --out", file=sys.stderr)
@@ -248,6 +275,13 @@ def main(argv: list[str] | None = None) -> int:
         elif args.phase == "table":
             plain_path = args.plain or _labels_table_network(args.labels[0])
             plain, endgame = NeuralAgent.from_checkpoint(plain_path), None
+        elif args.phase == "last":
+            from ..neural import load_checkpoint
+
+            args.base = args.base or _labels_move_network(args.labels[0])
+            base_ckpt = load_checkpoint(args.base, map_location="cpu")
+            plain, endgame = NeuralAgent.from_checkpoint(args.base), None
+            move_net = build_move_net(base_ckpt, plain.rules, args.base)
         else:
             args.plain = args.plain or PLAIN_CHECKPOINT
             plain, endgame = NeuralAgent.from_checkpoint(args.plain), None
@@ -263,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
             from ..neural import load_checkpoint
 
             init = load_checkpoint(args.init, map_location="cpu")
-            phase = "move" if args.phase == "table" else args.phase
+            phase = {"table": "move", "last": "last" if "last_net" in init else "move"}.get(args.phase,
+                                                                                           args.phase)
             net = build_endgame_net(init, args.init, phase, need=need)
             args.hidden = list(net.net_config()["hidden"])
         else:
@@ -281,9 +316,13 @@ def main(argv: list[str] | None = None) -> int:
                    "batch": args.batch, "seed": args.seed, "limit": args.limit, "wall_s": wall,
                    "augment": not args.no_augment, "hidden": args.hidden, "test": args.test, "curve": curve,
                    "decisions": len(data["obs"]), "init": args.init}
+            play = {"move_play": {"symmetric": True}} if args.symmetric else {}
             if args.phase == "table":
-                play = {"move_play": {"symmetric": True}} if args.symmetric else {}
                 ckpt = move_checkpoint_dict(plain, net, move_training={**how, "plain": plain_path}, **play)
+            elif args.phase == "last":
+                kept = {k: base_ckpt[k] for k in ("move_training",) if k in base_ckpt}
+                ckpt = move_checkpoint_dict(plain, move_net, last=net, **kept, **play,
+                                            last_training={**how, "base": args.base})
             elif endgame is None:
                 ckpt = solo_checkpoint_dict(plain, net, solo_training={**how, "plain": args.plain})
             else:

@@ -169,6 +169,47 @@ def test_search_labels_can_carry_the_teachers_action_values(tmp_path):
         collect_labels(GreedyAgent(rules), [RandomAgent(rules)], rules, 10, values=True)
 
 
+class _Counting(GreedyAgent):
+    """A greedy teacher that records the stock size of every decision it is asked about."""
+
+    def __init__(self, rules):
+        super().__init__(rules)
+        self.asked = []
+
+    def act_batch(self, observations, action_masks, state=None):
+        from agents.worlds import observation_scalars
+
+        self.asked.extend(observation_scalars(np.asarray(observations, np.float32), self.rules)["stock"])
+        return super().act_batch(observations, action_masks, state)
+
+
+@pytest.mark.parametrize("players, teams", [(2, False), (4, True)])
+def test_last_deal_labels_only_the_decisions_once_the_stock_is_empty(players, teams, tmp_path):
+    """``last_deal``: every label is taken at an empty stock, and the teacher is asked nothing else;
+    without it the same play labels every deal."""
+    from agents.worlds import observation_scalars
+
+    rules = Rules(num_players=players, partnerships=teams)
+    seen = {}
+    for last in (False, True):
+        teacher = _Counting(rules)
+        data = collect_labels(teacher, [RandomAgent(rules, seed=1)], rules, 150, num_games=8, seed=4,
+                              last_deal=last)
+        stock = observation_scalars(data["obs"].astype(np.float32), rules)["stock"]
+        seen[last] = set(stock.tolist())
+        if last:
+            assert set(teacher.asked) == {0} and len(data["action"]) >= 150
+    assert seen[True] == {0} and len(seen[False]) > 1
+    out = tmp_path / "last.npz"
+    argv = ["--out", str(out), "--labels", "30", "--games", "4", "--teacher", "greedy",
+            "--behaviour", "random",
+            "--last-deal", "--no-progress", "--players", str(players)] + (["--partnerships"] if teams else [])
+    assert main(argv) == 0
+    arrays, meta = load_labels(out, rules)
+    assert meta["last_deal"] is True
+    assert (observation_scalars(arrays["obs"].astype(np.float32), rules)["stock"] == 0).all()
+
+
 def test_action_regret_is_the_best_legal_value_minus_the_value_taken():
     from agents.distill import action_regret
 

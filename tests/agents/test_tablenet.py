@@ -167,7 +167,8 @@ def test_swapping_hidden_cards_changes_neither_inputs_nor_choice(rules):
     """The hidden cards (other hands and stock order) are shuffled among themselves: the observation,
     the inputs and the chosen action stay the same."""
     torch.manual_seed(1)
-    agent = TableNetAgent(EndgameNet([32, 32], len(table_input_names(rules))), rules)
+    n = len(table_input_names(rules))
+    agent = TableNetAgent(EndgameNet([32, 32], n), rules, symmetric=True, last=EndgameNet([16], n))
     rng = np.random.default_rng(7)
     eng = EscobaEngine(16, rules, single_round=True)
     eng.reset(seed=21)
@@ -281,6 +282,32 @@ def test_symmetric_play_is_a_checkpoint_entry_and_a_spec_parameter(tmp_path):
         make_agent("neural-2v2:symmetric=true", rules=TEAMS)
 
 
+@pytest.mark.parametrize("rules", [THREE, TEAMS], ids=["3p", "2v2"])
+def test_the_last_deal_network_plays_once_the_stock_is_empty_and_the_move_network_before(rules):
+    """An agent with a last-deal network plays, row by row, the move network's action while the stock
+    lasts and the last-deal network's once it is empty: both phases occur in the batch."""
+    from agents.worlds import observation_scalars
+
+    n = len(table_input_names(rules))
+    torch.manual_seed(4)
+    move, last = EndgameNet([16], n), EndgameNet([16], n)
+    both = TableNetAgent(move, rules, last=last)
+    only_move, only_last = TableNetAgent(move, rules), TableNetAgent(last, rules)
+    phases = set()
+
+    def check(obs, masks, acts):
+        late = observation_scalars(obs, rules)["stock"] == 0
+        phases.update(late.tolist())
+        expect = np.where(late, only_last.act_batch(obs, masks), only_move.act_batch(obs, masks))
+        assert np.array_equal(acts, expect)
+
+    eng = EscobaEngine(12, rules, single_round=True)
+    eng.reset(seed=8)
+    assert _play(eng, both, np.random.default_rng(0), check) > 12 * 10 and phases == {False, True}
+    with pytest.raises(ValueError, match="last-deal network reads"):
+        TableNetAgent(move, rules, last=EndgameNet([4], n + 1))
+
+
 def test_a_move_checkpoint_round_trips_and_checks_what_it_holds(tmp_path):
     plain = NeuralAgent.from_checkpoint(shipped_checkpoint(THREE))
     torch.manual_seed(2)
@@ -320,7 +347,7 @@ def test_solo_fit_trains_a_table_move_network_from_search_values(tmp_path, capsy
         [ExpertAgent(TEAMS), GreedyAgent(TEAMS)],
         TEAMS,
         200,
-        num_games=32,
+        num_games=4,  # few games at once, so that the 200 decisions reach the rounds' last deals
         seed=3,
         values=True,
     )
@@ -382,6 +409,25 @@ def test_solo_fit_trains_a_table_move_network_from_search_values(tmp_path, capsy
     capsys.readouterr()
     assert script.main([str(labels), "--symmetric", "--out", str(tmp_path / "eg.pt")]) == 2
     assert "--symmetric is for --phase table" in capsys.readouterr().err
+    # --phase last: a last-deal network fitted to the empty-stock decisions only, started from --init's
+    # move network, written beside --base's move network (kept unchanged).
+    last = tmp_path / "last.pt"
+    assert script.main([str(labels), "--phase", "last", "--base", str(sym), "--init", str(sym),
+                        "--epochs", "1", "--symmetric", "--test", str(labels), "--out", str(last)]) == 0
+    printed = capsys.readouterr().out
+    from agents.worlds import observation_scalars
+
+    empty = int((observation_scalars(data["obs"].astype(np.float32), TEAMS)["stock"] == 0).sum())
+    assert 0 < empty < len(data["obs"]) and f"{empty} training decisions" in printed
+    stored = load_checkpoint(last)
+    assert all(torch.equal(stored["move_model"][k], load_checkpoint(sym)["move_model"][k])
+               for k in stored["move_model"])
+    assert stored["last_training"]["base"] == str(sym) and stored["last_net"]["hidden"] == [16]
+    played = make_agent(f"checkpoint:{last}", rules=TEAMS)
+    assert played.last is not None and played.symmetric
+    assert script.main([str(labels), "--phase", "table", "--base", str(sym),
+                        "--out", str(tmp_path / "x.pt")]) == 2
+    assert "--base is for --phase last" in capsys.readouterr().err
     gone = tmp_path / "gone.pt"
     assert script.main([str(labels), "--phase", "table", "--init", str(shipped_checkpoint(TEAMS)),
                         "--out", str(gone)]) == 2
