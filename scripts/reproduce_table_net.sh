@@ -11,6 +11,12 @@
 #   CHUNKS ("1 2 3": one label file per number, its seed 3000 + number at 3p, 4000 + number at 2v2),
 #   CHUNK (labels per file: 100000 at 3p, 50000 at 2v2), SIMS (400 at 3p, 1000 at 2v2),
 #   TEST_LABELS (5000, seed 3900 / 4900), EPOCHS (12), HIDDEN ("256 256").
+#   LAST (default "": none): the label count of each last-deal file (seeds 3201.. / 4201..), decisions
+#   once the stock is empty labelled by the same search while the move network (symmetric) and the
+#   baselines play; with LAST set the script then fits a last-deal network to them (LAST_EPOCHS, 6)
+#   and writes OUT/move_TABLE_last.pt: the move network plus it. The model card's 220k row at 2v2 is
+#   LAST="60000 60000 100000" (about 30 CPU-minutes of labels, 4 of fitting); it plays no better
+#   than the move network alone, so it is not part of the shipped recipe.
 # At full size: about 1 CPU-hour of labels at 3p and 1.3 at 2v2 (sims=1000), a minute of fitting.
 # PYTHON names the interpreter of every step (default: python3 on PATH).
 set -euo pipefail
@@ -28,6 +34,8 @@ SIMS=${SIMS:-$DEFAULT_SIMS}
 TEST_LABELS=${TEST_LABELS:-5000}
 EPOCHS=${EPOCHS:-12}
 HIDDEN=${HIDDEN:-256 256}
+LAST=${LAST:-}
+LAST_EPOCHS=${LAST_EPOCHS:-6}
 L="$OUT/labels"
 mkdir -p "$L"
 distill() { local out=$1; shift; [ -e "$out" ] || "$PYTHON" -m agents.distill --no-progress --values --out "$out" "$@"; }
@@ -42,3 +50,18 @@ distill "$L/test.npz" --labels "$TEST_LABELS" --seed $((BASE + 900)) "${MIX[@]}"
 [ -e "$OUT/move_$TABLE.pt" ] || "$PYTHON" -m agents.training.solo_fit "${files[@]}" --phase table \
     --test "$L/test.npz" --loss adv --epochs "$EPOCHS" --hidden $HIDDEN --out "$OUT/move_$TABLE.pt"
 echo "wrote $OUT/move_$TABLE.pt"
+[ -n "$LAST" ] || exit 0
+LAST_MIX=(--last-deal --teacher "search:sims=$SIMS" --behaviour "checkpoint:$OUT/move_$TABLE.pt,symmetric=true" expert
+          greedy --weights 0.6 0.25 0.15 "${RULES[@]}")
+last=()
+i=0
+for n in $LAST; do
+    i=$((i + 1))
+    distill "$L/last_$i.npz" --labels "$n" --seed $((BASE + 200 + i)) "${LAST_MIX[@]}"
+    last+=("$L/last_$i.npz")
+done
+distill "$L/last_test.npz" --labels "$TEST_LABELS" --seed $((BASE + 291)) "${LAST_MIX[@]}"
+[ -e "$OUT/move_${TABLE}_last.pt" ] || "$PYTHON" -m agents.training.solo_fit "${last[@]}" --phase last \
+    --base "$OUT/move_$TABLE.pt" --init "$OUT/move_$TABLE.pt" --symmetric --test "$L/last_test.npz" \
+    --loss adv --epochs "$LAST_EPOCHS" --batch 128 --lr 3e-4 --out "$OUT/move_${TABLE}_last.pt"
+echo "wrote $OUT/move_${TABLE}_last.pt"

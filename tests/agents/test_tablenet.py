@@ -447,6 +447,8 @@ def test_the_reproduction_script_rebuilds_a_tiny_network_and_resumes(tmp_path):
         "TEST_LABELS": "30",
         "EPOCHS": "1",
         "HIDDEN": "8",
+        "LAST": "40",
+        "LAST_EPOCHS": "1",
     }
     out = tmp_path / "net"
     done = subprocess.run(
@@ -465,6 +467,10 @@ def test_the_reproduction_script_rebuilds_a_tiny_network_and_resumes(tmp_path):
     assert how["labels"] == [str(out / "labels" / "mid_1.npz")] and how["test"] == str(
         out / "labels" / "test.npz"
     )
+    last = load_checkpoint_agent(out / "move_2v2_last.pt", rules=TEAMS)
+    assert last.last is not None and last.symmetric and last.net.net_config()["hidden"] == [8]
+    how_last = load_checkpoint(out / "move_2v2_last.pt")["last_training"]
+    assert how_last["labels"] == [str(out / "labels" / "last_1.npz")]
     stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
     again = subprocess.run(
         ["bash", str(REPRODUCE), "2v2", str(out)],
