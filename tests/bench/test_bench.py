@@ -438,25 +438,31 @@ def test_todo_lists_what_is_missing_and_runs_it(tiny, tmp_path, monkeypatch, cap
     assert sorted(p.name for p in cards.iterdir()) == ["bench-t0-2p-expert.json", "bench-t0-2p-greedy.json"]
 
 
-def test_cards_of_two_deterministic_agents_agree_on_their_pair():
+_CANDIDATES = {"2p": ("random", "greedy", "expert", "neural-solo", "neural-2p", "neural-2p-plain"),
+               "2v2": ("random", "greedy", "expert", "neural-2v2", "neural-2v2-move")}
+
+
+@pytest.mark.parametrize("table", sorted(_CANDIDATES))
+def test_cards_of_two_deterministic_agents_agree_on_their_pair(table):
     """Two agents that ignore their seeds play the same games in each other's cards (same deals, both
-    seats), so each card's difference is the other's with the sign flipped: a check of the cards'
-    seat rotations and signs on the files the leaderboard keeps (2 players, full and quick)."""
+    seats; at 2v2 each agent plays both seats of its team), so each card's difference is the other's
+    with the sign flipped: a check of the cards' seat rotations and signs on the files the
+    leaderboard keeps (2 players and 2v2, full and quick)."""
     from escoba_env.observation import action_masks, encode
 
-    rules = protocol("v1").table("2p").rules()
+    rules = protocol("v1").table(table).rules()
     e = EscobaEngine(12, rules, single_round=True)
     e.reset(seed=5)
     obs, masks = encode(e, e.to_act), action_masks(e, e.to_act)
     deterministic = set()
-    for name in ("random", "greedy", "expert", "neural-solo", "neural-2p", "neural-2p-plain"):
+    for name in _CANDIDATES[table]:
         acts = [make_agent(name, rules=rules, seed=s).act_batch(obs, masks) for s in (0, 1, 2)]
         if all(np.array_equal(acts[0], a) for a in acts[1:]):
             deterministic.add(name)
     assert "random" not in deterministic and {"greedy", "expert"} <= deterministic
     diffs = {}
     for _, c in load_cards(ROOT / LEADERBOARD_DIR):
-        if c["table"] == "2p" and c["agent"] in deterministic:
+        if c["table"] == table and c["agent"] in deterministic:
             for o in c["opponents"]:
                 diffs[c["quick"], c["agent"], o["opponent"]] = o["diff"]["mean"]
     pairs = [(q, a, b) for (q, a, b) in diffs if (q, b, a) in diffs and a < b]
