@@ -34,7 +34,10 @@ estimates. An action's value is the best value of the moves that start with it.
 Checkpoint: an ``agents.neural`` checkpoint (same format, loader, ``weights_only`` loading and shape
 checks) of the table's PPO network, which the file keeps as the behaviour policy the labels were
 collected with (it never plays), plus ``move_net`` (``{"hidden": [...], "inputs": N}``),
-``move_model`` (its ``state_dict``) and ``move_training`` (how it was fitted).
+``move_model`` (its ``state_dict``) and ``move_training`` (how it was fitted); optionally
+``move_play`` (``{"symmetric": True}``: the values averaged over the plain suits' permutations,
+``agents.solo.symmetric_values``) and a last-deal network that plays once the stock is empty
+(``last_net``, ``last_model``, ``last_training``; ``solo_fit --phase last``).
 ``agents.loader.load_checkpoint_agent`` (the registry's ``checkpoint:PATH``) returns a
 ``TableNetAgent`` for such a file.
 """
@@ -227,8 +230,8 @@ class TableNetAgent(Agent):
         over the plain suits' permutations."""
         ckpt = load_checkpoint(path, map_location="cpu")
         trained = check_compatible(ckpt, rules, str(path))
-        if symmetric is None:
-            symmetric = move_play(ckpt, str(path))["symmetric"]
+        play = move_play(ckpt, str(path))  # checked even when ``symmetric`` overrides it
+        symmetric = play["symmetric"] if symmetric is None else symmetric
         last = None
         if "last_net" in ckpt:
             last = build_endgame_net(ckpt, str(path), "last", need=len(table_input_names(trained)))

@@ -29,6 +29,13 @@ new labels)::
         --out runs/solo_mid.pt
 
 ``scripts/reproduce_neural_solo.sh`` runs the whole recipe of the shipped agent.
+
+``--phase table`` fits the one move network of a 3-player or 2v2 table (``agents.tablenet``) on
+every decision; ``--phase last`` a last-deal network on the decisions taken once the stock is empty
+(labels of ``python -m agents.distill --last-deal``), written beside the move network of ``--base``
+(``--init`` may start it from that move network). ``--symmetric`` writes a move file that plays its
+values averaged over the plain suits' permutations, and scores the held-out regret that way.
+``scripts/reproduce_table_net.sh`` runs the move networks' recipe.
 """
 
 from __future__ import annotations
