@@ -82,30 +82,23 @@ def input_names(phase: str, rules) -> tuple[str, ...]:
     return table_input_names(rules) if names is None else names
 
 
-def _labels_table_network(path: str) -> str:
-    """Return the shipped network of the table a labels file was collected at (``--phase table``)."""
+def _labels_table_network(path: str, kind: str = "table") -> str:
+    """Return the shipped network of the table a labels file was collected at: its PPO network
+    (``--phase table``, ``kind="table"``) or its move network (``--phase last``, ``kind="move"``)."""
     from escoba_env.rules import Rules
 
-    from ..shipped import shipped_checkpoint
+    from ..shipped import MOVE_CHECKPOINTS, package_file, shipped_checkpoint
 
     rules = Rules.from_dict(load_labels(path)[1]["rules"])
+    if kind == "move":
+        named = MOVE_CHECKPOINTS.get((rules.num_players, rules.partnerships))
+        if named is None:
+            raise ValueError(f"no shipped move network plays {rules}; name one with --base")
+        return str(package_file(named))
     ckpt = shipped_checkpoint(rules)
     if ckpt is None:
         raise ValueError(f"no shipped network plays {rules}; name one with --plain")
     return str(ckpt)
-
-
-def _labels_move_network(path: str) -> str:
-    """Return the shipped move network of the table a labels file was collected at (``--phase last``)."""
-    from escoba_env.rules import Rules
-
-    from ..shipped import MOVE_CHECKPOINTS, package_file
-
-    rules = Rules.from_dict(load_labels(path)[1]["rules"])
-    named = MOVE_CHECKPOINTS.get((rules.num_players, rules.partnerships))
-    if named is None:
-        raise ValueError(f"no shipped move network plays {rules}; name one with --base")
-    return str(package_file(named))
 
 
 def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "endgame") -> dict:
@@ -251,8 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-augment", action="store_true", help="do not permute the plain suits")
     ap.add_argument("--base", default=None,
                     help="--phase last: the move-network file whose move network plays while the stock "
-                         "lasts; the written file is it plus the last-deal network (default: the shipped "
-                         "move network of the labels' table)")
+                         "lasts; the written file is it plus the last-deal network, its symmetric play kept "
+                         "(default: the shipped move network of the labels' table)")
     ap.add_argument("--symmetric", action="store_true",
                     help="--phase table or last: the written network plays its values averaged over the plain"
                          " suits' permutations (the checkpoint's move_play), and the held-out regret is "
@@ -261,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--init", default=None,
                     help="start from the network of this phase in a checkpoint (fine-tuning; its hidden "
                          "sizes replace --hidden): a neural-solo file (--phase endgame or midgame) or a "
-                         "move-network file (--phase table)")
+                         "move-network file (--phase table; --phase last: its last-deal network, else its "
+                         "move network)")
     args = ap.parse_args(argv)
     if args.symmetric and args.phase not in ("table", "last"):
         print("error: --symmetric is for --phase table or last (the move networks)", file=sys.stderr)
@@ -285,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.phase == "last":
             from ..neural import load_checkpoint
 
-            args.base = args.base or _labels_move_network(args.labels[0])
+            args.base = args.base or _labels_table_network(args.labels[0], "move")
             base_ckpt = load_checkpoint(args.base, map_location="cpu")
             plain, endgame = NeuralAgent.from_checkpoint(args.base), None
             move_net = build_move_net(base_ckpt, plain.rules, args.base)
@@ -304,8 +298,9 @@ def main(argv: list[str] | None = None) -> int:
             from ..neural import load_checkpoint
 
             init = load_checkpoint(args.init, map_location="cpu")
-            phase = {"table": "move", "last": "last" if "last_net" in init else "move"}.get(args.phase,
-                                                                                           args.phase)
+            phase = args.phase
+            if phase == "table" or (phase == "last" and "last_net" not in init):
+                phase = "move"  # a last-deal network may start from a move network
             net = build_endgame_net(init, args.init, phase, need=need)
             args.hidden = list(net.net_config()["hidden"])
         else:
@@ -327,8 +322,8 @@ def main(argv: list[str] | None = None) -> int:
             if args.phase == "table":
                 ckpt = move_checkpoint_dict(plain, net, move_training={**how, "plain": plain_path}, **play)
             elif args.phase == "last":
-                kept = {k: base_ckpt[k] for k in ("move_training",) if k in base_ckpt}
-                ckpt = move_checkpoint_dict(plain, move_net, last=net, **kept, **play,
+                kept = {k: base_ckpt[k] for k in ("move_training", "move_play") if k in base_ckpt}
+                ckpt = move_checkpoint_dict(plain, move_net, last=net, **{**kept, **play},
                                             last_training={**how, "base": args.base})
             elif endgame is None:
                 ckpt = solo_checkpoint_dict(plain, net, solo_training={**how, "plain": args.plain})

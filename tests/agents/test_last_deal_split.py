@@ -1,0 +1,44 @@
+"""scripts/last_deal_split.py: the model card's last-deal measurement agents play what they say."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from agents.registry import make_agent
+from agents.worlds import observation_scalars
+from escoba_env import EscobaEngine, Rules
+from escoba_env.observation import action_masks, encode
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+import last_deal_split  # noqa: E402
+
+
+def test_the_split_plays_the_network_before_the_last_deal_and_the_search_in_it():
+    rules = Rules(num_players=4, partnerships=True)
+    split = make_agent("python:last_deal_split:net_then_search_2v2", rules=rules, seed=3)
+    net = make_agent("neural-2v2-move:symmetric=true", rules=rules, seed=3)
+    search = make_agent("search:sims=1000", rules=rules, seed=3)
+    eng = EscobaEngine(6, rules, single_round=True)
+    eng.reset(seed=1)
+    phases = set()
+    while not eng.done.all():
+        live = np.flatnonzero(~eng.done)
+        obs, masks = encode(eng, eng.to_act[live], live), action_masks(eng, eng.to_act[live], live)
+        late = observation_scalars(obs, rules)["stock"] == 0
+        phases.update(late.tolist())
+        acts = split.act_batch(obs, masks)
+        assert np.array_equal(acts[~late], net.act_batch(obs[~late], masks[~late]))
+        if late.any():
+            search.reset(7)
+            split.late.reset(7)
+            assert np.array_equal(split.late.act_batch(obs[late], masks[late]),
+                                  search.act_batch(obs[late], masks[late]))
+        full = np.zeros(6, np.int64)
+        full[live] = acts
+        eng.step(full)
+    assert phases == {False, True}
+    solo = last_deal_split.solo_symmetric(rules=Rules(), seed=0)
+    assert solo.name == "neural-solo:symmetric"
