@@ -83,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--also", nargs="+", default=(), metavar="SPEC",
                     help="also play the trained response against these agents (e.g. a slow search agent "
                          "the response was trained against a fast stand-in of)")
+    ex.add_argument("--init", metavar="NET",
+                    help="start the learner from a shipped PPO network's weights (neural-2p-plain, "
+                         "neural-2p, neural-2v2, neural-3p) or checkpoint:PATH instead of a fresh network")
     ex.add_argument("--runs-dir", default="runs", help="folder of the training run")
     ex.add_argument("--num-envs", type=_positive, default=2048, metavar="N", help="games per update")
     ex.add_argument("--evals", type=_positive, default=10, metavar="N",
@@ -179,7 +182,7 @@ def _main(argv: list[str] | None) -> int:
                                  seed=args.seed, also=tuple(args.also), quick=args.quick, out=args.out,
                                  runs_dir=args.runs_dir, resume=args.resume, overwrite=args.overwrite,
                                  workers=args.workers, num_envs=args.num_envs, evals=args.evals,
-                                 eval_deals=args.eval_deals, progress=args.progress)
+                                 eval_deals=args.eval_deals, progress=args.progress, init=args.init)
         print(data["statement"])
         for k, v in data["also"].items():
             d = v["diff"]

@@ -303,6 +303,43 @@ def test_a_best_response_is_trained_against_the_frozen_agent_only(tiny, tmp_path
     assert "hidden cards" in capsys.readouterr().err
 
 
+def test_a_best_response_can_start_from_a_shipped_network(tiny, tmp_path, capsys):
+    import torch
+
+    from agents.bench.exploit import exploit_config
+    from agents.shipped import PLAIN_CHECKPOINT, package_file
+    from agents.training.trainer import Trainer
+
+    # the learner's first weights are the shipped network's, not a fresh network's
+    cfg = exploit_config("greedy", "t0", "2p", 4096, runs_dir=str(tmp_path / "r0"), num_envs=64,
+                         init="neural-2p-plain")
+    plain = torch.load(package_file(PLAIN_CHECKPOINT), map_location="cpu", weights_only=True)
+    state = Trainer(cfg).net.state_dict()
+    shipped = plain["model"]
+    assert set(state) == set(shipped) and all(torch.equal(state[k], shipped[k]) for k in state)
+    fresh = Trainer(exploit_config("greedy", "t0", "2p", 4096, runs_dir=str(tmp_path / "r1"),
+                                   num_envs=64)).net.state_dict()
+    assert not all(torch.equal(fresh[k], shipped[k]) for k in fresh)
+    out = tmp_path / "ex.json"
+    assert main(["exploit", "greedy", "--version", "t0", "--steps", "4096", "--num-envs", "64", "--evals",
+                 "2", "--eval-deals", "4", "--runs-dir", str(tmp_path / "runs"), "--out", str(out),
+                 "--workers", "1", "--no-progress", "--init", "neural-2p-plain"]) == 0
+    data = json.loads(out.read_text())
+    assert data["training"]["init"] == "neural-2p-plain"
+    assert "4,096 steps from neural-2p-plain's weights" in data["statement"]
+    assert "-from-neural-2p-plain" in data["training"]["checkpoint"]
+    capsys.readouterr()
+    # an unknown network, a missing file and another table's network: one line each, nothing written
+    for init, msg in (("neural-9p", "--init must be one of"), ("neural-2v2", "players"),
+                      ("checkpoint:" + str(tmp_path / "no.pt"), "no file")):
+        o = tmp_path / f"bad-{len(msg)}.json"
+        assert main(["exploit", "greedy", "--version", "t0", "--steps", "10", "--out", str(o),
+                     "--runs-dir", str(tmp_path / "runs2"), "--init", init]) == 1
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and msg in err[0], (init, err)
+        assert not o.exists()
+
+
 def test_the_trainer_refuses_a_fixed_weight_without_an_agent():
     from agents.training.config import Config, check_config
 
