@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--init", metavar="NET",
                     help="start the learner from a shipped PPO network's weights (neural-2p-plain, "
                          "neural-2p, neural-2v2, neural-3p) or checkpoint:PATH instead of a fresh network")
+    ex.add_argument("--lr", type=float, metavar="LR",
+                    help="the learner's learning rate (default: the trainer's, 1e-3; a started network "
+                         "keeps more of its strength with a smaller one)")
     ex.add_argument("--runs-dir", default="runs", help="folder of the training run")
     ex.add_argument("--num-envs", type=_positive, default=2048, metavar="N", help="games per update")
     ex.add_argument("--evals", type=_positive, default=10, metavar="N",
@@ -182,7 +185,8 @@ def _main(argv: list[str] | None) -> int:
                                  seed=args.seed, also=tuple(args.also), quick=args.quick, out=args.out,
                                  runs_dir=args.runs_dir, resume=args.resume, overwrite=args.overwrite,
                                  workers=args.workers, num_envs=args.num_envs, evals=args.evals,
-                                 eval_deals=args.eval_deals, progress=args.progress, init=args.init)
+                                 eval_deals=args.eval_deals, progress=args.progress, init=args.init,
+                                 lr=args.lr)
         print(data["statement"])
         for k, v in data["also"].items():
             d = v["diff"]

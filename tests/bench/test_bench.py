@@ -323,11 +323,13 @@ def test_a_best_response_can_start_from_a_shipped_network(tiny, tmp_path, capsys
     out = tmp_path / "ex.json"
     assert main(["exploit", "greedy", "--version", "t0", "--steps", "4096", "--num-envs", "64", "--evals",
                  "2", "--eval-deals", "4", "--runs-dir", str(tmp_path / "runs"), "--out", str(out),
-                 "--workers", "1", "--no-progress", "--init", "neural-2p-plain"]) == 0
+                 "--workers", "1", "--no-progress", "--init", "neural-2p-plain", "--lr", "1e-4"]) == 0
     data = json.loads(out.read_text())
-    assert data["training"]["init"] == "neural-2p-plain"
+    assert data["training"]["init"] == "neural-2p-plain" and data["training"]["learning_rate"] == 1e-4
+    assert torch.load(data["training"]["checkpoint"], map_location="cpu",
+                      weights_only=False)["config"]["learning_rate"] == 1e-4
     assert "4,096 steps from neural-2p-plain's weights" in data["statement"]
-    assert "-from-neural-2p-plain" in data["training"]["checkpoint"]
+    assert "-from-neural-2p-plain-lr0.0001" in data["training"]["checkpoint"]
     capsys.readouterr()
     # an unknown network, a missing file and another table's network: one line each, nothing written
     for init, msg in (("neural-9p", "--init must be one of"), ("neural-2v2", "players"),
@@ -338,6 +340,9 @@ def test_a_best_response_can_start_from_a_shipped_network(tiny, tmp_path, capsys
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and msg in err[0], (init, err)
         assert not o.exists()
+    assert main(["exploit", "greedy", "--version", "t0", "--steps", "10", "--out", str(tmp_path / "lr.json"),
+                 "--runs-dir", str(tmp_path / "runs2"), "--lr", "0"]) == 1
+    assert "--lr must be above 0" in capsys.readouterr().err
 
 
 def test_the_trainer_refuses_a_fixed_weight_without_an_agent():
