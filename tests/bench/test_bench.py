@@ -230,6 +230,22 @@ def test_the_leaderboard_page_is_generated_from_the_card_files():
         assert path.name.startswith(f"bench-v1-{c['table']}-")
 
 
+@pytest.mark.parametrize("table", ["2p", "2v2", "3p"])
+def test_the_shipped_panel_reference_is_fitted_from_the_committed_cards(table, tmp_path):
+    # the anchored ratings of the leaderboard rerun from the panel members' full cards in the repository
+    shipped = ROOT / "agents" / "bench" / "data" / f"bench-v1-{table}-panel.json"
+    if not shipped.exists():
+        members = protocol("v1").table(table).panel
+        cards = load_cards(ROOT / LEADERBOARD_DIR)
+        have = {c["agent"] for _, c in cards if c["table"] == table and not c["quick"]}
+        assert not set(members) <= have, f"every {table} panel member has its full card: ship its reference"
+        pytest.skip(f"the {table} panel members' full cards are not all played yet")
+    out = tmp_path / "ref.json"
+    lb = str(ROOT / LEADERBOARD_DIR)
+    assert main(["panel", "--table", table, "--from-cards", lb, "--out", str(out)]) == 0
+    assert json.loads(out.read_text()) == json.loads(shipped.read_text())
+
+
 def test_a_tampered_card_does_not_validate(tmp_path):
     cards = load_cards(ROOT / LEADERBOARD_DIR)
     card = json.loads(json.dumps(cards[0][1]))
