@@ -313,6 +313,12 @@ def test_a_best_response_is_trained_against_the_frozen_agent_only(tiny, tmp_path
     assert main(args) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "already holds a run" in err[0] and "--resume" in err[0]
+    # a finished response resumed with another output plays again without training: same figure
+    again = tmp_path / "again.json"
+    assert main([*[x if x != str(out) else str(again) for x in args], "--resume"]) == 0
+    data2 = json.loads(again.read_text())
+    assert data2["training"]["steps"] == 4096 and data2["bound"] == data["bound"]
+    assert data2["also"] == data["also"]
     # an agent that sees the hidden cards is no opponent to respond to
     assert main(["exploit", "oracle", "--version", "t0", "--steps", "10", "--out", str(tmp_path / "o.json"),
                  "--runs-dir", str(tmp_path / "runs")]) == 1
