@@ -367,6 +367,26 @@ def test_a_best_response_can_start_from_a_shipped_network(tiny, tmp_path, capsys
     assert "--lr must be above 0" in capsys.readouterr().err
 
 
+def test_every_committed_best_response_is_in_the_docs_with_its_figure_and_curve():
+    page = (ROOT / "docs" / "benchmark.md").read_text(encoding="utf-8")
+    files = sorted((ROOT / "benchmarks" / "exploit").glob("exploit-*.json"))
+    assert files
+    for f in files:
+        d = json.loads(f.read_text())
+        assert d["format"] == "escoba-bench-exploit/1" and d["benchmark"]
+        assert d["deal_set"]["digest"] == deal_set_digest("v1", d["table"]), f.name
+        b = d["bound"]
+        figure = f"{b['mean']:+.3f} [{b['lo']:+.3f}, {b['hi']:+.3f}]"
+        rows = [r for r in page.splitlines() if r.startswith(f"| `{d['agent']}` |") and figure in r]
+        assert rows, f"{f.name}: {figure} is not in docs/benchmark.md"
+        init = d["training"].get("init")
+        assert any((init is None) == ("started from" not in r and f"`{init}`" not in r) for r in rows), f.name
+        assert all("concedes at least" in r for r in rows) == (b["lo"] > 0), f.name
+        for r in rows:
+            curve = r.split("(figures/")[1].split(")")[0]
+            assert (ROOT / "docs" / "figures" / curve).is_file(), curve
+
+
 def test_the_trainer_refuses_a_fixed_weight_without_an_agent():
     from agents.training.config import Config, check_config
 
