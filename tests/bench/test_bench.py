@@ -379,6 +379,9 @@ def test_every_committed_best_response_is_in_the_docs_with_its_figure_and_curve(
         figure = f"{b['mean']:+.3f} [{b['lo']:+.3f}, {b['hi']:+.3f}]"
         rows = [r for r in page.splitlines() if r.startswith(f"| `{d['agent']}` |") and figure in r]
         assert rows, f"{f.name}: {figure} is not in docs/benchmark.md"
+        for opp, r in d["also"].items():
+            also = f"{r['diff']['mean']:+.3f} [{r['diff']['lo']:+.3f}, {r['diff']['hi']:+.3f}]"
+            assert f"{also} against `{opp}`" in " ".join(page.split()), f"{f.name}: {opp} {also}"
         init = d["training"].get("init")
         assert any((init is None) == ("started from" not in r and f"`{init}`" not in r) for r in rows), f.name
         assert all("concedes at least" in r for r in rows) == (b["lo"] > 0), f.name
