@@ -382,8 +382,17 @@ def test_every_committed_best_response_is_in_the_docs_with_its_figure_and_curve(
         for opp, r in d["also"].items():
             also = f"{r['diff']['mean']:+.3f} [{r['diff']['lo']:+.3f}, {r['diff']['hi']:+.3f}]"
             assert f"{also} against `{opp}`" in " ".join(page.split()), f"{f.name}: {opp} {also}"
-        init = d["training"].get("init")
-        assert any((init is None) == ("started from" not in r and f"`{init}`" not in r) for r in rows), f.name
+        # the row names the run: a fresh response its steps, a started one its network and learning rate
+        init, t = d["training"].get("init"), d["training"]
+        cells = [[c.strip() for c in r.split("|")[1:-1]] for r in rows]
+        if init is None:
+            assert any(c[1] == f"{t['steps']:,}" for c in cells), f.name
+        else:  # results written before --lr existed ran at the trainer's default
+            from agents.training.config import Config
+
+            lr = t.get("learning_rate", Config.learning_rate)
+            assert any(c[1] == f"`{init}`" and float(c[2]) == lr
+                       and c[3] == f"{t['wall_s']:.0f}" for c in cells), f.name
         assert all("concedes at least" in r for r in rows) == (b["lo"] > 0), f.name
         for r in rows:
             curve = r.split("(figures/")[1].split(")")[0]
