@@ -131,7 +131,9 @@ def render(cards: list[tuple[Path, dict]]) -> str:
             cells.append(str(c.get("project_version") or "?"))
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
-    lines += ["`vs X`: the agent's points per round minus X's, paired over deals. `rating`: OpenSkill "
+    lines += ["`vs X`: the agent's points per round minus X's, paired over deals (at 3 players for the "
+              "card's one seating order only, so a pair's two cards can disagree: [the protocol]"
+              "(benchmark.md)'s seating note). `rating`: OpenSkill "
               "mu on the panel's scale (`*`: not anchored, the panel's reference ratings were missing). "
               "`ms/move`: mean decision time, one game at a time, on the machine in the card file.", ""]
     return "\n".join(lines)
