@@ -94,6 +94,38 @@ def rating(card: dict) -> dict:
     return anchored_rating(card["per_deal"], card["agent"], ref)
 
 
+def seating_pairs(rows: list[dict]) -> list[dict]:
+    """Return, for a 3-side table's cards, every pair of carded agents and third agent that both
+    pair members' cards play: the pair's points-per-round difference on each card and whether the
+    two cards seat them in the same order of play.
+
+    A card's stored lineups list their agents in seat order (the tournament's lineups are increasing
+    entrant indices, and its rotations keep the order of play), so the agent that plays right after
+    ``a`` in a lineup is the next one in the list, cyclically.
+    """
+    by_agent = {c["agent"]: c["per_deal"] for c in rows}
+    out = []
+
+    def diff(pd, a, b, c):
+        for lu, x in zip(pd["lineups"], pd["points_per_round"], strict=True):
+            if len(lu) == 3 and set(lu) == {a, b, c}:
+                col = [row[lu.index(a)] - row[lu.index(b)] for row in x]
+                return lu[(lu.index(a) + 1) % 3], sum(col) / len(col)
+        return None
+
+    names = [c["agent"] for c in rows]
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            thirds = sorted({x for lu in by_agent[a]["lineups"] if b in lu for x in lu} - {a, b})
+            for c in thirds:
+                da, db = diff(by_agent[a], a, b, c), diff(by_agent[b], a, b, c)
+                if da is None or db is None:
+                    continue
+                out.append({"a": a, "b": b, "third": c, "on_a": da[1], "on_b": db[1],
+                            "same_seating": da[0] == db[0]})
+    return out
+
+
 def render(cards: list[tuple[Path, dict]]) -> str:
     """Return the leaderboard page (Markdown) for the given cards."""
     lines = ["# Leaderboard", "",
@@ -131,6 +163,18 @@ def render(cards: list[tuple[Path, dict]]) -> str:
             cells.append(str(c.get("project_version") or "?"))
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
+        pairs = seating_pairs(rows) if t.players == 3 else []
+        if pairs:
+            lines += ["Seating: each pair whose two cards both play it with the same third agent, "
+                      "the first agent's points per round minus the second's on each card. The "
+                      "cards seat the pair in the same order of play or in opposite orders "
+                      "([the protocol](benchmark.md)'s seating note).", "",
+                      "| pair | third | on the first's card | on the second's card | seating |",
+                      "|---|---|---:|---:|---|"]
+            for q in pairs:
+                lines.append(f"| `{q['a']}` - `{q['b']}` | `{q['third']}` | {_n(q['on_a'])} | "
+                             f"{_n(q['on_b'])} | {'same' if q['same_seating'] else 'opposite'} |")
+            lines.append("")
     lines += ["`vs X`: the agent's points per round minus X's, paired over deals (at 3 players for the "
               "card's one seating order only, so a pair's two cards can disagree: [the protocol]"
               "(benchmark.md)'s seating note). `rating`: OpenSkill "

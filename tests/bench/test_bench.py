@@ -12,9 +12,11 @@ import pytest
 
 from agents.bench import PROTOCOLS, Protocol, TableSpec, deal_set_digest, protocol
 from agents.bench import card as card_mod
+from agents.bench.card import card_config
 from agents.bench.cli import main
-from agents.bench.leaderboard import LEADERBOARD_DIR, PAGE, load_cards, render, validate
+from agents.bench.leaderboard import LEADERBOARD_DIR, PAGE, load_cards, render, seating_pairs, validate
 from agents.registry import make_agent
+from agents.tournament.runner import lineups as tournament_lineups
 from escoba_env import EscobaEngine
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -228,6 +230,41 @@ def test_the_leaderboard_page_is_generated_from_the_card_files():
     for path, c in cards:
         assert f"`{c['agent']}`" in page
         assert path.name.startswith(f"bench-v1-{c['table']}-")
+
+
+def _fake(agent, lineups, points):
+    return {"agent": agent, "per_deal": {"lineups": lineups, "points_per_round": points}}
+
+
+def test_the_seating_table_tells_a_pair_s_two_seatings_apart():
+    # x's card plays (x, p, q): p plays right after x. p's card (p, x, q) seats q right after x,
+    # the other order; q's card (q, x, p) seats p right after x again, the same order as x's card.
+    x = _fake("x", [["x", "p", "q"]], [[[3, 1, 0], [1, 2, 0]]])
+    p = _fake("p", [["p", "x", "q"]], [[[0, 2, 1], [4, 0, 0]]])
+    q = _fake("q", [["q", "x", "p"]], [[[0, 1, 0], [2, 0, 1]]])
+    rows = {(r["a"], r["b"], r["third"]): r for r in seating_pairs([x, p, q])}
+    assert set(rows) == {("x", "p", "q"), ("x", "q", "p"), ("p", "q", "x")}
+    xp = rows["x", "p", "q"]
+    assert (xp["on_a"], xp["on_b"], xp["same_seating"]) == (0.5, -1.0, False)
+    xq = rows["x", "q", "p"]
+    assert (xq["on_a"], xq["on_b"], xq["same_seating"]) == (2.0, -0.5, True)
+    assert rows["p", "q", "x"]["same_seating"] is False
+    # the card's stored lineups are in seat order because a card's lineups are increasing entrant
+    # indices (the stored list is the sorted entrants): pin that assumption
+    cfg = card_config("greedy", "v1", "3p")
+    assert all(list(lu) == sorted(lu) for lu in tournament_lineups(cfg))
+
+
+def test_the_docs_quote_the_seating_figures_of_the_committed_cards():
+    rows = [c for _, c in load_cards(ROOT / LEADERBOARD_DIR) if c["table"] == "3p" and not c["quick"]]
+    pairs = {(r["a"], r["b"], r["third"]): r for r in seating_pairs(rows)}
+    if ("search", "strong-3p", "expert") not in pairs:
+        pytest.skip("search's and strong-3p's full 3p cards are not both in")
+    r = pairs["search", "strong-3p", "expert"]
+    assert not r["same_seating"]
+    for doc in ("docs/benchmark.md", "README.md", "CHANGELOG.md"):
+        text = " ".join((ROOT / doc).read_text(encoding="utf-8").split())
+        assert f"{r['on_a']:+.3f}" in text and f"{abs(r['on_b']):.3f}" in text, doc
 
 
 @pytest.mark.parametrize("table", ["2p", "2v2", "3p"])
