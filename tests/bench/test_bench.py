@@ -514,6 +514,25 @@ def test_every_baseline_and_shipped_agent_has_a_card_or_a_reason_not_to():
     assert not set(NOT_CARDED) - set(names())
 
 
+def test_every_baseline_and_shipped_agent_has_its_full_card_committed():
+    """The protocol's promise: a full (not quick) bench-v1 card of every expected agent at every
+    table, played from a clean checkout, validated and on the leaderboard page."""
+    from agents.bench.leaderboard import EXPECTED, todo
+
+    rows = todo(ROOT / LEADERBOARD_DIR)
+    expected = {(table, agent) for table, names in EXPECTED.items() for agent in names}
+    assert {(r["table"], r["agent"]) for r in rows} == expected
+    missing = [f"{r['table']} {r['agent']} ({r['state']})" for r in rows if r["state"] != "done"]
+    assert not missing, f"full cards missing: {missing}"
+    page = (ROOT / PAGE).read_text(encoding="utf-8")
+    for r in rows:
+        card = json.loads(Path(r["path"]).read_text(encoding="utf-8"))
+        validate(card, r["path"].name)
+        assert not card["quick"] and card["table"] == r["table"] and card["agent"] == r["agent"]
+        assert card["git"]["dirty"] is False, f"{r['path'].name} was played from a modified tree"
+        assert f"`{r['agent']}`" in page
+
+
 def test_todo_lists_what_is_missing_and_runs_it(tiny, tmp_path, monkeypatch, capsys):
     from agents.bench import leaderboard
     from agents.tournament import runner
