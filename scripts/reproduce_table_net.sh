@@ -17,6 +17,13 @@
 #   and writes OUT/move_TABLE_last.pt: the move network plus it. The model card's 220k row at 2v2 is
 #   LAST="60000 60000 100000" (about 30 CPU-minutes of labels, 4 of fitting); it plays no better
 #   than the move network alone, so it is not part of the shipped recipe.
+#   DAGGER (default "": none): the label count of one DAgger file (seed 3111 / 4111): decisions
+#   labelled by the same search while the move network (symmetric) and the baselines play, then the
+#   move network fine-tuned on them (3 epochs, learning rate 1e-4, symmetric play) into
+#   OUT/move_TABLE_dag.pt, held out DAG_TEST_LABELS (4000, seed 3912 / 4912, 32 games at once).
+#   With LAST set too, the last-deal network is fitted after that network (its --base and --init),
+#   the last-deal labels still played by the plain move network. The model card's best 2v2 network
+#   so far is DAGGER=50000 LAST="60000 60000 100000 100000" (about 2.5 CPU-hours of labels).
 # At full size: about 1 CPU-hour of labels at 3p and 1.3 at 2v2 (sims=1000), a minute of fitting.
 # PYTHON names the interpreter of every step (default: python3 on PATH).
 set -euo pipefail
@@ -36,6 +43,8 @@ EPOCHS=${EPOCHS:-12}
 HIDDEN=${HIDDEN:-256 256}
 LAST=${LAST:-}
 LAST_EPOCHS=${LAST_EPOCHS:-6}
+DAGGER=${DAGGER:-}
+DAG_TEST_LABELS=${DAG_TEST_LABELS:-4000}
 L="$OUT/labels"
 mkdir -p "$L"
 distill() { local out=$1; shift; [ -e "$out" ] || "$PYTHON" -m agents.distill --no-progress --values --out "$out" "$@"; }
@@ -50,6 +59,18 @@ distill "$L/test.npz" --labels "$TEST_LABELS" --seed $((BASE + 900)) "${MIX[@]}"
 [ -e "$OUT/move_$TABLE.pt" ] || "$PYTHON" -m agents.training.solo_fit "${files[@]}" --phase table \
     --test "$L/test.npz" --loss adv --epochs "$EPOCHS" --hidden $HIDDEN --out "$OUT/move_$TABLE.pt"
 echo "wrote $OUT/move_$TABLE.pt"
+MOVE="$OUT/move_$TABLE.pt"
+if [ -n "$DAGGER" ]; then
+    DAG_MIX=(--teacher "search:sims=$SIMS" --behaviour "checkpoint:$OUT/move_$TABLE.pt,symmetric=true" expert
+             greedy --weights 0.6 0.25 0.15 "${RULES[@]}")
+    distill "$L/dag_1.npz" --labels "$DAGGER" --seed $((BASE + 111)) "${DAG_MIX[@]}"
+    distill "$L/dag_test.npz" --labels "$DAG_TEST_LABELS" --games 32 --seed $((BASE + 912)) "${DAG_MIX[@]}"
+    [ -e "$OUT/move_${TABLE}_dag.pt" ] || "$PYTHON" -m agents.training.solo_fit "$L/dag_1.npz" --phase table \
+        --init "$MOVE" --symmetric --test "$L/dag_test.npz" --loss adv --epochs 3 --batch 128 --lr 1e-4 \
+        --out "$OUT/move_${TABLE}_dag.pt"
+    MOVE="$OUT/move_${TABLE}_dag.pt"
+    echo "wrote $MOVE"
+fi
 [ -n "$LAST" ] || exit 0
 LAST_MIX=(--last-deal --teacher "search:sims=$SIMS" --behaviour "checkpoint:$OUT/move_$TABLE.pt,symmetric=true" expert
           greedy --weights 0.6 0.25 0.15 "${RULES[@]}")
@@ -62,6 +83,6 @@ for n in $LAST; do
 done
 distill "$L/last_test.npz" --labels "$TEST_LABELS" --seed $((BASE + 291)) "${LAST_MIX[@]}"
 [ -e "$OUT/move_${TABLE}_last.pt" ] || "$PYTHON" -m agents.training.solo_fit "${last[@]}" --phase last \
-    --base "$OUT/move_$TABLE.pt" --init "$OUT/move_$TABLE.pt" --symmetric --test "$L/last_test.npz" \
+    --base "$MOVE" --init "$MOVE" --symmetric --test "$L/last_test.npz" \
     --loss adv --epochs "$LAST_EPOCHS" --batch 128 --lr 3e-4 --out "$OUT/move_${TABLE}_last.pt"
 echo "wrote $OUT/move_${TABLE}_last.pt"

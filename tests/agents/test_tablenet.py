@@ -449,6 +449,8 @@ def test_the_reproduction_script_rebuilds_a_tiny_network_and_resumes(tmp_path):
         "HIDDEN": "8",
         "LAST": "40",
         "LAST_EPOCHS": "1",
+        "DAGGER": "40",
+        "DAG_TEST_LABELS": "20",
     }
     out = tmp_path / "net"
     done = subprocess.run(
@@ -471,6 +473,13 @@ def test_the_reproduction_script_rebuilds_a_tiny_network_and_resumes(tmp_path):
     assert last.last is not None and last.symmetric and last.net.net_config()["hidden"] == [8]
     how_last = load_checkpoint(out / "move_2v2_last.pt")["last_training"]
     assert how_last["labels"] == [str(out / "labels" / "last_1.npz")]
+    # DAGGER: the move network fine-tuned on labels of its own play, and the last-deal network after it
+    dag = load_checkpoint(out / "move_2v2_dag.pt")
+    assert dag["move_training"]["labels"] == [str(out / "labels" / "dag_1.npz")]
+    assert dag["move_training"]["init"] == str(ckpt) and dag["move_play"] == {"symmetric": True}
+    assert how_last["base"] == how_last["init"] == str(out / "move_2v2_dag.pt")
+    for key, value in dag["move_model"].items():
+        assert torch.equal(load_checkpoint(out / "move_2v2_last.pt")["move_model"][key], value)
     stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
     again = subprocess.run(
         ["bash", str(REPRODUCE), "2v2", str(out)],
