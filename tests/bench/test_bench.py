@@ -533,6 +533,24 @@ def test_every_baseline_and_shipped_agent_has_its_full_card_committed():
         assert f"`{r['agent']}`" in page
 
 
+def test_the_model_card_s_bounds_are_the_full_cards_largest_losses():
+    """The model card's table of what each shipped agent concedes quotes, for every head-to-head row,
+    the largest loss on the agent's own full card and its 95% lower limit."""
+    import re
+
+    text = (ROOT / "agents" / "pretrained" / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `([\w-]+)` \| (2p|2v2) \| \+(\d\.\d{3}) \| `([\w-]+)` [^|]*?"
+                      r"\+(\d\.\d{3}) \[\+(\d\.\d{3}), \+(\d\.\d{3})\]", text, re.M)
+    assert len(rows) >= 5, "the bound table is missing from the model card"
+    cards = {(c["table"], c["agent"]): c for _, c in load_cards(ROOT / LEADERBOARD_DIR) if not c["quick"]}
+    for agent, table, bound, opponent, loss, lo, hi in rows:
+        worst = min(cards[table, agent]["opponents"], key=lambda o: o["diff"]["mean"])
+        d = worst["diff"]
+        assert worst["opponent"] == opponent, (agent, worst["opponent"])
+        assert (f"{-d['mean']:.3f}", f"{-d['hi']:.3f}", f"{-d['lo']:.3f}") == (loss, lo, hi), agent
+        assert bound == lo, agent
+
+
 def test_todo_lists_what_is_missing_and_runs_it(tiny, tmp_path, monkeypatch, capsys):
     from agents.bench import leaderboard
     from agents.tournament import runner
