@@ -60,11 +60,12 @@ distill "$L/test.npz" --labels "$TEST_LABELS" --seed $((BASE + 900)) "${MIX[@]}"
     --test "$L/test.npz" --loss adv --epochs "$EPOCHS" --hidden $HIDDEN --out "$OUT/move_$TABLE.pt"
 echo "wrote $OUT/move_$TABLE.pt"
 MOVE="$OUT/move_$TABLE.pt"
+# DAgger and last-deal labels: the search labels decisions while the move network (symmetric) plays
+SELF_MIX=(--teacher "search:sims=$SIMS" --behaviour "checkpoint:$OUT/move_$TABLE.pt,symmetric=true" expert
+          greedy --weights 0.6 0.25 0.15 "${RULES[@]}")
 if [ -n "$DAGGER" ]; then
-    DAG_MIX=(--teacher "search:sims=$SIMS" --behaviour "checkpoint:$OUT/move_$TABLE.pt,symmetric=true" expert
-             greedy --weights 0.6 0.25 0.15 "${RULES[@]}")
-    distill "$L/dag_1.npz" --labels "$DAGGER" --seed $((BASE + 111)) "${DAG_MIX[@]}"
-    distill "$L/dag_test.npz" --labels "$DAG_TEST_LABELS" --games 32 --seed $((BASE + 912)) "${DAG_MIX[@]}"
+    distill "$L/dag_1.npz" --labels "$DAGGER" --seed $((BASE + 111)) "${SELF_MIX[@]}"
+    distill "$L/dag_test.npz" --labels "$DAG_TEST_LABELS" --games 32 --seed $((BASE + 912)) "${SELF_MIX[@]}"
     [ -e "$OUT/move_${TABLE}_dag.pt" ] || "$PYTHON" -m agents.training.solo_fit "$L/dag_1.npz" --phase table \
         --init "$MOVE" --symmetric --test "$L/dag_test.npz" --loss adv --epochs 3 --batch 128 --lr 1e-4 \
         --out "$OUT/move_${TABLE}_dag.pt"
@@ -72,8 +73,7 @@ if [ -n "$DAGGER" ]; then
     echo "wrote $MOVE"
 fi
 [ -n "$LAST" ] || exit 0
-LAST_MIX=(--last-deal --teacher "search:sims=$SIMS" --behaviour "checkpoint:$OUT/move_$TABLE.pt,symmetric=true" expert
-          greedy --weights 0.6 0.25 0.15 "${RULES[@]}")
+LAST_MIX=(--last-deal "${SELF_MIX[@]}")
 last=()
 i=0
 for n in $LAST; do
