@@ -23,7 +23,8 @@
 #   OUT/move_TABLE_dag.pt, held out DAG_TEST_LABELS (4000, seed 3912 / 4912, 32 games at once).
 #   With LAST set too, the last-deal network is fitted after that network (its --base and --init),
 #   the last-deal labels still played by the plain move network. The model card's best 2v2 network
-#   so far is DAGGER=50000 LAST="60000 60000 100000 100000" (about 3 CPU-hours of labels, the move network's included).
+#   so far is DAGGER=50000 LAST="60000 60000 100000 100000" (about 3 CPU-hours of labels, the move
+#   network's included).
 # At full size: about 1 CPU-hour of labels at 3p and 1.3 at 2v2 (sims=1000), a minute of fitting.
 # PYTHON names the interpreter of every step (default: python3 on PATH).
 set -euo pipefail
