@@ -19,7 +19,7 @@ import last_deal_split  # noqa: E402
 def test_the_split_plays_the_network_before_the_last_deal_and_the_search_in_it():
     rules = Rules(num_players=4, partnerships=True)
     split = make_agent("python:last_deal_split:net_then_search_2v2", rules=rules, seed=3)
-    net = make_agent("neural-2v2-move:symmetric=true", rules=rules, seed=3)
+    net = make_agent("neural-2v2-move-v1:symmetric=true", rules=rules, seed=3)
     search = make_agent("search:sims=1000", rules=rules, seed=3)
     eng = EscobaEngine(6, rules, single_round=True)
     eng.reset(seed=1)
