@@ -343,10 +343,11 @@ class EndgameNet(nn.Module):
 
 
 @cache
-def suit_permutations(n: int) -> np.ndarray:
+def suit_permutations(n: int, blocks: int = 5) -> np.ndarray:
     """Return (6, n) column orders of a move network's ``n`` inputs that permute copas, espadas and
-    bastos in the five 40-card blocks that start every move network's inputs (``ENDGAME_INPUTS``,
-    ``MIDGAME_INPUTS``, ``agents.tablenet.table_input_names``); the first is the identity.
+    bastos in the ``blocks`` 40-card blocks that start its inputs (five in ``ENDGAME_INPUTS``,
+    ``MIDGAME_INPUTS`` and ``agents.tablenet.table_input_names``; nine in
+    ``agents.tablenet.last_input_names`` with ``answers``); the first is the identity.
 
     Only oros is special in scoring (and the velo is an oro), so these permutations leave every value
     unchanged. Every other input is already the same for suit-permuted positions: the piles, flags and
@@ -360,20 +361,20 @@ def suit_permutations(n: int) -> np.ndarray:
         suit = np.array((0, *p))
         cards = 4 * (np.arange(40) // 4) + suit[np.arange(40) % 4]
         cols = np.arange(n)
-        for b in range(5):
+        for b in range(blocks):
             cols[40 * b: 40 * b + 40] = 40 * b + cards
         out.append(cols)
     return np.array(out)
 
 
-def symmetric_values(net: nn.Module, x: torch.Tensor) -> torch.Tensor:
+def symmetric_values(net: nn.Module, x: torch.Tensor, blocks: int = 5) -> torch.Tensor:
     """Return (M,) the mean of ``net``'s values of the moves ``x`` (M, n) over the six permutations of
-    the plain suits (``suit_permutations``): one forward pass on 6M rows.
+    the plain suits (``suit_permutations``, ``blocks`` 40-card blocks): one forward pass on 6M rows.
 
     The result is the same for a position and any suit-permuted copy of it (up to float rounding),
     which a network trained on permuted minibatches only approximates; the average also cancels part
     of the network's own error."""
-    perms = torch.as_tensor(suit_permutations(x.shape[1]))
+    perms = torch.as_tensor(suit_permutations(x.shape[1], blocks))
     return net(x[:, perms].reshape(-1, x.shape[1])).reshape(len(x), len(perms)).mean(1)
 
 

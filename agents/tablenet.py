@@ -37,7 +37,15 @@ collected with (it never plays), plus ``move_net`` (``{"hidden": [...], "inputs"
 ``move_model`` (its ``state_dict``) and ``move_training`` (how it was fitted); optionally
 ``move_play`` (``{"symmetric": True}``: the values averaged over the plain suits' permutations,
 ``agents.solo.symmetric_values``) and a last-deal network that plays once the stock is empty
-(``last_net``, ``last_model``, ``last_training``; ``solo_fit --phase last``).
+(``last_net``, ``last_model``, ``last_training``; ``solo_fit --phase last``), with ``last_inputs``
+naming its inputs (``LAST_INPUTS``; absent: ``"table"``, the move network's).
+
+With ``last_inputs = "answers"`` (``solo_fit --phase last --answers``) the last-deal network reads
+four more 40-card blocks after the first five, what each unseen card would take if a seat played it
+on the table the move leaves (the cards / 10, whether it sweeps, the oros / 4, and sevens / 4 plus
+the velo of the union of its options and itself; zeros for a card that captures nothing), and at
+the end, for every seat after the next, the chance its hand holds a card that captures and one that
+sweeps there (``last_input_names``).
 ``agents.loader.load_checkpoint_agent`` (the registry's ``checkpoint:PATH``) returns a
 ``TableNetAgent`` for such a file.
 """
@@ -54,11 +62,13 @@ from escoba_env.observation import PLANE
 from escoba_env.rules import Rules
 
 from .base import Agent
+from .expert import hold_probability
 from .moves import best_per_row, move_actions
 from .neural import check_compatible, checkpoint_dict, load_checkpoint
 from .solo import (
     _SLOT,
     EndgameNet,
+    _answers,
     _bits,
     _hidden_replies,
     _pile,
@@ -72,6 +82,10 @@ from .worlds import obs_layout, observation_scalars
 _SIZE = np.array([40, 10, 4, 1], np.float32)
 _CATS = ("cards", "oros", "sevens", "velo")
 _BLOCKS = ("hand_after", "unseen", "table_after", "card", "captured")
+_ANSWER_BLOCKS = ("answer_cards", "answer_sweeps", "answer_oros", "answer_sevens_velo")
+LAST_INPUTS = ("table", "answers")
+"""The input sets a last-deal network may read: the move network's (``table_input_names``), or those
+plus what each unseen card answers (``last_input_names``)."""
 
 
 def check_table_rules(rules: Rules) -> None:
@@ -104,12 +118,53 @@ def table_input_names(rules: Rules) -> tuple[str, ...]:
     return tuple(names)
 
 
-def table_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray):
+def last_input_names(rules: Rules, inputs: str = "table") -> tuple[str, ...]:
+    """Return the names of a last-deal network's inputs of the set ``inputs`` (``LAST_INPUTS``) at
+    ``rules``' table, in order; ValueError for an unknown set."""
+    names = table_input_names(rules)
+    if inputs not in LAST_INPUTS:
+        raise ValueError(f"unknown last-deal inputs {inputs!r}; expected one of {', '.join(LAST_INPUTS)}")
+    if inputs == "table":
+        return names
+    blocks = [f"{b}[{c}]" for b in _ANSWER_BLOCKS for c in range(40)]
+    holds = [f"seat{r}_holds_{w}" for r in range(2, rules.num_players) for w in ("capture", "sweep")]
+    return names[:200] + tuple(blocks) + names[200:] + tuple(holds)
+
+
+def input_blocks(inputs: str = "table") -> int:
+    """Return how many 40-card blocks start the inputs of the set ``inputs`` (what
+    ``agents.solo.suit_permutations`` permutes)."""
+    return 9 if inputs == "answers" else 5
+
+
+def _answer_inputs(a: dict[str, Any], rules: Rules) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(blocks, holds)`` of the moves of ``positions_after_moves`` ``a``: float32 (M, 160), what
+    each unseen card takes on the table left, and float32 (M, 2 * (players - 2)), the chance each seat
+    after the next holds a card that captures / sweeps there (``last_input_names``)."""
+    unseen, tables = a["unseen"], a["table_after"]
+    m = len(unseen)
+    r, c = np.nonzero(_bits(unseen))
+    r2, caps, sweep, pile = _answers(unseen, tables)  # the same (row, card) order
+    blocks = np.zeros((m, 4, 40), np.float32)
+    blocks[r, 0, c] = pile[:, 0] * 4.0
+    blocks[r, 1, c] = sweep
+    blocks[r, 2, c] = pile[:, 1] * 2.5
+    blocks[r, 3, c] = pile[:, 2] + pile[:, 3]
+    n = np.maximum(np.bitwise_count(unseen).astype(np.float64), 1.0)
+    counts = [np.bincount(r2, weights=f, minlength=m) for f in (caps, sweep)]
+    sizes = a["scalars"]["hand_sizes"]
+    holds = [hold_probability(n, k, sizes[:, seat]) for seat in range(2, rules.num_players) for k in counts]
+    holds = np.column_stack(holds).astype(np.float32) if holds else np.zeros((m, 0), np.float32)
+    return blocks.reshape(m, 160), holds
+
+
+def table_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray, answers: bool = False):
     """Return ``(moves, inputs, member)`` of observations of the seat to act at ``rules``' table.
 
     ``inputs`` float32 (M, len(table_input_names(rules))) describes each legal move (module doc);
     ``member`` bool (M, 40) says which actions each move can start with: its card, or during a
     capture choice the table cards of its option that are legal now (``masks``: int8 (K, 40)).
+    ``answers``: the inputs of ``last_input_names(rules, "answers")`` instead.
     Batched over all rows and moves: a fixed number of NumPy calls, no loop over positions.
     """
     check_table_rules(rules)
@@ -152,10 +207,12 @@ def table_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray):
         _slots(hand_after, table_after),
     ]
     scal = np.column_stack(cols).astype(np.float32)
-    x = np.concatenate(
-        [_bits(hand_after), _bits(unseen), _bits(table_after), _bits(a["card_bit"]), _bits(captured), scal],
-        axis=1,
-    )
+    bits = [_bits(hand_after), _bits(unseen), _bits(table_after), _bits(a["card_bit"]), _bits(captured)]
+    if answers:
+        blocks, holds = _answer_inputs(a, rules)
+        x = np.concatenate([*bits, blocks, scal, holds], axis=1)
+    else:
+        x = np.concatenate([*bits, scal], axis=1)
     return a["moves"], x, a["member"]
 
 
@@ -163,26 +220,27 @@ class TableNetAgent(Agent):
     """Plays the best-scored move of a move network on ``table_inputs`` (one forward pass a decision)."""
 
     def __init__(self, net: EndgameNet, rules: Rules, seed: int | None = None, name: str = "table-net",
-                 symmetric: bool = False, last: EndgameNet | None = None):
+                 symmetric: bool = False, last: EndgameNet | None = None, last_inputs: str = "table"):
         check_table_rules(rules)
-        need = len(table_input_names(rules))
-        for what, n in (("move", net), ("last-deal", last)):
+        for what, n, inputs in (("move", net, "table"), ("last-deal", last, last_inputs)):
+            need = len(last_input_names(rules, inputs))
             if n is not None and n.net_config()["inputs"] != need:
                 raise ValueError(
                     f"the {what} network reads {n.net_config()['inputs']} inputs; {rules} needs {need}"
                 )
         self.net = net.eval()
         self.last = None if last is None else last.eval()
+        self.last_inputs = last_inputs
         self.name = name
         self.symmetric = bool(symmetric)
         super().__init__(rules, seed)
 
-    def move_values(self, x: torch.Tensor, net: EndgameNet | None = None) -> torch.Tensor:
+    def move_values(self, x: torch.Tensor, net: EndgameNet | None = None, blocks: int = 5) -> torch.Tensor:
         """Return the value of each move's inputs ``x`` by ``net`` (default: the move network): the
-        network's, or with ``symmetric`` its mean over the six permutations of the plain suits
-        (``agents.solo.symmetric_values``)."""
+        network's, or with ``symmetric`` its mean over the six permutations of the plain suits in the
+        first ``blocks`` 40-card blocks (``agents.solo.symmetric_values``)."""
         net = self.net if net is None else net
-        return symmetric_values(net, x) if self.symmetric else net(x)
+        return symmetric_values(net, x, blocks) if self.symmetric else net(x)
 
     @torch.no_grad()
     def act_batch(self, observations, action_masks, state=None):
@@ -200,15 +258,18 @@ class TableNetAgent(Agent):
             return self._play(self.net, obs, masks)
         actions = np.zeros(len(obs), np.int64)
         late = observation_scalars(obs, self.rules)["stock"] == 0
-        for rows, net in ((np.flatnonzero(~late), self.net), (np.flatnonzero(late), self.last)):
+        for rows, net, inputs in ((np.flatnonzero(~late), self.net, "table"),
+                                  (np.flatnonzero(late), self.last, self.last_inputs)):
             if rows.size:
-                actions[rows] = self._play(net, obs[rows], masks[rows])
+                actions[rows] = self._play(net, obs[rows], masks[rows], inputs)
         return actions
 
-    def _play(self, net: EndgameNet, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        """Return each row's action: the first action of its move best scored by ``net``."""
-        moves, x, _ = table_inputs(obs, self.rules, masks)
-        chosen = best_per_row(moves, self.move_values(torch.from_numpy(x), net).numpy())
+    def _play(self, net: EndgameNet, obs: np.ndarray, masks: np.ndarray, inputs: str = "table") -> np.ndarray:
+        """Return each row's action: the first action of its move best scored by ``net`` on the input
+        set ``inputs``."""
+        moves, x, _ = table_inputs(obs, self.rules, masks, answers=inputs == "answers")
+        values = self.move_values(torch.from_numpy(x), net, input_blocks(inputs))
+        chosen = best_per_row(moves, values.numpy())
         return move_actions(moves, chosen, obs, masks)
 
     @classmethod
@@ -232,9 +293,13 @@ class TableNetAgent(Agent):
         trained = check_compatible(ckpt, rules, str(path))
         play = move_play(ckpt, str(path))  # checked even when ``symmetric`` overrides it
         symmetric = play["symmetric"] if symmetric is None else symmetric
-        last = None
+        last, last_inputs = None, ckpt.get("last_inputs", "table")
+        if last_inputs not in LAST_INPUTS:
+            raise ValueError(f"checkpoint {str(path)!r} has unknown last_inputs {last_inputs!r}; expected "
+                             f"one of {', '.join(LAST_INPUTS)}")
         if "last_net" in ckpt:
-            last = build_endgame_net(ckpt, str(path), "last", need=len(table_input_names(trained)))
+            need = len(last_input_names(trained, last_inputs))
+            last = build_endgame_net(ckpt, str(path), "last", need=need)
         return cls(
             build_move_net(ckpt, trained, str(path)),
             trained,
@@ -242,6 +307,7 @@ class TableNetAgent(Agent):
             name=name if name is not None else f"checkpoint:{path}",
             symmetric=symmetric,
             last=last,
+            last_inputs=last_inputs,
         )
 
 

@@ -33,8 +33,10 @@ new labels)::
 ``--phase table`` fits the one move network of a 3-player or 2v2 table (``agents.tablenet``) on
 every decision; ``--phase last`` a last-deal network on the decisions taken once the stock is empty
 (labels of ``python -m agents.distill --last-deal``), written beside the move network of ``--base``
-(``--init`` may start it from that move network). ``--symmetric`` writes a move file that plays its
-values averaged over the plain suits' permutations, and scores the held-out regret that way.
+(``--init`` may start it from that move network); with ``--answers`` it also reads what each unseen
+card would take on the table a move leaves (``agents.tablenet.last_input_names``). ``--symmetric``
+writes a move file that plays its values averaged over the plain suits' permutations, and scores the
+held-out regret that way.
 ``scripts/reproduce_table_net.sh`` runs the move networks' recipe.
 """
 
@@ -67,7 +69,14 @@ from ..solo import (
     suit_permutations,
     symmetric_values,
 )
-from ..tablenet import build_move_net, move_checkpoint_dict, table_input_names, table_inputs
+from ..tablenet import (
+    build_move_net,
+    input_blocks,
+    last_input_names,
+    move_checkpoint_dict,
+    table_input_names,
+    table_inputs,
+)
 from ..worlds import observation_scalars
 
 PHASES = {"endgame": (endgame_inputs, ENDGAME_INPUTS), "midgame": (midgame_inputs, MIDGAME_INPUTS),
@@ -76,8 +85,11 @@ PHASES = {"endgame": (endgame_inputs, ENDGAME_INPUTS), "midgame": (midgame_input
 depend on the table, ``agents.tablenet.table_input_names``)."""
 
 
-def input_names(phase: str, rules) -> tuple[str, ...]:
-    """Return the input names of ``phase``'s network for games of ``rules``."""
+def input_names(phase: str, rules, answers: bool = False) -> tuple[str, ...]:
+    """Return the input names of ``phase``'s network for games of ``rules`` (``answers``: the last-deal
+    network's larger set, ``agents.tablenet.last_input_names``)."""
+    if answers:
+        return last_input_names(rules, "answers")
     names = PHASES[phase][1]
     return table_input_names(rules) if names is None else names
 
@@ -101,13 +113,16 @@ def _labels_table_network(path: str, kind: str = "table") -> str:
     return str(ckpt)
 
 
-def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "endgame") -> dict:
+def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "endgame",
+            answers: bool = False) -> dict:
     """Return the labels of ``paths``, concatenated, with every move's inputs (``endgame_inputs``).
 
     ``phase="midgame"``: only the decisions taken while the stock lasts, with ``midgame_inputs``
     (labels with values from ``--teacher search``); ``"endgame"``: every label must be an endgame one;
     ``"table"``: every decision, with ``agents.tablenet.table_inputs`` (any table, search labels);
-    ``"last"``: the same for the decisions taken once the stock is empty (the round's last deal).
+    ``"last"``: the same for the decisions taken once the stock is empty (the round's last deal), with
+    ``answers`` the larger input set of ``agents.tablenet.last_input_names(rules, "answers")``.
+    ``blocks`` in the result: how many 40-card blocks start the inputs (the suit permutations').
     """
     parts = [load_labels(p, rules)[0] for p in paths]
     how = ("--teacher endgame --values" if phase == "endgame" else "--teacher search --values")
@@ -129,7 +144,10 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
     n = len(arrays["obs"]) if limit is None else min(limit, len(arrays["obs"]))
     obs = arrays["obs"][:n].astype(np.float32)
     mask = arrays["mask"][:n]
-    moves, x, member = PHASES[phase][0](obs, rules, mask)
+    if answers and phase != "last":
+        raise ValueError("the answer inputs are for the last-deal network (--phase last)")
+    moves, x, member = (table_inputs(obs, rules, mask, answers=True) if answers
+                        else PHASES[phase][0](obs, rules, mask))
     values = arrays["values"][:n].astype(np.float32)
     labelled = (mask > 0) & np.isfinite(values)
     # A search teacher values each move under its first action, so during a capture choice the other
@@ -139,7 +157,7 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
         raise ValueError(f"{path}: needs the values of every legal action (labels from "
                          f"python -m agents.distill {how})")
     return {"obs": obs, "mask": mask, "values": values, "moves": moves, "x": x, "member": member,
-            "labelled": labelled}
+            "labelled": labelled, "blocks": input_blocks("answers" if answers else "table")}
 
 
 def evaluate(net: EndgameNet, d: dict, symmetric: bool = False) -> tuple[float, float]:
@@ -147,7 +165,7 @@ def evaluate(net: EndgameNet, d: dict, symmetric: bool = False) -> tuple[float, 
     ``symmetric``: the net's values averaged over the plain suits' permutations, as it then plays."""
     with torch.no_grad():
         x = torch.from_numpy(d["x"])
-        v = (symmetric_values(net, x) if symmetric else net(x)).numpy()
+        v = (symmetric_values(net, x, d.get("blocks", 5)) if symmetric else net(x)).numpy()
     act = move_actions(d["moves"], best_per_row(d["moves"], v), d["obs"], d["mask"])
     regret = action_regret(d["values"], d["mask"], act)  # a move's first action is always valued
     return float(np.mean(regret <= 1e-6)), float(np.mean(regret))
@@ -186,7 +204,7 @@ def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float
             mi, br = batch_moves(d["moves"].start, rows)
             x = x_all[torch.as_tensor(mi)]
             if augment:
-                perms = suit_permutations(x.shape[1])
+                perms = suit_permutations(x.shape[1], d.get("blocks", 5))
                 x = x[:, torch.as_tensor(perms[rng.integers(len(perms))])]
             q = action_values(net(x), br, d["member"][mi], len(rows))
             legal = torch.as_tensor(legal_all[rows])
@@ -246,6 +264,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="--phase last: the move-network file whose move network plays while the stock "
                          "lasts; the written file is it plus the last-deal network, its symmetric play kept "
                          "(default: the shipped move network of the labels' table)")
+    ap.add_argument("--answers", action="store_true",
+                    help="--phase last: the network also reads what each unseen card would take on the table "
+                         "each move leaves (agents.tablenet.last_input_names)")
     ap.add_argument("--symmetric", action="store_true",
                     help="--phase table or last: the written network plays its values averaged over the plain"
                          " suits' permutations (the checkpoint's move_play), and the held-out regret is "
@@ -260,9 +281,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.symmetric and args.phase not in ("table", "last"):
         print("error: --symmetric is for --phase table or last (the move networks)", file=sys.stderr)
         return 2
-    if args.base and args.phase != "last":
-        print("error: --base is for --phase last", file=sys.stderr)
-        return 2
+    for flag, given in (("--base", args.base), ("--answers", args.answers)):
+        if given and args.phase != "last":
+            print(f"error: {flag} is for --phase last", file=sys.stderr)
+            return 2
     if args.out and os.path.exists(args.out):
         print(f"error: {args.out} already exists; choose another --out", file=sys.stderr)
         return 2
@@ -287,13 +309,14 @@ def main(argv: list[str] | None = None) -> int:
             args.plain = args.plain or PLAIN_CHECKPOINT
             plain, endgame = NeuralAgent.from_checkpoint(args.plain), None
         t0 = time.perf_counter()
-        data = prepare(args.labels, plain.rules, args.limit, args.phase)
-        test = prepare([args.test], plain.rules, phase=args.phase) if args.test else None
+        data = prepare(args.labels, plain.rules, args.limit, args.phase, args.answers)
+        test = None if not args.test else prepare([args.test], plain.rules, phase=args.phase,
+                                                  answers=args.answers)
         held = f", {len(test['obs'])} held out" if test else ""
         print(f"{len(data['obs'])} training decisions ({len(data['x'])} moves){held}; "
               f"inputs in {time.perf_counter() - t0:.0f} s", flush=True)
         torch.manual_seed(args.seed)
-        need = len(input_names(args.phase, plain.rules))
+        need = len(input_names(args.phase, plain.rules, args.answers))
         if args.init:
             from ..neural import load_checkpoint
 
@@ -323,7 +346,8 @@ def main(argv: list[str] | None = None) -> int:
                 ckpt = move_checkpoint_dict(plain, net, move_training={**how, "plain": plain_path}, **play)
             elif args.phase == "last":
                 kept = {k: base_ckpt[k] for k in ("move_training", "move_play") if k in base_ckpt}
-                ckpt = move_checkpoint_dict(plain, move_net, last=net, **{**kept, **play},
+                inputs = {"last_inputs": "answers"} if args.answers else {}
+                ckpt = move_checkpoint_dict(plain, move_net, last=net, **{**kept, **play, **inputs},
                                             last_training={**how, "base": args.base})
             elif endgame is None:
                 ckpt = solo_checkpoint_dict(plain, net, solo_training={**how, "plain": args.plain})

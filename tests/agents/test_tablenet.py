@@ -22,7 +22,13 @@ from agents.registry import make_agent
 from agents.search import SearchAgent
 from agents.shipped import MOVE_CHECKPOINTS, package_file, shipped_checkpoint
 from agents.solo import EndgameNet
-from agents.tablenet import TableNetAgent, move_checkpoint_dict, table_input_names, table_inputs
+from agents.tablenet import (
+    TableNetAgent,
+    last_input_names,
+    move_checkpoint_dict,
+    table_input_names,
+    table_inputs,
+)
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
 from tests.helpers import C, M, set_position
@@ -120,6 +126,39 @@ def test_table_inputs_of_a_hand_made_three_player_position():
     assert member.tolist() == [[a == c for a in range(40)] for c in (C("1e"), C("5c"), C("7o"))]
 
 
+def test_the_answer_inputs_of_a_hand_made_three_player_position():
+    """``answers=True`` adds, per move, what each unseen card would take on the table it leaves, and
+    the chance the seat after the next holds a card that captures / sweeps there."""
+    obs, mask = _obs(_three_player_position())
+    _, base, _ = table_inputs(obs, THREE, mask)
+    _, x, _ = table_inputs(obs, THREE, mask, answers=True)
+    names = last_input_names(THREE, "answers")
+    assert x.shape == (3, len(names)) == (3, len(table_input_names(THREE)) + 160 + 2)
+    assert len(set(names)) == len(names) and names[:200] == table_input_names(THREE)[:200]
+    assert np.array_equal(x[:, :200], base[:, :200]) and np.array_equal(x[:, 360:-2], base[:, 200:])
+    five, seven = 1, 2
+
+    def block(move: int, name: str) -> dict[str, float]:
+        i = names.index(f"{name}[0]")
+        return {c: float(v) for c, v in zip(("1o 1c 1e 1b 2o 2c 2e 2b 3o 3c 3e 3b 4o 4c 4e 4b 5o 5c 5e 5b "
+                                             "6o 6c 6e 6b 7o 7c 7e 7b So Sc Se Sb Co Cc Ce Cb Ro Rc Re "
+                                             "Rb").split(), x[move, i:i + 40], strict=True) if v}
+
+    # 6c 2o 5c (13) left: 4c takes 6c 5c, each king takes 5c, each deuce sweeps all three
+    assert block(five, "answer_cards") == pytest.approx(
+        {"4c": 0.3, "Ro": 0.2, "Rc": 0.2, "Re": 0.2, "Rb": 0.2, "2c": 0.4, "2e": 0.4})
+    assert block(five, "answer_sweeps") == {"2c": 1.0, "2e": 1.0}
+    assert block(five, "answer_oros") == pytest.approx({"Ro": 0.25, "2c": 0.25, "2e": 0.25})
+    assert block(five, "answer_sevens_velo") == {}
+    for name in ("answer_cards", "answer_sweeps", "answer_oros"):
+        assert block(seven, name) == {}  # the escoba leaves nothing to take
+    holds = x[five, [names.index("seat2_holds_capture"), names.index("seat2_holds_sweep")]]
+    np.testing.assert_allclose(holds, [1 - 10 / 220, 1 - 120 / 220], rtol=1e-6)
+    assert len(last_input_names(TEAMS, "answers")) == len(table_input_names(TEAMS)) + 160 + 4
+    with pytest.raises(ValueError, match="unknown last-deal inputs"):
+        last_input_names(TEAMS, "cards")
+
+
 def _play(eng: EscobaEngine, agent, rng: np.random.Generator, check=None) -> int:
     """Play every game of ``eng`` to its end, ``agent`` in every seat (None: random legal actions);
     ``check(obs, masks, acts)`` after every step's choice."""
@@ -169,11 +208,13 @@ def test_swapping_hidden_cards_changes_neither_inputs_nor_choice(rules):
     torch.manual_seed(1)
     n = len(table_input_names(rules))
     agent = TableNetAgent(EndgameNet([32, 32], n), rules, symmetric=True, last=EndgameNet([16], n))
+    answering = TableNetAgent(EndgameNet([32, 32], n), rules, symmetric=True, last_inputs="answers",
+                              last=EndgameNet([16], len(last_input_names(rules, "answers"))))
     rng = np.random.default_rng(7)
     eng = EscobaEngine(16, rules, single_round=True)
     eng.reset(seed=21)
-    checked = 0
-    for _ in range(15):
+    checked, late = 0, 0
+    for _ in range(40):  # to the end of the round: the last deal is checked too
         live = np.flatnonzero(~eng.done)
         if not live.size:
             break
@@ -196,13 +237,17 @@ def test_swapping_hidden_cards_changes_neither_inputs_nor_choice(rules):
         assert (other.card_count() == 40).all()
         obs2, masks2 = encode(other, seat, live), action_masks(other, seat, live)
         assert np.array_equal(obs, obs2) and np.array_equal(masks, masks2)
-        assert np.array_equal(table_inputs(obs, rules, masks)[1], table_inputs(obs2, rules, masks2)[1])
-        assert np.array_equal(agent.act_batch(obs, masks), agent.act_batch(obs2, masks2))
+        for answers in (False, True):
+            assert np.array_equal(table_inputs(obs, rules, masks, answers=answers)[1],
+                                  table_inputs(obs2, rules, masks2, answers=answers)[1])
+        for a in (agent, answering):
+            assert np.array_equal(a.act_batch(obs, masks), a.act_batch(obs2, masks2))
         checked += live.size
+        late += int((other.stock_pos[live] == len(other.deck[0])).sum())
         full = np.zeros(eng.num_games, np.int64)
         full[live] = agent.act_batch(obs, masks)
         eng.step(full)
-    assert checked > 100
+    assert checked > 100 and late > 50
 
 
 def _suit_swap(perm: tuple[int, int, int]) -> np.ndarray:
@@ -256,6 +301,69 @@ def test_a_symmetric_agent_plays_suit_permuted_deals_the_same_way(rules):
         eng.step(full)
         twin.step(full2)
     assert decisions > 8 * 9 and plain_differs > 1e-3
+
+
+@pytest.mark.parametrize("rules", [THREE, TEAMS], ids=["3p", "2v2"])
+def test_the_answer_inputs_permute_with_the_plain_suits(rules):
+    """Suit-permuted deals: the symmetric values over the answer inputs' nine 40-card blocks agree move
+    for move; permuting only the first five blocks (the move network's) does not make them agree."""
+    from agents.solo import symmetric_values
+
+    torch.manual_seed(3)
+    net = EndgameNet([32, 32], len(last_input_names(rules, "answers")))
+    sigma = _suit_swap((2, 3, 1))
+    decks = np.array([np.random.default_rng(50 + s).permutation(40) for s in range(6)])
+    eng, twin = EscobaEngine(6, rules, single_round=True), EscobaEngine(6, rules, single_round=True)
+    eng.reset(seed=0, deck=decks, dealer=0)
+    twin.reset(seed=0, deck=sigma[decks], dealer=0)
+    five_blocks, rng = 0.0, np.random.default_rng(1)
+    while not eng.done.all():
+        live = np.flatnonzero(~eng.done)
+        seat = eng.to_act[live]
+        obs, masks = encode(eng, seat, live), action_masks(eng, seat, live)
+        obs2, masks2 = encode(twin, seat, live), action_masks(twin, seat, live)
+        moves, x, _ = table_inputs(obs, rules, masks, answers=True)
+        moves2, x2, _ = table_inputs(obs2, rules, masks2, answers=True)
+        with torch.no_grad():
+            for blocks in (9, 5):
+                v = symmetric_values(net, torch.from_numpy(x), blocks).numpy()
+                v2 = symmetric_values(net, torch.from_numpy(x2), blocks).numpy()
+                for i in range(len(live)):
+                    a = np.sort(v[moves.start[i]:moves.start[i + 1]])
+                    b = np.sort(v2[moves2.start[i]:moves2.start[i + 1]])
+                    if blocks == 9:
+                        np.testing.assert_allclose(a, b, atol=1e-5)
+                    else:
+                        five_blocks = max(five_blocks, float(np.abs(a - b).max()))
+        acts = np.array([rng.choice(np.flatnonzero(r)) for r in masks])
+        full, full2 = np.zeros(6, np.int64), np.zeros(6, np.int64)
+        full[live], full2[live] = acts, sigma[acts]
+        eng.step(full)
+        twin.step(full2)
+    assert five_blocks > 1e-4
+
+
+def test_a_last_deal_network_on_the_answer_inputs_is_a_checkpoint_entry(tmp_path):
+    """``last_inputs="answers"`` makes the file's last-deal network read the answer inputs; a wrong
+    entry, or a network of the other input count, is refused with a clear error."""
+    base = NeuralAgent.from_checkpoint(str(package_file("agents/pretrained/escoba_2v2.pt")))
+    table_n, answers_n = len(table_input_names(TEAMS)), len(last_input_names(TEAMS, "answers"))
+    move = EndgameNet([8], table_n)
+    good, bad, short = tmp_path / "good.pt", tmp_path / "bad.pt", tmp_path / "short.pt"
+    cases = ((good, answers_n, "answers"), (bad, answers_n, "cards"), (short, table_n, "answers"))
+    for path, n, inputs in cases:
+        save_checkpoint(path, move_checkpoint_dict(base, move, last=EndgameNet([8], n), last_inputs=inputs))
+    agent = make_agent(f"checkpoint:{good}", rules=TEAMS)
+    assert agent.last_inputs == "answers" and agent.last.net_config()["inputs"] == answers_n
+    eng = EscobaEngine(4, TEAMS, single_round=True)
+    eng.reset(seed=2)
+    assert _play(eng, agent, np.random.default_rng(0)) >= 4 * 36
+    with pytest.raises(ValueError, match="unknown last_inputs 'cards'"):
+        make_agent(f"checkpoint:{bad}", rules=TEAMS)
+    with pytest.raises(ValueError, match=f"reads {table_n} inputs, this code makes {answers_n}"):
+        make_agent(f"checkpoint:{short}", rules=TEAMS)
+    with pytest.raises(ValueError, match="the last-deal network reads"):
+        TableNetAgent(move, TEAMS, last=EndgameNet([8], table_n), last_inputs="answers")
 
 
 def test_symmetric_play_is_a_checkpoint_entry_and_a_spec_parameter(tmp_path):
@@ -451,6 +559,8 @@ def test_the_reproduction_script_rebuilds_a_tiny_network_and_resumes(tmp_path):
         "LAST_EPOCHS": "1",
         "DAGGER": "40",
         "DAG_TEST_LABELS": "20",
+        "LAST_INPUTS": "answers",  # the shipped 2v2 recipe
+        "LAST_HIDDEN": "8 8",
     }
     out = tmp_path / "net"
     done = subprocess.run(
@@ -471,13 +581,14 @@ def test_the_reproduction_script_rebuilds_a_tiny_network_and_resumes(tmp_path):
     )
     last = load_checkpoint_agent(out / "move_2v2_last.pt", rules=TEAMS)
     assert last.last is not None and last.symmetric and last.net.net_config()["hidden"] == [8]
+    assert last.last_inputs == "answers" and last.last.net_config()["hidden"] == [8, 8]
     how_last = load_checkpoint(out / "move_2v2_last.pt")["last_training"]
     assert how_last["labels"] == [str(out / "labels" / "last_1.npz")]
     # DAGGER: the move network fine-tuned on labels of its own play, and the last-deal network after it
     dag = load_checkpoint(out / "move_2v2_dag.pt")
     assert dag["move_training"]["labels"] == [str(out / "labels" / "dag_1.npz")]
     assert dag["move_training"]["init"] == str(ckpt) and dag["move_play"] == {"symmetric": True}
-    assert how_last["base"] == how_last["init"] == str(out / "move_2v2_dag.pt")
+    assert how_last["base"] == str(out / "move_2v2_dag.pt") and how_last["init"] is None
     for key, value in dag["move_model"].items():
         assert torch.equal(load_checkpoint(out / "move_2v2_last.pt")["move_model"][key], value)
     stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()}
@@ -499,6 +610,16 @@ def test_the_reproduction_script_rebuilds_a_tiny_network_and_resumes(tmp_path):
         timeout=60,
     )
     assert bad.returncode == 2 and "TABLE must be 3p or 2v2" in bad.stderr
+    wrong = subprocess.run(
+        ["bash", str(REPRODUCE), "2v2", str(tmp_path / "other")],
+        cwd=REPRODUCE.parents[1],
+        env={**env, "LAST_INPUTS": "cards"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert wrong.returncode == 2 and "LAST_INPUTS must be table or answers" in wrong.stderr
+    assert not (tmp_path / "other").exists()  # refused before anything is written
 
 
 @pytest.mark.parametrize("spec, rules", [("neural-3p-move", THREE), ("neural-2v2-move", TEAMS)])
