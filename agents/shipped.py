@@ -33,7 +33,8 @@ them still rerun: ``neural-2v2-move-v1`` is ``neural-2v2-move`` before its DAgge
 network (2026-12-05)."""
 DEFAULT_OPPONENT_TABLES = ((2, False),)
 """Tables whose shipped network is the terminal game's default opponent (it beats ``expert`` there).
-The 2v2 and 3-player networks tie or trail ``expert``; those tables face ``STRONG_AGENTS`` instead."""
+At 2v2 and 3 players the move networks beat ``expert`` but lose to the strong search, so those
+tables face ``STRONG_AGENTS`` instead."""
 STRONG_AGENTS = {(4, True): "strong-2v2", (3, False): "strong-3p"}
 """The strongest shipped agent of each table other than 2 players, (players, partnerships) -> spec:
 PIMC search with 1,000 rollouts (``hybrid``, which has no exact endgame at these tables); it beats
@@ -43,7 +44,7 @@ FALLBACK_OPPONENT = "expert"
 DEFAULT_OPPONENTS = {(2, False): "neural-2p", (4, True): "strong-2v2", (3, False): "strong-3p"}
 """The default opponent of each table, (players, partnerships) -> spec: the terminal game's and the web
 arena's. At 2 players the shipped network (it beats ``expert``); at 2v2 and 3 players the strong
-search, since those tables' networks tie or trail ``expert``."""
+search, which beats those tables' networks head to head (the model card's benchmark cards)."""
 
 
 def table_name(players: int, partnerships: bool) -> str:

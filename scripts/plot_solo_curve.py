@@ -42,9 +42,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = OneLineParser(prog=os.path.basename(__file__), description=__doc__.split("\n\n")[0])
     ap.add_argument("--checkpoint", default=DEFAULT_CKPT,
                     help="a checkpoint written by agents.training.solo_fit")
-    ap.add_argument("--phase", choices=("midgame", "endgame", "table"), default="midgame",
-                    help="which network's curve: neural-solo's midgame or endgame network, or (table) the "
-                         "move network of a 3-player or 2v2 checkpoint (agents.tablenet)")
+    ap.add_argument("--phase", choices=("midgame", "endgame", "table", "last"), default="midgame",
+                    help="which network's curve: neural-solo's midgame or endgame network, or the move "
+                         "(table) or last-deal (last) network of a 3-player or 2v2 checkpoint "
+                         "(agents.tablenet)")
     ap.add_argument("--test", default=None, help="held-out labels for the reference lines "
                                                  "(default: the --test file the training recorded)")
     ap.add_argument("--agents", nargs="*", default=None,
@@ -55,11 +56,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         ckpt = load_checkpoint(args.checkpoint)
-        keys = {"midgame": "midgame_training", "endgame": "solo_training", "table": "move_training"}
+        keys = {"midgame": "midgame_training", "endgame": "solo_training", "table": "move_training",
+                "last": "last_training"}
         key = keys[args.phase]
         how = ckpt.get(key) or {}
         if args.agents is None:
             plain = how.get("plain") if args.phase == "table" else None
+            if args.phase == "last":  # the move network the last-deal network was fitted beside
+                plain = how.get("base") or ckpt.get("move_training", {}).get("plain")
             args.agents = ["expert", f"checkpoint:{plain or os.path.join(ROOT, PLAIN)}"]
         curve = [row for row in how.get("curve", []) if "regret" in row]
         if not curve:
@@ -73,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
             from escoba_env.rules import Rules
 
             rules = Rules.from_dict(ckpt["rules"])
-            d = prepare([test], rules, phase=args.phase)
+            d = prepare([test], rules, phase=args.phase,
+                        answers=args.phase == "last" and ckpt.get("last_inputs") == "answers")
             refs = {spec: agent_regret(spec, d, rules) for spec in args.agents}
         import matplotlib
 
@@ -81,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
-        net = "move" if args.phase == "table" else args.phase
+        net = {"table": "move", "last": "last-deal"}.get(args.phase, args.phase)
         ax.plot([r["epoch"] for r in curve], [r["regret"] for r in curve], "o-", color="C0",
                 label=f"{net} network ({how['decisions']:,} training decisions)"
                 if isinstance(how.get("decisions"), int) else f"{net} network")
@@ -90,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
             ax.axhline(v, color=f"C{i + 1}", ls="--", label=f"{name}: {v:.4f}")
         ax.set_xlabel("epoch")
         ax.set_ylabel("held-out regret (teacher's points per decision)")
-        what = "the move network" if args.phase == "table" else f"neural-solo's {args.phase} network"
+        what = (f"the {net} network" if args.phase in ("table", "last")
+                else f"neural-solo's {args.phase} network")
         ax.set_title(f"{what}: regret against the teacher's values")
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)

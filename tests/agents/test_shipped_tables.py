@@ -53,7 +53,7 @@ def test_the_terminal_game_faces_the_shipped_agent_of_the_chosen_table():
         rules = Rules(num_players=players, partnerships=partnerships)
         spec, note = play.default_opponent(rules)
         assert note is None and spec == "neural-2p" and path.endswith("escoba_2p.pt")
-    # the 2v2 and 3-player networks tie or trail expert: those tables face the strong search instead
+    # the 2v2 and 3-player networks lose to the strong search: those tables face it instead
     assert DEFAULT_OPPONENT_TABLES == ((2, False),)
     assert DEFAULT_OPPONENTS == {(2, False): "neural-2p", (4, True): "strong-2v2", (3, False): "strong-3p"}
     assert play.default_opponent(Rules(num_players=3)) == ("strong-3p", None)

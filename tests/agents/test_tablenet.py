@@ -533,6 +533,22 @@ def test_solo_fit_trains_a_table_move_network_from_search_values(tmp_path, capsy
     assert stored["last_training"]["base"] == str(sym) and stored["last_net"]["hidden"] == [16]
     played = make_agent(f"checkpoint:{last}", rules=TEAMS)
     assert played.last is not None and played.symmetric
+    # --answers: a fresh last-deal network on the larger input set, recorded in the file
+    answering = tmp_path / "answers.pt"
+    assert script.main([str(labels), "--phase", "last", "--answers", "--base", str(sym), "--hidden", "8",
+                        "--epochs", "1", "--symmetric", "--test", str(labels), "--out", str(answering)]) == 0
+    stored = load_checkpoint(answering)
+    assert stored["last_inputs"] == "answers" and stored["last_net"] == {
+        "hidden": [8], "inputs": len(last_input_names(TEAMS, "answers"))}
+    assert make_agent(f"checkpoint:{answering}", rules=TEAMS).last_inputs == "answers"
+    assert "last_inputs" not in load_checkpoint(last)
+    curve = tmp_path / "last.png"
+    assert _script("plot_solo_curve.py").main(["--phase", "last", "--checkpoint", str(answering),
+                                               "--out", str(curve)]) == 0
+    assert curve.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # with expert and the move network as lines
+    capsys.readouterr()
+    assert script.main([str(labels), "--phase", "table", "--answers", "--out", str(tmp_path / "y.pt")]) == 2
+    assert "--answers is for --phase last" in capsys.readouterr().err
     assert script.main([str(labels), "--phase", "table", "--base", str(sym),
                         "--out", str(tmp_path / "x.pt")]) == 2
     assert "--base is for --phase last" in capsys.readouterr().err
