@@ -114,7 +114,7 @@ def _labels_table_network(path: str, kind: str = "table") -> str:
 
 
 def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "endgame",
-            answers: bool = False) -> dict:
+            answers: bool = False, chunk: int = 100_000, x_dtype=np.float32) -> dict:
     """Return the labels of ``paths``, concatenated, with every move's inputs (``endgame_inputs``).
 
     ``phase="midgame"``: only the decisions taken while the stock lasts, with ``midgame_inputs``
@@ -123,6 +123,10 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
     ``"last"``: the same for the decisions taken once the stock is empty (the round's last deal), with
     ``answers`` the larger input set of ``agents.tablenet.last_input_names(rules, "answers")``.
     ``blocks`` in the result: how many 40-card blocks start the inputs (the suit permutations').
+    The inputs are built ``chunk`` decisions at a time (the same values as all at once, with a
+    bounded transient memory) and stored as ``x_dtype`` (``np.float16`` halves the memory of a large
+    fit: every input is a 0/1 flag or a fraction, kept to about 4e-4, and the observations then stay
+    in the labels' float16).
     """
     parts = [load_labels(p, rules)[0] for p in paths]
     how = ("--teacher endgame --values" if phase == "endgame" else "--teacher search --values")
@@ -131,23 +135,38 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
                          f"python -m agents.distill {how})")
     arrays = {k: np.concatenate([a[k] for a in parts]) for k in ("obs", "mask", "values")}
     path = " ".join(paths)
-    if phase == "midgame":
-        keep = ~endgame_rows(arrays["obs"].astype(np.float32), rules)
+    if chunk < 1:
+        raise ValueError(f"chunk must be a positive number of decisions, got {chunk}")
+    spans = lambda n: [(i, min(i + chunk, n)) for i in range(0, n, chunk)]  # noqa: E731
+    if phase in ("midgame", "last"):
+        o = arrays["obs"]
+        if phase == "midgame":
+            keep = np.concatenate([~endgame_rows(o[i:j].astype(np.float32), rules) for i, j in spans(len(o))])
+        else:
+            keep = np.concatenate([observation_scalars(o[i:j].astype(np.float32), rules)["stock"] == 0
+                                   for i, j in spans(len(o))])
         arrays = {k: v[keep] for k, v in arrays.items()}
         if not keep.any():
-            raise ValueError(f"{path}: holds no decision taken while the stock lasts")
-    if phase == "last":
-        keep = observation_scalars(arrays["obs"].astype(np.float32), rules)["stock"] == 0
-        arrays = {k: v[keep] for k, v in arrays.items()}
-        if not keep.any():
-            raise ValueError(f"{path}: holds no decision taken once the stock is empty")
+            when = "while the stock lasts" if phase == "midgame" else "once the stock is empty"
+            raise ValueError(f"{path}: holds no decision taken {when}")
     n = len(arrays["obs"]) if limit is None else min(limit, len(arrays["obs"]))
-    obs = arrays["obs"][:n].astype(np.float32)
+    obs = arrays["obs"][:n]
     mask = arrays["mask"][:n]
     if answers and phase != "last":
         raise ValueError("the answer inputs are for the last-deal network (--phase last)")
-    moves, x, member = (table_inputs(obs, rules, mask, answers=True) if answers
-                        else PHASES[phase][0](obs, rules, mask))
+    build = ((lambda o, m: table_inputs(o, rules, m, answers=True)) if answers
+             else (lambda o, m: PHASES[phase][0](o, rules, m)))
+    parts = []
+    for i, j in spans(n):
+        mv, xc, mem = build(obs[i:j].astype(np.float32), mask[i:j])
+        parts.append((mv, xc.astype(x_dtype, copy=False), mem))
+        del xc
+    moves = _join_moves([p[0] for p in parts], [i for i, _ in spans(n)])
+    x = parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts])
+    member = parts[0][2] if len(parts) == 1 else np.concatenate([p[2] for p in parts])
+    del parts
+    if np.dtype(x_dtype) != np.float16:
+        obs = obs.astype(np.float32)
     values = arrays["values"][:n].astype(np.float32)
     labelled = (mask > 0) & np.isfinite(values)
     # A search teacher values each move under its first action, so during a capture choice the other
@@ -160,11 +179,25 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
             "labelled": labelled, "blocks": input_blocks("answers" if answers else "table")}
 
 
+def _join_moves(parts: list, first_rows: list[int]):
+    """Return one ``agents.moves.Moves`` of consecutive chunks (``first_rows``: each chunk's first row)."""
+    if len(parts) == 1:
+        return parts[0]
+    from ..moves import Moves
+
+    shift = np.concatenate([[0], np.cumsum([p.start[-1] for p in parts])[:-1]])
+    start = np.concatenate([p.start[:-1] + s for p, s in zip(parts, shift, strict=True)]
+                           + [[shift[-1] + parts[-1].start[-1]]])
+    return Moves(np.concatenate([p.row + r for p, r in zip(parts, first_rows, strict=True)]),
+                 np.concatenate([p.card for p in parts]), np.concatenate([p.option for p in parts]),
+                 start.astype(parts[0].start.dtype))
+
+
 def evaluate(net: EndgameNet, d: dict, symmetric: bool = False) -> tuple[float, float]:
     """Return (share of decisions where the net picks a best action, mean regret in points);
     ``symmetric``: the net's values averaged over the plain suits' permutations, as it then plays."""
     with torch.no_grad():
-        x = torch.from_numpy(d["x"])
+        x = torch.from_numpy(d["x"]).float()
         v = (symmetric_values(net, x, d.get("blocks", 5)) if symmetric else net(x)).numpy()
     act = move_actions(d["moves"], best_per_row(d["moves"], v), d["obs"], d["mask"])
     regret = action_regret(d["values"], d["mask"], act)  # a move's first action is always valued
@@ -202,7 +235,7 @@ def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float
         net.train()
         for rows in np.array_split(rng.permutation(n), (n + batch - 1) // batch):
             mi, br = batch_moves(d["moves"].start, rows)
-            x = x_all[torch.as_tensor(mi)]
+            x = x_all[torch.as_tensor(mi)].float()
             if augment:
                 perms = suit_permutations(x.shape[1], d.get("blocks", 5))
                 x = x[:, torch.as_tensor(perms[rng.integers(len(perms))])]
@@ -267,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--answers", action="store_true",
                     help="--phase last: the network also reads what each unseen card would take on the table "
                          "each move leaves (agents.tablenet.last_input_names)")
+    ap.add_argument("--float16", action="store_true",
+                    help="keep the training inputs in float16 (half the memory of a large fit; each is a 0/1 "
+                         "flag or a fraction, kept to about 4e-4); they are built 100k decisions at a time")
     ap.add_argument("--symmetric", action="store_true",
                     help="--phase table or last: the written network plays its values averaged over the plain"
                          " suits' permutations (the checkpoint's move_play), and the held-out regret is "
@@ -309,7 +345,8 @@ def main(argv: list[str] | None = None) -> int:
             args.plain = args.plain or PLAIN_CHECKPOINT
             plain, endgame = NeuralAgent.from_checkpoint(args.plain), None
         t0 = time.perf_counter()
-        data = prepare(args.labels, plain.rules, args.limit, args.phase, args.answers)
+        data = prepare(args.labels, plain.rules, args.limit, args.phase, args.answers,
+                       x_dtype=np.float16 if args.float16 else np.float32)
         test = None if not args.test else prepare([args.test], plain.rules, phase=args.phase,
                                                   answers=args.answers)
         held = f", {len(test['obs'])} held out" if test else ""
@@ -340,7 +377,7 @@ def main(argv: list[str] | None = None) -> int:
             how = {"labels": list(args.labels), "loss": args.loss, "epochs": args.epochs, "lr": args.lr,
                    "batch": args.batch, "seed": args.seed, "limit": args.limit, "wall_s": wall,
                    "augment": not args.no_augment, "hidden": args.hidden, "test": args.test, "curve": curve,
-                   "decisions": len(data["obs"]), "init": args.init}
+                   "decisions": len(data["obs"]), "init": args.init, "float16": args.float16}
             play = {"move_play": {"symmetric": True}} if args.symmetric else {}
             if args.phase == "table":
                 ckpt = move_checkpoint_dict(plain, net, move_training={**how, "plain": plain_path}, **play)

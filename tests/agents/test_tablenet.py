@@ -542,6 +542,24 @@ def test_solo_fit_trains_a_table_move_network_from_search_values(tmp_path, capsy
         "hidden": [8], "inputs": len(last_input_names(TEAMS, "answers"))}
     assert make_agent(f"checkpoint:{answering}", rules=TEAMS).last_inputs == "answers"
     assert "last_inputs" not in load_checkpoint(last)
+    # Inputs built a few decisions at a time are the inputs built all at once, moves and all; float16
+    # storage keeps them to 4e-4 and a --float16 fit trains and says so in its file.
+    eager = script.prepare([str(labels)], TEAMS, phase="last", answers=True, chunk=10**9)
+    for chunked in (script.prepare([str(labels)], TEAMS, phase="last", answers=True, chunk=7),
+                    script.prepare([str(labels)], TEAMS, phase="last", answers=True, chunk=7,
+                                   x_dtype=np.float16)):
+        assert chunked["x"].shape == eager["x"].shape and np.abs(chunked["x"] - eager["x"]).max() < 5e-4
+        for k in ("obs", "mask", "values", "member", "labelled"):
+            assert np.array_equal(chunked[k], eager[k]), k
+        assert all(np.array_equal(getattr(chunked["moves"], f), getattr(eager["moves"], f))
+                   for f in ("row", "card", "option", "start"))
+    assert np.array_equal(script.prepare([str(labels)], TEAMS, phase="last", answers=True, chunk=7)["x"],
+                          eager["x"])
+    half = tmp_path / "half.pt"
+    assert script.main([str(labels), "--phase", "last", "--answers", "--base", str(sym), "--hidden", "8",
+                        "--epochs", "1", "--float16", "--test", str(labels), "--out", str(half)]) == 0
+    assert load_checkpoint(half)["last_training"]["float16"] is True
+    assert load_checkpoint(answering)["last_training"]["float16"] is False
     curve = tmp_path / "last.png"
     assert _script("plot_solo_curve.py").main(["--phase", "last", "--checkpoint", str(answering),
                                                "--out", str(curve)]) == 0
