@@ -26,6 +26,8 @@
 #   LAST_INPUTS (default "table"): "answers" gives the last-deal network the larger input set
 #   (solo_fit --answers: what each unseen card would take on the table a move leaves), fitted fresh
 #   with LAST_HIDDEN (default "512 512 512") instead of from the move network.
+#   In LAST, "KxN" stands for K files of N labels ("12x100000": twelve of 100k). LAST_FLOAT16=1 keeps
+#   the fit's inputs in float16 (solo_fit --float16), which a fit on millions of labels needs.
 #   The shipped neural-2v2-move is
 #     DAGGER=50000 LAST="60000 60000 100000 100000" LAST_INPUTS=answers LAST_EPOCHS=8
 #   (about 3 CPU-hours of labels, the move network's included; 7 minutes of last-deal fitting).
@@ -55,6 +57,11 @@ DAG_TEST_LABELS=${DAG_TEST_LABELS:-4000}
 case "$LAST_INPUTS" in
     table|answers) ;;
     *) echo "reproduce_table_net.sh: LAST_INPUTS must be table or answers, not '$LAST_INPUTS'" >&2; exit 2 ;;
+esac
+case "${LAST_FLOAT16:-0}" in
+    0) LAST_HALF=() ;;
+    1) LAST_HALF=(--float16) ;;
+    *) echo "reproduce_table_net.sh: LAST_FLOAT16 must be 0 or 1, not '$LAST_FLOAT16'" >&2; exit 2 ;;
 esac
 L="$OUT/labels"
 mkdir -p "$L"
@@ -88,10 +95,19 @@ case "$LAST_INPUTS" in
     table) LAST_NET=(--init "$MOVE") ;;
     answers) LAST_NET=(--answers --hidden $LAST_HIDDEN) ;;
 esac
+LAST_NET+=("${LAST_HALF[@]}")
+sizes=()
+for n in $LAST; do
+    if [[ "$n" =~ ^([1-9][0-9]*)x([1-9][0-9]*)$ ]]; then
+        for _ in $(seq "${BASH_REMATCH[1]}"); do sizes+=("${BASH_REMATCH[2]}"); done
+    else
+        sizes+=("$n")
+    fi
+done
 LAST_MIX=(--last-deal "${SELF_MIX[@]}")
 last=()
 i=0
-for n in $LAST; do
+for n in "${sizes[@]}"; do
     i=$((i + 1))
     distill "$L/last_$i.npz" --labels "$n" --seed $((BASE + 200 + i)) "${LAST_MIX[@]}"
     last+=("$L/last_$i.npz")

@@ -589,7 +589,8 @@ def test_the_reproduction_script_rebuilds_a_tiny_network_and_resumes(tmp_path):
         "TEST_LABELS": "30",
         "EPOCHS": "1",
         "HIDDEN": "8",
-        "LAST": "40",
+        "LAST": "2x20",  # two label files of 20
+        "LAST_FLOAT16": "1",
         "LAST_EPOCHS": "1",
         "DAGGER": "40",
         "DAG_TEST_LABELS": "20",
@@ -617,7 +618,8 @@ def test_the_reproduction_script_rebuilds_a_tiny_network_and_resumes(tmp_path):
     assert last.last is not None and last.symmetric and last.net.net_config()["hidden"] == [8]
     assert last.last_inputs == "answers" and last.last.net_config()["hidden"] == [8, 8]
     how_last = load_checkpoint(out / "move_2v2_last.pt")["last_training"]
-    assert how_last["labels"] == [str(out / "labels" / "last_1.npz")]
+    assert how_last["labels"] == [str(out / "labels" / "last_1.npz"), str(out / "labels" / "last_2.npz")]
+    assert how_last["float16"] is True
     # DAGGER: the move network fine-tuned on labels of its own play, and the last-deal network after it
     dag = load_checkpoint(out / "move_2v2_dag.pt")
     assert dag["move_training"]["labels"] == [str(out / "labels" / "dag_1.npz")]
@@ -653,6 +655,15 @@ def test_the_reproduction_script_rebuilds_a_tiny_network_and_resumes(tmp_path):
         timeout=300,
     )
     assert wrong.returncode == 2 and "LAST_INPUTS must be table or answers" in wrong.stderr
+    half = subprocess.run(
+        ["bash", str(REPRODUCE), "2v2", str(tmp_path / "other")],
+        cwd=REPRODUCE.parents[1],
+        env={**env, "LAST_FLOAT16": "yes"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert half.returncode == 2 and "LAST_FLOAT16 must be 0 or 1" in half.stderr
     assert not (tmp_path / "other").exists()  # refused before anything is written
 
 
