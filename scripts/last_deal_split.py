@@ -55,7 +55,7 @@ def _split(network: str, search: str):
 
 
 net_then_search_2v2 = _split("neural-2v2-move-v1:symmetric=true", "search:sims=1000")
-net_then_search_3p = _split("neural-3p-move:symmetric=true", "search:sims=400")
+net_then_search_3p = _split("neural-3p-move-v1:symmetric=true", "search:sims=400")
 
 
 def solo_symmetric(rules=None, seed=None):
