@@ -137,7 +137,9 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
     path = " ".join(paths)
     if chunk < 1:
         raise ValueError(f"chunk must be a positive number of decisions, got {chunk}")
-    spans = lambda n: [(i, min(i + chunk, n)) for i in range(0, n, chunk)]  # noqa: E731
+    def spans(n: int) -> list[tuple[int, int]]:
+        return [(i, min(i + chunk, n)) for i in range(0, n, chunk)]
+
     if phase in ("midgame", "last"):
         o = arrays["obs"]
         if phase == "midgame":

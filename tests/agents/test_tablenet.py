@@ -637,33 +637,15 @@ def test_the_reproduction_script_rebuilds_a_tiny_network_and_resumes(tmp_path):
         timeout=300,
     )
     assert again.returncode == 0 and {p: p.stat().st_mtime_ns for p in stamps} == stamps  # every step skipped
-    bad = subprocess.run(
-        ["bash", str(REPRODUCE), "5p", str(out)],
-        cwd=REPRODUCE.parents[1],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert bad.returncode == 2 and "TABLE must be 3p or 2v2" in bad.stderr
-    wrong = subprocess.run(
-        ["bash", str(REPRODUCE), "2v2", str(tmp_path / "other")],
-        cwd=REPRODUCE.parents[1],
-        env={**env, "LAST_INPUTS": "cards"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert wrong.returncode == 2 and "LAST_INPUTS must be table or answers" in wrong.stderr
-    half = subprocess.run(
-        ["bash", str(REPRODUCE), "2v2", str(tmp_path / "other")],
-        cwd=REPRODUCE.parents[1],
-        env={**env, "LAST_FLOAT16": "yes"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert half.returncode == 2 and "LAST_FLOAT16 must be 0 or 1" in half.stderr
+    def refused(table: str, where, **extra: str) -> str:
+        done = subprocess.run(["bash", str(REPRODUCE), table, str(where)], cwd=REPRODUCE.parents[1],
+                              env={**env, **extra}, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 2
+        return done.stderr
+
+    assert "TABLE must be 3p or 2v2" in refused("5p", out)
+    assert "LAST_INPUTS must be table or answers" in refused("2v2", tmp_path / "other", LAST_INPUTS="cards")
+    assert "LAST_FLOAT16 must be 0 or 1" in refused("2v2", tmp_path / "other", LAST_FLOAT16="yes")
     assert not (tmp_path / "other").exists()  # refused before anything is written
 
 
