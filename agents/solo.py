@@ -103,6 +103,14 @@ _MID_SCALARS = ("my_cards", "my_oros", "my_sevens", "my_velo", "other_cards", "o
 MIDGAME_INPUTS = tuple(f"{b}[{c}]" for b in ("hand_after", "unseen", "table_after", "card", "captured")
                        for c in range(40)) + _MID_SCALARS
 """The midgame net's inputs per move (``midgame_inputs``), in order: five 40-card blocks, then the scalars."""
+ANSWER_BLOCKS = ("answer_cards", "answer_sweeps", "answer_oros", "answer_sevens_velo")
+"""The four 40-card blocks of the *answer inputs* (``answer_blocks``): what each unseen card would take."""
+MIDGAME_ANSWER_INPUTS = (MIDGAME_INPUTS[:200] + tuple(f"{b}[{c}]" for b in ANSWER_BLOCKS for c in range(40))
+                         + MIDGAME_INPUTS[200:])
+"""The midgame net's inputs with the answer inputs (``midgame_inputs(..., answers=True)``): the five
+40-card blocks of ``MIDGAME_INPUTS``, the four ``ANSWER_BLOCKS``, then its scalars."""
+MIDGAME_SETS = ("plain", "answers")
+"""The input sets a midgame network may read (a checkpoint's ``midgame_inputs``; absent: ``"plain"``)."""
 
 
 def _bits(masks: np.ndarray) -> np.ndarray:
@@ -292,13 +300,31 @@ def _hidden_replies(unseen: np.ndarray, other_hand: np.ndarray, tables: np.ndarr
     return out
 
 
-def midgame_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray) -> tuple[Moves, np.ndarray, np.ndarray]:
+def answer_blocks(unseen: np.ndarray, tables: np.ndarray) -> np.ndarray:
+    """Return float32 (M, 160), the four ``ANSWER_BLOCKS`` of each move: for every unseen card (by id),
+    what it would take if a seat played it on the table the move leaves (``_answers``): the cards /
+    10, whether it sweeps, the oros / 4, and sevens / 4 plus the velo of the union of its options and
+    itself; zeros for a card that captures nothing or is not unseen."""
+    m = len(unseen)
+    r, c = np.nonzero(_bits(unseen))
+    _, _, sweep, pile = _answers(unseen, tables)  # the same (row, card) order
+    blocks = np.zeros((m, 4, 40), np.float32)
+    blocks[r, 0, c] = pile[:, 0] * 4.0
+    blocks[r, 1, c] = sweep
+    blocks[r, 2, c] = pile[:, 1] * 2.5
+    blocks[r, 3, c] = pile[:, 2] + pile[:, 3]
+    return blocks.reshape(m, 160)
+
+
+def midgame_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray, answers: bool = False
+                   ) -> tuple[Moves, np.ndarray, np.ndarray]:
     """Return ``(moves, inputs, member)`` of 2-player observations while the stock lasts.
 
     Like ``endgame_inputs`` (module doc), but the observer's unseen cards (the other hand and the
     stock together) replace the other hand, with the other hand's size / 3, the stock's size / 30
     and ``_hidden_replies`` in place of the other hand's replies and card slots
-    (``MIDGAME_INPUTS``). Raises ValueError for endgame positions or other rules.
+    (``MIDGAME_INPUTS``). ``answers``: the four ``answer_blocks`` follow the five card blocks
+    (``MIDGAME_ANSWER_INPUTS``). Raises ValueError for endgame positions or other rules.
     """
     check_endgame_rules(rules)
     obs = np.asarray(obs, np.float32)
@@ -310,9 +336,18 @@ def midgame_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray) -> tuple[Mo
     scal = np.column_stack([*_common_scalars(a), a["other_hand"] / 3.0, a["stock"] / 30.0,
                             *_category_flags(a, live), _hidden_replies(unseen, a["other_hand"], table_after),
                             _slots(hand_after, table_after)]).astype(np.float32)
-    x = np.concatenate([_bits(hand_after), _bits(unseen), _bits(table_after), _bits(a["card_bit"]),
-                        _bits(a["captured"]), scal], axis=1)
-    return a["moves"], x, a["member"]
+    blocks = [_bits(m) for m in (hand_after, unseen, table_after, a["card_bit"], a["captured"])]
+    if answers:
+        blocks.append(answer_blocks(unseen, table_after))
+    return a["moves"], np.concatenate([*blocks, scal], axis=1), a["member"]
+
+
+def midgame_input_names(inputs: str = "plain") -> tuple[str, ...]:
+    """Return the names of a midgame network's inputs of the set ``inputs`` (``MIDGAME_SETS``);
+    ValueError for an unknown set."""
+    if inputs not in MIDGAME_SETS:
+        raise ValueError(f"unknown midgame inputs {inputs!r}; expected one of {', '.join(MIDGAME_SETS)}")
+    return MIDGAME_ANSWER_INPUTS if inputs == "answers" else MIDGAME_INPUTS
 
 
 class EndgameNet(nn.Module):
@@ -390,24 +425,31 @@ def action_values(move_values: torch.Tensor, row: np.ndarray, member: np.ndarray
 
 
 class SoloAgent(Agent):
-    """Plays ``plain`` (a NeuralAgent), or ``midgame`` (an EndgameNet on ``MIDGAME_INPUTS``) when given,
-    while the stock lasts, and ``endgame`` (an EndgameNet) after it."""
+    """Plays ``plain`` (a NeuralAgent), or ``midgame`` (an EndgameNet on the midgame input set
+    ``midgame_inputs``, ``MIDGAME_SETS``) when given, while the stock lasts, and ``endgame`` (an
+    EndgameNet) after it."""
 
     def __init__(self, plain: NeuralAgent, endgame: EndgameNet, rules: Rules | None = None,
-                 seed: int | None = None, name: str = "neural-solo", midgame: EndgameNet | None = None):
+                 seed: int | None = None, name: str = "neural-solo", midgame: EndgameNet | None = None,
+                 midgame_inputs: str = "plain"):
         rules = plain.rules if rules is None else rules
         check_endgame_rules(rules)
         if plain.rules != rules:
             raise ValueError(f"the plain network plays {plain.rules}, not {rules}")
+        need = len(midgame_input_names(midgame_inputs))
+        if midgame is not None and midgame.net_config()["inputs"] != need:
+            raise ValueError(f"the midgame network reads {midgame.net_config()['inputs']} inputs; the "
+                             f"{midgame_inputs!r} midgame inputs are {need}")
         self.plain, self.endgame = plain, endgame.eval()
         self.midgame = None if midgame is None else midgame.eval()
+        self.midgame_answers = midgame_inputs == "answers"
         self.name = name
         super().__init__(rules, seed)
 
     @staticmethod
-    def _play(net: EndgameNet, inputs, obs: np.ndarray, masks: np.ndarray, rules: Rules) -> np.ndarray:
+    def _play(net: EndgameNet, inputs, obs: np.ndarray, masks: np.ndarray, rules: Rules, **how) -> np.ndarray:
         """Return the action of each row: the first action of its best-scored move."""
-        moves, x, _ = inputs(obs, rules, masks)
+        moves, x, _ = inputs(obs, rules, masks, **how)
         chosen = best_per_row(moves, net(torch.from_numpy(x)).numpy())
         return move_actions(moves, chosen, obs, masks)
 
@@ -428,7 +470,8 @@ class SoloAgent(Agent):
         if early.size and self.midgame is None:
             actions[early] = self.plain.act_batch(obs[early], masks[early])
         elif early.size:
-            actions[early] = self._play(self.midgame, midgame_inputs, obs[early], masks[early], self.rules)
+            actions[early] = self._play(self.midgame, midgame_inputs, obs[early], masks[early], self.rules,
+                                        answers=self.midgame_answers)
         rows = np.flatnonzero(late)
         if rows.size:
             actions[rows] = self._play(self.endgame, endgame_inputs, obs[rows], masks[rows], self.rules)
@@ -442,8 +485,13 @@ class SoloAgent(Agent):
         ckpt = load_checkpoint(path, map_location="cpu")
         plain = NeuralAgent(build_net(ckpt, str(path)), _rules_of(ckpt, rules, str(path)), seed=seed,
                             device=device, deterministic=deterministic)
-        mid = build_endgame_net(ckpt, str(path), "midgame") if "midgame_net" in ckpt else None
-        return cls(plain, build_endgame_net(ckpt, str(path)), seed=seed, midgame=mid,
+        inputs = ckpt.get("midgame_inputs", "plain")
+        if inputs not in MIDGAME_SETS:
+            raise ValueError(f"checkpoint {str(path)!r} has unknown midgame_inputs {inputs!r}; expected one "
+                             f"of {', '.join(MIDGAME_SETS)}")
+        mid = (build_endgame_net(ckpt, str(path), "midgame", need=len(midgame_input_names(inputs)))
+               if "midgame_net" in ckpt else None)
+        return cls(plain, build_endgame_net(ckpt, str(path)), seed=seed, midgame=mid, midgame_inputs=inputs,
                    name=name if name is not None else f"checkpoint:{path}")
 
 

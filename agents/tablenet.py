@@ -67,12 +67,14 @@ from .moves import best_per_row, move_actions
 from .neural import check_compatible, checkpoint_dict, load_checkpoint
 from .solo import (
     _SLOT,
+    ANSWER_BLOCKS,
     EndgameNet,
     _answers,
     _bits,
     _hidden_replies,
     _pile,
     _slots,
+    answer_blocks,
     build_endgame_net,
     positions_after_moves,
     symmetric_values,
@@ -82,7 +84,6 @@ from .worlds import obs_layout, observation_scalars
 _SIZE = np.array([40, 10, 4, 1], np.float32)
 _CATS = ("cards", "oros", "sevens", "velo")
 _BLOCKS = ("hand_after", "unseen", "table_after", "card", "captured")
-_ANSWER_BLOCKS = ("answer_cards", "answer_sweeps", "answer_oros", "answer_sevens_velo")
 LAST_INPUTS = ("table", "answers")
 """The input sets a last-deal network may read: the move network's (``table_input_names``), or those
 plus what each unseen card answers (``last_input_names``)."""
@@ -126,7 +127,7 @@ def last_input_names(rules: Rules, inputs: str = "table") -> tuple[str, ...]:
         raise ValueError(f"unknown last-deal inputs {inputs!r}; expected one of {', '.join(LAST_INPUTS)}")
     if inputs == "table":
         return names
-    blocks = [f"{b}[{c}]" for b in _ANSWER_BLOCKS for c in range(40)]
+    blocks = [f"{b}[{c}]" for b in ANSWER_BLOCKS for c in range(40)]
     holds = [f"seat{r}_holds_{w}" for r in range(2, rules.num_players) for w in ("capture", "sweep")]
     return names[:200] + tuple(blocks) + names[200:] + tuple(holds)
 
@@ -143,19 +144,13 @@ def _answer_inputs(a: dict[str, Any], rules: Rules) -> tuple[np.ndarray, np.ndar
     after the next holds a card that captures / sweeps there (``last_input_names``)."""
     unseen, tables = a["unseen"], a["table_after"]
     m = len(unseen)
-    r, c = np.nonzero(_bits(unseen))
-    r2, caps, sweep, pile = _answers(unseen, tables)  # the same (row, card) order
-    blocks = np.zeros((m, 4, 40), np.float32)
-    blocks[r, 0, c] = pile[:, 0] * 4.0
-    blocks[r, 1, c] = sweep
-    blocks[r, 2, c] = pile[:, 1] * 2.5
-    blocks[r, 3, c] = pile[:, 2] + pile[:, 3]
+    r2, caps, sweep, _ = _answers(unseen, tables)
     n = np.maximum(np.bitwise_count(unseen).astype(np.float64), 1.0)
     counts = [np.bincount(r2, weights=f, minlength=m) for f in (caps, sweep)]
     sizes = a["scalars"]["hand_sizes"]
     holds = [hold_probability(n, k, sizes[:, seat]) for seat in range(2, rules.num_players) for k in counts]
     holds = np.column_stack(holds).astype(np.float32) if holds else np.zeros((m, 0), np.float32)
-    return blocks.reshape(m, 160), holds
+    return answer_blocks(unseen, tables), holds
 
 
 def table_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray, answers: bool = False):

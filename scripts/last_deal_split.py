@@ -66,3 +66,7 @@ def solo_symmetric(rules=None, seed=None):
         setattr(agent, attr, lambda x, net=net: symmetric_values(net, x))
     agent.name = "neural-solo:symmetric"
     return agent
+
+
+solo_then_exact = _split("neural-solo", "hybrid")
+"""``neural-solo``'s midgame network while the stock lasts, the exact solver (``hybrid``) after it."""

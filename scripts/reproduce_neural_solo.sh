@@ -10,6 +10,13 @@
 # The sizes can be scaled down through the environment (the test suite runs it tiny):
 #   MID_CHUNK (30000 labels per midgame chunk), MID_SIMS (500), EG_BIG (150000), EG_FIRST (200000),
 #   EG_SMALL (40000), TEST_LABELS (20000), EPOCHS (20), PROBE_EPOCHS (8), HIDDEN ("256 256").
+# A second DAgger round (ROUND2, default "": none) then labels the positions of the step-4 agent and
+# fits a fresh midgame network on them alone, written as OUT/escoba_2p_solo_r2.pt:
+#   ROUND2="KxN": K label files of N decisions (seeds 9201..; held out: ROUND2_TEST, 10000, seed 9199),
+#   ROUND2_INPUTS ("answers", or "plain": the first network's inputs), ROUND2_HIDDEN ("512 512 512"),
+#   ROUND2_EPOCHS (6), ROUND2_LR (3e-4); the fit keeps its inputs in float16. The shipped
+#   escoba_2p_solo.pt is this round's network: ROUND2=48x30000 (about 3.5 CPU-hours of labels and 45
+#   minutes of fitting more).
 # PYTHON names the interpreter of every step (default: python3 on PATH); point it at the project's
 # venv when that venv is not activated, e.g. PYTHON=.venv/bin/python bash scripts/reproduce_neural_solo.sh
 set -euo pipefail
@@ -24,6 +31,20 @@ TEST_LABELS=${TEST_LABELS:-20000}
 EPOCHS=${EPOCHS:-20}
 PROBE_EPOCHS=${PROBE_EPOCHS:-8}
 HIDDEN=${HIDDEN:-256 256}
+ROUND2=${ROUND2:-}
+ROUND2_TEST=${ROUND2_TEST:-10000}
+ROUND2_INPUTS=${ROUND2_INPUTS:-answers}
+ROUND2_HIDDEN=${ROUND2_HIDDEN:-512 512 512}
+ROUND2_EPOCHS=${ROUND2_EPOCHS:-6}
+ROUND2_LR=${ROUND2_LR:-3e-4}
+if [ -n "$ROUND2" ] && ! [[ "$ROUND2" =~ ^([1-9][0-9]*)x([1-9][0-9]*)$ ]]; then
+    echo "reproduce_neural_solo.sh: ROUND2 must be KxN (K label files of N decisions), not '$ROUND2'" >&2; exit 2
+fi
+case "$ROUND2_INPUTS" in
+    plain) ROUND2_SET=() ;;
+    answers) ROUND2_SET=(--answers) ;;
+    *) echo "reproduce_neural_solo.sh: ROUND2_INPUTS must be plain or answers, not '$ROUND2_INPUTS'" >&2; exit 2 ;;
+esac
 PLAIN=agents/pretrained/escoba_2p_plain.pt
 mkdir -p "$OUT"
 L="$OUT/labels"
@@ -65,3 +86,22 @@ done
 train "$OUT/escoba_2p_solo.pt" "$L"/mid_[0-9]*.npz "$L"/mid_dag_*.npz --phase midgame \
     --solo "$OUT/endgame.pt" --test "$L/mid_test.npz" --epochs "$EPOCHS" --batch 128 --loss adv --hidden $HIDDEN
 echo "wrote $OUT/escoba_2p_solo.pt"
+
+# 5. (ROUND2 set) Positions of the step-4 agent (60% of the seats' moves; expert 25%, greedy 15%),
+#    search:sims=$MID_SIMS values, and a fresh midgame network fitted on those labels alone.
+if [ -n "$ROUND2" ]; then
+    [[ "$ROUND2" =~ ^([1-9][0-9]*)x([1-9][0-9]*)$ ]]
+    ROUND2_FILES=${BASH_REMATCH[1]} ROUND2_LABELS=${BASH_REMATCH[2]}
+    ROUND2_MIX=(--teacher "search:sims=$MID_SIMS" --behaviour "checkpoint:$OUT/escoba_2p_solo.pt" expert greedy
+                --weights 0.6 0.25 0.15)
+    distill "$L/mid2_test.npz" --labels "$ROUND2_TEST" --seed 9199 "${ROUND2_MIX[@]}"
+    round2=()
+    for ((i = 1; i <= ROUND2_FILES; i++)); do
+        distill "$L/mid2_$i.npz" --labels "$ROUND2_LABELS" --seed $((9200 + i)) "${ROUND2_MIX[@]}"
+        round2+=("$L/mid2_$i.npz")
+    done
+    train "$OUT/escoba_2p_solo_r2.pt" "${round2[@]}" --phase midgame --solo "$OUT/escoba_2p_solo.pt" \
+        "${ROUND2_SET[@]}" --float16 --hidden $ROUND2_HIDDEN --epochs "$ROUND2_EPOCHS" --lr "$ROUND2_LR" \
+        --test "$L/mid2_test.npz" --batch 128 --loss adv
+    echo "wrote $OUT/escoba_2p_solo_r2.pt"
+fi

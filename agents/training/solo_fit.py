@@ -34,7 +34,9 @@ new labels)::
 every decision; ``--phase last`` a last-deal network on the decisions taken once the stock is empty
 (labels of ``python -m agents.distill --last-deal``), written beside the move network of ``--base``
 (``--init`` may start it from that move network); with ``--answers`` it also reads what each unseen
-card would take on the table a move leaves (``agents.tablenet.last_input_names``). ``--symmetric``
+card would take on the table a move leaves (``agents.tablenet.last_input_names``); ``--phase midgame
+--answers`` gives ``neural-solo``'s midgame network the same four blocks
+(``agents.solo.MIDGAME_ANSWER_INPUTS``). ``--symmetric``
 writes a move file that plays its values averaged over the plain suits' permutations, and scores the
 held-out regret that way.
 ``scripts/reproduce_table_net.sh`` runs the move networks' recipe.
@@ -58,6 +60,7 @@ from ..neural import NeuralAgent, save_checkpoint
 from ..shipped import PLAIN_CHECKPOINT, SOLO_CHECKPOINT
 from ..solo import (
     ENDGAME_INPUTS,
+    MIDGAME_ANSWER_INPUTS,
     MIDGAME_INPUTS,
     EndgameNet,
     SoloAgent,
@@ -86,10 +89,10 @@ depend on the table, ``agents.tablenet.table_input_names``)."""
 
 
 def input_names(phase: str, rules, answers: bool = False) -> tuple[str, ...]:
-    """Return the input names of ``phase``'s network for games of ``rules`` (``answers``: the last-deal
-    network's larger set, ``agents.tablenet.last_input_names``)."""
+    """Return the input names of ``phase``'s network for games of ``rules`` (``answers``: the larger set
+    with the answer inputs, ``agents.solo.MIDGAME_ANSWER_INPUTS`` or ``agents.tablenet.last_input_names``)."""
     if answers:
-        return last_input_names(rules, "answers")
+        return MIDGAME_ANSWER_INPUTS if phase == "midgame" else last_input_names(rules, "answers")
     names = PHASES[phase][1]
     return table_input_names(rules) if names is None else names
 
@@ -121,7 +124,8 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
     (labels with values from ``--teacher search``); ``"endgame"``: every label must be an endgame one;
     ``"table"``: every decision, with ``agents.tablenet.table_inputs`` (any table, search labels);
     ``"last"``: the same for the decisions taken once the stock is empty (the round's last deal), with
-    ``answers`` the larger input set of ``agents.tablenet.last_input_names(rules, "answers")``.
+    ``answers`` the larger input set of ``agents.tablenet.last_input_names(rules, "answers")`` (with
+    ``"midgame"``: ``agents.solo.midgame_inputs(..., answers=True)``).
     ``blocks`` in the result: how many 40-card blocks start the inputs (the suit permutations').
     The inputs are built ``chunk`` decisions at a time (the same values as all at once, with a
     bounded transient memory) and stored as ``x_dtype`` (``np.float16`` halves the memory of a large
@@ -154,9 +158,9 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
     n = len(arrays["obs"]) if limit is None else min(limit, len(arrays["obs"]))
     obs = arrays["obs"][:n]
     mask = arrays["mask"][:n]
-    if answers and phase != "last":
-        raise ValueError("the answer inputs are for the last-deal network (--phase last)")
-    build = ((lambda o, m: table_inputs(o, rules, m, answers=True)) if answers
+    if answers and phase not in ("last", "midgame"):
+        raise ValueError("the answer inputs are for the last-deal or midgame network (--phase last, midgame)")
+    build = ((lambda o, m: PHASES[phase][0](o, rules, m, answers=True)) if answers
              else (lambda o, m: PHASES[phase][0](o, rules, m)))
     parts = []
     for i, j in spans(n):
@@ -300,8 +304,9 @@ def main(argv: list[str] | None = None) -> int:
                          "lasts; the written file is it plus the last-deal network, its symmetric play kept "
                          "(default: the shipped move network of the labels' table)")
     ap.add_argument("--answers", action="store_true",
-                    help="--phase last: the network also reads what each unseen card would take on the table "
-                         "each move leaves (agents.tablenet.last_input_names)")
+                    help="--phase last or midgame: the network also reads what each unseen card would "
+                         "take on the table each move leaves (agents.tablenet.last_input_names, "
+                         "agents.solo.MIDGAME_ANSWER_INPUTS)")
     ap.add_argument("--float16", action="store_true",
                     help="keep the training inputs in float16 (half the memory of a large fit; each is a 0/1 "
                          "flag or a fraction, kept to about 4e-4); they are built 100k decisions at a time")
@@ -319,10 +324,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.symmetric and args.phase not in ("table", "last"):
         print("error: --symmetric is for --phase table or last (the move networks)", file=sys.stderr)
         return 2
-    for flag, given in (("--base", args.base), ("--answers", args.answers)):
-        if given and args.phase != "last":
-            print(f"error: {flag} is for --phase last", file=sys.stderr)
-            return 2
+    if args.base and args.phase != "last":
+        print("error: --base is for --phase last", file=sys.stderr)
+        return 2
+    if args.answers and args.phase not in ("last", "midgame"):
+        print("error: --answers is for --phase last or midgame", file=sys.stderr)
+        return 2
     if args.out and os.path.exists(args.out):
         print(f"error: {args.out} already exists; choose another --out", file=sys.stderr)
         return 2
@@ -394,8 +401,9 @@ def main(argv: list[str] | None = None) -> int:
                 from ..neural import load_checkpoint
 
                 base_how = load_checkpoint(args.solo).get("solo_training")
+                inputs = {"midgame_inputs": "answers"} if args.answers else {}
                 ckpt = solo_checkpoint_dict(plain, endgame, midgame=net, solo_training=base_how,
-                                            midgame_training={**how, "solo": args.solo})
+                                            midgame_training={**how, "solo": args.solo}, **inputs)
             save_checkpoint(args.out, ckpt)
             print(f"wrote {args.out} ({os.path.getsize(args.out) / 1e6:.2f} MB)")
     except (ValueError, OSError) as e:  # bad labels, a missing file, an unwritable --out

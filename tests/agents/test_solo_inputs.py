@@ -14,7 +14,15 @@ import torch
 
 from agents.endgame import endgame_rows
 from agents.neural import NeuralAgent
-from agents.solo import ENDGAME_INPUTS, MIDGAME_INPUTS, EndgameNet, SoloAgent, endgame_inputs, midgame_inputs
+from agents.solo import (
+    ENDGAME_INPUTS,
+    MIDGAME_ANSWER_INPUTS,
+    MIDGAME_INPUTS,
+    EndgameNet,
+    SoloAgent,
+    endgame_inputs,
+    midgame_inputs,
+)
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
 from tests.agents.test_solo import PLAIN
@@ -206,10 +214,12 @@ def _redeal_hidden(eng: EscobaEngine, rng: np.random.Generator) -> EscobaEngine:
     return out
 
 
-def test_the_midgame_network_sees_and_plays_the_same_whatever_the_hidden_cards(monkeypatch):
+@pytest.mark.parametrize("answers", [False, True])
+def test_the_midgame_network_sees_and_plays_the_same_whatever_the_hidden_cards(monkeypatch, answers):
     torch.manual_seed(0)
     agent = SoloAgent(NeuralAgent.from_checkpoint(PLAIN), EndgameNet([32, 32]),
-                      midgame=EndgameNet([64, 64], len(MIDGAME_INPUTS)))
+                      midgame=EndgameNet([64, 64], len(MIDGAME_ANSWER_INPUTS if answers else MIDGAME_INPUTS)),
+                      midgame_inputs="answers" if answers else "plain")
     n = 16
     eng = EscobaEngine(n, Rules(), single_round=True)
     eng.reset(seed=8)
@@ -219,7 +229,7 @@ def test_the_midgame_network_sees_and_plays_the_same_whatever_the_hidden_cards(m
         live = np.flatnonzero(~eng.done & (eng.stock_pos < 40))
         if live.size:
             obs, masks = _obs(eng, live)
-            moves, x, _ = midgame_inputs(obs, Rules(), masks)
+            moves, x, _ = midgame_inputs(obs, Rules(), masks, answers=answers)
             acts = agent.act_batch(obs, masks)
             for _ in range(2):  # two other deals of the hidden cards at every position
                 other = _redeal_hidden(eng, rng)
@@ -227,7 +237,7 @@ def test_the_midgame_network_sees_and_plays_the_same_whatever_the_hidden_cards(m
                                for g in live)
                 o2, m2 = _obs(other, live)
                 assert np.array_equal(obs, o2) and np.array_equal(masks, m2)
-                moves2, x2, _ = midgame_inputs(o2, Rules(), m2)
+                moves2, x2, _ = midgame_inputs(o2, Rules(), m2, answers=answers)
                 assert np.array_equal(moves.option, moves2.option) and np.array_equal(x, x2)
                 assert np.array_equal(agent.act_batch(o2, m2), acts)
             checked += live.size

@@ -25,6 +25,7 @@ from agents.neural import NeuralAgent, load_checkpoint, save_checkpoint
 from agents.registry import make_agent
 from agents.search import SearchAgent
 from agents.solo import (
+    MIDGAME_ANSWER_INPUTS,
     MIDGAME_INPUTS,
     EndgameNet,
     SoloAgent,
@@ -116,6 +117,35 @@ def test_midgame_inputs_of_a_hand_made_position():
         np.testing.assert_allclose(x[i, 236:244], ref, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(x[seven, 236:244], 0)  # nothing to answer on an empty table
     assert member.tolist() == [[a == c for a in range(40)] for c in (C("1e"), C("5c"), C("7o"))]
+
+
+def test_the_midgame_answer_inputs_of_a_hand_made_position():
+    obs, mask = _obs(_midgame_position())
+    _, plain, _ = midgame_inputs(obs, Rules(), mask)
+    moves, x, _ = midgame_inputs(obs, Rules(), mask, answers=True)
+    assert x.shape == (3, len(MIDGAME_ANSWER_INPUTS)) == (3, 440)
+    assert MIDGAME_ANSWER_INPUTS[200] == "answer_cards[0]"
+    assert MIDGAME_ANSWER_INPUTS[360:] == MIDGAME_INPUTS[200:]
+    # the answer blocks sit between the five card blocks and the scalars, which are unchanged
+    np.testing.assert_array_equal(x[:, :200], plain[:, :200])
+    np.testing.assert_array_equal(x[:, 360:], plain[:, 200:])
+    five, seven = 1, 2  # moves in card order: 1e, 5c, 7o
+    cards, sweeps, oros, sevens = (x[:, 200 + 40 * i: 240 + 40 * i] for i in range(4))
+    # 7o takes 6c 2o and leaves an empty table: no unseen card takes anything
+    for block in (cards, sweeps, oros, sevens):
+        assert not block[seven].any()
+    # On 6c 2o 5c (13): 4c takes 6c 5c (3 cards with itself); each king takes 5c (2 cards, Ro one
+    # oro); 2c and 2e take the three and sweep (4 cards, 2o an oro); 3e and 1b take nothing.
+    want_cards = {"4c": 0.3, "Ro": 0.2, "Rc": 0.2, "Re": 0.2, "Rb": 0.2, "2c": 0.4, "2e": 0.4}
+    want_oros = {"Ro": 0.25, "2c": 0.25, "2e": 0.25}
+    for c in range(40):
+        name = next((k for k in want_cards if C(k) == c), None)
+        assert cards[five, c] == pytest.approx(want_cards.get(name, 0.0))
+        assert oros[five, c] == pytest.approx(want_oros.get(name, 0.0))
+        assert sweeps[five, c] == (name in ("2c", "2e"))
+    assert not sevens[five].any()  # no seven nor the velo among them
+    # only unseen cards answer: the observer's own and the table's are zero
+    assert not cards[five, C("7o")] and not cards[five, C("6c")]
 
 
 def test_midgame_replies_match_brute_force_on_dealt_positions():
@@ -218,6 +248,47 @@ def test_a_checkpoint_with_a_midgame_net_round_trips_and_checks_its_shape(tmp_pa
         load_checkpoint_agent(tmp_path / "shape.pt")
 
 
+def test_a_midgame_net_on_the_answer_inputs_is_fitted_saved_and_played(tmp_path, capsys):
+    rules = Rules()
+    base = _agent(seed=1)
+    solo = tmp_path / "solo.pt"
+    save_checkpoint(solo, solo_checkpoint_dict(base.plain, base.endgame))
+    data = collect_labels(SearchAgent(rules, seed=0, sims=24), [ExpertAgent(rules), GreedyAgent(rules)],
+                          rules, 120, num_games=32, seed=5, values=True)
+    labels = tmp_path / "mid.npz"
+    save_labels(labels, data, rules, teacher="search:sims=24")
+    out = tmp_path / "answers.pt"
+    script = importlib.import_module("agents.training.solo_fit")
+    args = [str(labels), "--phase", "midgame", "--answers", "--solo", str(solo), "--test", str(labels),
+            "--epochs", "1", "--hidden", "16", "--loss", "adv", "--float16"]
+    assert script.main([*args, "--out", str(out)]) == 0
+    ck = load_checkpoint(out)
+    assert ck["midgame_inputs"] == "answers" and ck["midgame_net"] == {"hidden": [16], "inputs": 440}
+    agent = make_agent(f"checkpoint:{out}", seed=0)
+    assert isinstance(agent, SoloAgent) and agent.midgame_answers
+    # it plays the best move of its net on the answer inputs
+    eng = EscobaEngine(8, rules, single_round=True)
+    eng.reset(seed=2)
+    obs, masks = encode(eng, eng.to_act, np.arange(8)), action_masks(eng, eng.to_act, np.arange(8))
+    moves, x, _ = midgame_inputs(obs, rules, masks, answers=True)
+    with torch.no_grad():
+        values = agent.midgame(torch.from_numpy(x)).numpy()
+    want = move_actions(moves, best_per_row(moves, values), obs, masks)
+    assert np.array_equal(agent.act_batch(obs, masks), want)
+    # a file whose input set and network disagree, or that names an unknown set, is refused
+    for bad, match in (({**ck, "midgame_inputs": "plain"}, "reads 440 inputs, this code makes 280"),
+                       ({**ck, "midgame_inputs": "cards"}, "unknown midgame_inputs 'cards'")):
+        save_checkpoint(tmp_path / "bad.pt", bad)
+        with pytest.raises(ValueError, match=match):
+            load_checkpoint_agent(tmp_path / "bad.pt")
+        os.remove(tmp_path / "bad.pt")
+    with pytest.raises(ValueError, match="reads 440 inputs; the 'plain' midgame inputs are 280"):
+        SoloAgent(agent.plain, agent.endgame, midgame=agent.midgame)
+    # --answers is for the midgame and last-deal networks only
+    assert script.main([str(labels), "--answers", "--epochs", "1"]) == 2
+    assert "--answers is for --phase last or midgame" in capsys.readouterr().err
+
+
 def test_train_script_fits_a_midgame_net_on_search_values(tmp_path, capsys):
     rules = Rules()
     base = _agent(seed=1)
@@ -308,6 +379,38 @@ def test_the_reproduction_script_runs_every_step_with_the_python_it_is_given(tmp
     assert again.returncode == 0 and len(log.read_text().splitlines()) == 39
 
 
+def test_the_reproduction_script_adds_a_second_dagger_round_when_asked(tmp_path):
+    fake, log = _fake_python(tmp_path)
+    env = {"PATH": _bare_path(tmp_path / "bin"), "PYTHON": str(fake), "HOME": str(tmp_path),
+           "ROUND2": "3x500"}
+    out = tmp_path / "solo"
+    done = subprocess.run([shutil.which("bash"), REPRODUCE, str(out)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    calls = log.read_text().splitlines()[39:]  # after the 39 steps of the first agent
+    assert len(calls) == 5 and done.stdout.splitlines()[-1] == f"wrote {out}/escoba_2p_solo_r2.pt"
+    solo = f"checkpoint:{out}/escoba_2p_solo.pt"
+    assert all(f"--behaviour {solo} expert greedy --weights 0.6 0.25 0.15" in c for c in calls[:4])
+    assert "--labels 10000 --seed 9199" in calls[0]
+    assert [c.split("--labels ")[1].split(" --teacher")[0] for c in calls[1:4]] == [
+        "500 --seed 9201", "500 --seed 9202", "500 --seed 9203"]
+    fit = calls[4]
+    assert fit.startswith(f"-m agents.training.solo_fit {out}/labels/mid2_1.npz {out}/labels/mid2_2.npz "
+                          f"{out}/labels/mid2_3.npz --phase midgame --solo {out}/escoba_2p_solo.pt --answers "
+                          "--float16 --hidden 512 512 512 --epochs 6 --lr 3e-4")
+    assert fit.endswith(f"--out {out}/escoba_2p_solo_r2.pt")
+    # the plain inputs on request; a malformed ROUND2 or an unknown input set is refused before any step
+    for extra, refused in (({"ROUND2_INPUTS": "plain"}, None), ({"ROUND2": "3 x 500"}, "ROUND2 must be KxN"),
+                           ({"ROUND2_INPUTS": "cards"}, "ROUND2_INPUTS must be plain or answers")):
+        log.unlink(missing_ok=True)
+        done = subprocess.run([shutil.which("bash"), REPRODUCE, str(tmp_path / "other")], cwd=ROOT,
+                              env={**env, **extra}, capture_output=True, text=True, timeout=60)
+        if refused:
+            assert done.returncode == 2 and refused in done.stderr and not log.exists()
+        else:
+            assert done.returncode == 0 and " --answers " not in log.read_text().splitlines()[-1]
+
+
 def test_the_reproduction_script_defaults_to_python3_on_path(tmp_path):
     fake, log = _fake_python(tmp_path)
     env = {"PATH": _bare_path(tmp_path / "bin", python3=str(fake)), "HOME": str(tmp_path)}
@@ -324,18 +427,22 @@ def test_the_reproduction_script_runs_every_step_at_a_tiny_scale(tmp_path):
     env = {**os.environ, "PATH": _bare_path(tmp_path / "bin"), "PYTHON": sys.executable,
            "PYTHONPATH": ROOT, "MID_CHUNK": "120", "MID_SIMS": "8", "EG_BIG": "60",
            "EG_FIRST": "60", "EG_SMALL": "80", "TEST_LABELS": "60", "EPOCHS": "1", "PROBE_EPOCHS": "1",
-           "HIDDEN": "8"}
+           "HIDDEN": "8", "ROUND2": "2x60", "ROUND2_TEST": "40", "ROUND2_HIDDEN": "8", "ROUND2_EPOCHS": "1"}
     cmd = [shutil.which("bash"), REPRODUCE, str(out)]
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     agent = load_checkpoint_agent(out / "escoba_2p_solo.pt")
     assert isinstance(agent, SoloAgent) and agent.midgame.net_config() == {"hidden": [8], "inputs": 280}
     assert len(list((out / "labels").glob("mid_dag_*.npz"))) == 9
+    second = load_checkpoint_agent(out / "escoba_2p_solo_r2.pt")  # the second DAgger round's network
+    assert second.midgame_answers and second.midgame.net_config() == {"hidden": [8], "inputs": 440}
+    assert len(list((out / "labels").glob("mid2_*.npz"))) == 3
     # Started again on the same folder, it overwrites nothing and only redoes what is missing.
     labels = {p: p.read_bytes() for p in (out / "labels").iterdir()}
     (out / "escoba_2p_solo.pt").unlink()
     again = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert again.returncode == 0, again.stderr[-2000:]
-    assert again.stdout.count("wrote") == 2  # the final network's training, then the script's last line
+    # the final network's training and its line; the second round's file exists, so only its line
+    assert again.stdout.count("wrote") == 3
     assert {p: p.read_bytes() for p in (out / "labels").iterdir()} == labels
     assert isinstance(load_checkpoint_agent(out / "escoba_2p_solo.pt"), SoloAgent)
