@@ -1,8 +1,9 @@
 """Agents for the model card's last-deal measurements, as ``python:last_deal_split:FACTORY`` specs.
 
 A move network plays while the stock lasts and the search plays the last deal (the stock empty),
-which measures what the networks lose there; and ``neural-solo`` with both networks' values averaged
-over the plain suits. Run from the repository root with ``scripts`` on the path::
+which measures what the networks lose there; ``neural-solo`` with the exact solver in place of its
+endgame network (what that network loses to ``hybrid``); and ``neural-solo`` with both networks'
+values averaged over the plain suits. Run from the repository root with ``scripts`` on the path::
 
     PYTHONPATH=scripts python evaluate.py --vs python:last_deal_split:net_then_search_2v2 --agents expert \\
         --players 4 --partnerships --rounds 2000 --seed 777 --workers 1
@@ -10,6 +11,8 @@ over the plain suits. Run from the repository root with ``scripts`` on the path:
         --players 3 --rounds 1400 --seed 777 --workers 1
     PYTHONPATH=scripts python evaluate.py --vs python:last_deal_split:solo_symmetric --agents expert \\
         --rounds 5000 --seed 2026 --workers 1
+    PYTHONPATH=scripts python evaluate.py --vs python:last_deal_split:solo_then_exact --agents hybrid \\
+        --rounds 1500 --seed 31 --workers 1
 """
 
 from __future__ import annotations
