@@ -3,12 +3,15 @@
     python scripts/agreement.py runs/labels/search_150k.npz \
         --agents neural-2p-plain expert greedy
     python scripts/agreement.py runs/labels/search_q.npz --limit 0 --regret
+    python scripts/agreement.py runs/labels2p/mid_test.npz --limit 0 --regret --by-stock \
+        --agents neural-solo hybrid
 
 With ``--regret`` (labels collected with ``--values``) it also prints each agent's mean regret per
 decision: the teacher's value of its best action minus its value of the agent's action, by how many
 cards the stock still holds, and how often it picks one of the teacher's best actions. Actions the
 teacher did not value (a capture choice naming another
-card of the same option) are left out.
+card of the same option) are left out. ``--by-stock`` splits the regret by every stock size instead of
+the three groups (at 2 players the stock holds 30, 24, 18, 12, 6 or 0 cards, one size per deal).
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ def main(argv: list[str] | None = None) -> None:
                     default=["checkpoint:agents/pretrained/escoba_2p_plain.pt", "expert", "greedy"])
     ap.add_argument("--limit", type=int, default=30000, help="first N decisions (0: all)")
     ap.add_argument("--regret", action="store_true", help="also print the regret against the teacher values")
+    ap.add_argument("--by-stock", action="store_true",
+                    help="with --regret: one group per stock size, not stock >= 20 / 1-19 / 0")
     args = ap.parse_args(argv)
     arrays, meta = load_labels(args.labels)
     rules = Rules.from_dict(meta["rules"])
@@ -52,12 +57,17 @@ def main(argv: list[str] | None = None) -> None:
         values = arrays["values"][:n]
         stock = observation_scalars(obs, rules)["stock"]
         groups = {"stock >= 20": stock >= 20, "stock 1-19": (stock > 0) & (stock < 20), "stock 0": stock == 0}
+        digits = 3
+        if args.by_stock:
+            groups = {f"stock {int(k)}": stock == k for k in sorted(set(stock.tolist()), reverse=True)}
+            digits = 4
         print("mean regret per decision (points), by stock size: " + ", ".join(
             f"{g} ({int(m.sum())} decisions)" for g, m in groups.items()))
         for name, act in choices.items():
             regret = action_regret(values, mask, act)
             ok = np.isfinite(regret)
-            parts = [f"{regret[m & ok].mean():.3f}" if (m & ok).any() else "-" for m in groups.values()]
+            parts = [f"{regret[m & ok].mean():.{digits}f}" if (m & ok).any() else "-"
+                     for m in groups.values()]
             share = np.mean(regret[ok] <= 1e-6)
             print(f"  {name}: " + " / ".join(parts) + f"; a best action in {share:.1%} of decisions")
 

@@ -14,9 +14,9 @@
 # fits a fresh midgame network on them alone, written as OUT/escoba_2p_solo_r2.pt:
 #   ROUND2="KxN": K label files of N decisions (seeds 9201..; held out: ROUND2_TEST, 10000, seed 9199),
 #   ROUND2_INPUTS ("answers", or "plain": the first network's inputs), ROUND2_HIDDEN ("512 512 512"),
-#   ROUND2_EPOCHS (6), ROUND2_LR (3e-4); the fit keeps its inputs in float16. The shipped
-#   escoba_2p_solo.pt is this round's network: ROUND2=48x30000 (about 3.5 CPU-hours of labels and 45
-#   minutes of fitting more).
+#   ROUND2_EPOCHS (6), ROUND2_LR (3e-4); the fit keeps its inputs in float16. ROUND2=48x30000 rebuilds
+#   the model card's second-round network (about 2 CPU-hours of labels and 20 minutes of fitting more);
+#   it is not shipped: it beats neural-solo by about 0.03 a round but still loses to hybrid.
 # PYTHON names the interpreter of every step (default: python3 on PATH); point it at the project's
 # venv when that venv is not activated, e.g. PYTHON=.venv/bin/python bash scripts/reproduce_neural_solo.sh
 set -euo pipefail

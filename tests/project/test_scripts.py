@@ -14,6 +14,7 @@ from agents.distill import collect_labels, save_labels
 from agents.endgame import EndgameAgent
 from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
+from agents.search import SearchAgent
 from escoba_env import Rules
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -48,6 +49,24 @@ def test_agreement_prints_agreement_regret_and_best_action_share(endgame_labels,
     assert lines["endgame"].endswith("0.000; a best action in 100.0% of decisions")
     greedy_regret = float(lines["greedy"].split("/")[-1].split(";")[0])
     assert greedy_regret > 0  # greedy misplays some endgames
+
+
+def test_agreement_splits_the_regret_by_every_stock_size(tmp_path, capsys):
+    rules = Rules()
+    behaviour = [ExpertAgent(rules), GreedyAgent(rules)]
+    data = collect_labels(SearchAgent(rules, seed=0, sims=16), behaviour, rules, 600, num_games=8, seed=2,
+                          values=True)
+    path = tmp_path / "all.npz"
+    save_labels(path, data, rules, teacher="search:sims=16")
+    _script("agreement").main([str(path), "--limit", "0", "--regret", "--by-stock", "--agents", "greedy"])
+    out = capsys.readouterr().out
+    head = next(line for line in out.splitlines() if line.startswith("mean regret"))
+    sizes = [int(part.split()[1]) for part in head.split(": ", 1)[1].split(", ")]
+    assert sizes == sorted(sizes, reverse=True) and sizes[-1] == 0 and len(sizes) > 2
+    assert set(sizes) <= {30, 24, 18, 12, 6, 0}  # one stock size per 2-player deal
+    line = next(line for line in out.splitlines() if line.strip().startswith("greedy:"))
+    parts = line.split(":", 1)[1].split(";")[0].strip().split(" / ")
+    assert len(parts) == len(sizes) and all(len(p.split(".")[1]) == 4 for p in parts)
 
 
 def test_agreement_regret_needs_values(endgame_labels, tmp_path):
