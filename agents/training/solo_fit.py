@@ -36,7 +36,8 @@ every decision; ``--phase last`` a last-deal network on the decisions taken once
 (``--init`` may start it from that move network); with ``--answers`` it also reads what each unseen
 card would take on the table a move leaves (``agents.tablenet.last_input_names``); ``--phase midgame
 --answers`` gives ``neural-solo``'s midgame network the same four blocks
-(``agents.solo.MIDGAME_ANSWER_INPUTS``). ``--symmetric``
+(``agents.solo.MIDGAME_ANSWER_INPUTS``); ``--stock N`` fits a midgame network on the decisions taken
+with N cards in the stock only (one deal of the round). ``--symmetric``
 writes a move file that plays its values averaged over the plain suits' permutations, and scores the
 held-out regret that way.
 ``scripts/reproduce_table_net.sh`` runs the move networks' recipe.
@@ -117,7 +118,8 @@ def _labels_table_network(path: str, kind: str = "table") -> str:
 
 
 def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "endgame",
-            answers: bool = False, chunk: int = 100_000, x_dtype=np.float32) -> dict:
+            answers: bool = False, chunk: int = 100_000, x_dtype=np.float32,
+            stock: int | None = None) -> dict:
     """Return the labels of ``paths``, concatenated, with every move's inputs (``endgame_inputs``).
 
     ``phase="midgame"``: only the decisions taken while the stock lasts, with ``midgame_inputs``
@@ -130,7 +132,8 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
     The inputs are built ``chunk`` decisions at a time (the same values as all at once, with a
     bounded transient memory) and stored as ``x_dtype`` (``np.float16`` halves the memory of a large
     fit: every input is a 0/1 flag or a fraction, kept to about 4e-4, and the observations then stay
-    in the labels' float16).
+    in the labels' float16). ``stock`` (``"midgame"`` only): keep only the decisions taken with that
+    many cards in the stock (one deal of the round, e.g. 6: the deal before the last at 2 players).
     """
     parts = [load_labels(p, rules)[0] for p in paths]
     how = ("--teacher endgame --values" if phase == "endgame" else "--teacher search --values")
@@ -144,16 +147,23 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
     def spans(n: int) -> list[tuple[int, int]]:
         return [(i, min(i + chunk, n)) for i in range(0, n, chunk)]
 
+    if stock is not None and (phase != "midgame" or stock < 1):
+        raise ValueError("a stock size (--stock) selects midgame decisions: --phase midgame and a size of "
+                         "1 or more")
     if phase in ("midgame", "last"):
         o = arrays["obs"]
         if phase == "midgame":
             keep = np.concatenate([~endgame_rows(o[i:j].astype(np.float32), rules) for i, j in spans(len(o))])
+            if stock is not None:
+                keep &= np.concatenate([observation_scalars(o[i:j].astype(np.float32), rules)["stock"]
+                                        for i, j in spans(len(o))]) == stock
         else:
             keep = np.concatenate([observation_scalars(o[i:j].astype(np.float32), rules)["stock"] == 0
                                    for i, j in spans(len(o))])
         arrays = {k: v[keep] for k, v in arrays.items()}
         if not keep.any():
             when = "while the stock lasts" if phase == "midgame" else "once the stock is empty"
+            when = f"with {stock} cards in the stock" if stock is not None else when
             raise ValueError(f"{path}: holds no decision taken {when}")
     n = len(arrays["obs"]) if limit is None else min(limit, len(arrays["obs"]))
     obs = arrays["obs"][:n]
@@ -297,6 +307,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr", type=positive_float, default=1e-3)
     ap.add_argument("--batch", type=positive_int, default=512, help="decisions per minibatch")
     ap.add_argument("--limit", type=positive_int, default=None, help="use the first N training labels")
+    ap.add_argument("--stock", type=positive_int, default=None,
+                    help="--phase midgame: fit (and score) only the decisions taken with this many cards in "
+                         "the stock, one deal of the round (6: the deal before the last at 2 players); the "
+                         "written file still plays that network at every midgame decision "
+                         "(scripts/last_deal_split.py's StockSplit plays it at that deal only)")
     ap.add_argument("--seed", type=seed_arg, default=0)
     ap.add_argument("--no-augment", action="store_true", help="do not permute the plain suits")
     ap.add_argument("--base", default=None,
@@ -355,9 +370,9 @@ def main(argv: list[str] | None = None) -> int:
             plain, endgame = NeuralAgent.from_checkpoint(args.plain), None
         t0 = time.perf_counter()
         data = prepare(args.labels, plain.rules, args.limit, args.phase, args.answers,
-                       x_dtype=np.float16 if args.float16 else np.float32)
+                       x_dtype=np.float16 if args.float16 else np.float32, stock=args.stock)
         test = None if not args.test else prepare([args.test], plain.rules, phase=args.phase,
-                                                  answers=args.answers)
+                                                  answers=args.answers, stock=args.stock)
         held = f", {len(test['obs'])} held out" if test else ""
         print(f"{len(data['obs'])} training decisions ({len(data['x'])} moves){held}; "
               f"inputs in {time.perf_counter() - t0:.0f} s", flush=True)
@@ -386,7 +401,8 @@ def main(argv: list[str] | None = None) -> int:
             how = {"labels": list(args.labels), "loss": args.loss, "epochs": args.epochs, "lr": args.lr,
                    "batch": args.batch, "seed": args.seed, "limit": args.limit, "wall_s": wall,
                    "augment": not args.no_augment, "hidden": args.hidden, "test": args.test, "curve": curve,
-                   "decisions": len(data["obs"]), "init": args.init, "float16": args.float16}
+                   "decisions": len(data["obs"]), "init": args.init, "float16": args.float16,
+                   "stock": args.stock}
             play = {"move_play": {"symmetric": True}} if args.symmetric else {}
             if args.phase == "table":
                 ckpt = move_checkpoint_dict(plain, net, move_training={**how, "plain": plain_path}, **play)

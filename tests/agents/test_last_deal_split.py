@@ -42,3 +42,27 @@ def test_the_split_plays_the_network_before_the_last_deal_and_the_search_in_it()
     assert phases == {False, True}
     solo = last_deal_split.solo_symmetric(rules=Rules(), seed=0)
     assert solo.name == "neural-solo:symmetric"
+
+
+
+def test_solo_then_exact_plays_the_exact_endgame_after_the_stock():
+    rules = Rules()
+    split = make_agent("python:last_deal_split:solo_then_exact", rules=rules, seed=0)
+    assert split.name.endswith("escoba_2p_solo.pt then hybrid:sims=1000")
+    solo, hybrid = make_agent("neural-solo", rules=rules), make_agent("hybrid", rules=rules, seed=0)
+    eng = EscobaEngine(16, rules, single_round=True)
+    eng.reset(seed=4)
+    late_rows = 0
+    while not eng.done.all():
+        live = np.flatnonzero(~eng.done)
+        obs, masks = encode(eng, eng.to_act[live], live), action_masks(eng, eng.to_act[live], live)
+        late = observation_scalars(obs, rules)["stock"] == 0
+        acts = split.act_batch(obs, masks)
+        assert np.array_equal(acts[~late], solo.act_batch(obs[~late], masks[~late]))
+        if late.any():  # the exact solver, which needs no seed there
+            assert np.array_equal(acts[late], hybrid.act_batch(obs[late], masks[late]))
+        late_rows += late.sum()
+        full = np.zeros(16, np.int64)
+        full[live] = acts
+        eng.step(full)
+    assert late_rows > 16 * 4

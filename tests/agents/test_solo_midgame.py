@@ -248,15 +248,23 @@ def test_a_checkpoint_with_a_midgame_net_round_trips_and_checks_its_shape(tmp_pa
         load_checkpoint_agent(tmp_path / "shape.pt")
 
 
-def test_a_midgame_net_on_the_answer_inputs_is_fitted_saved_and_played(tmp_path, capsys):
+def _solo_and_labels(tmp_path, labels: int, num_games: int, seed: int, sims: int) -> tuple:
+    """Return (a phase-gated file of a small agent's plain and endgame networks, a file of
+    ``search:sims=sims`` labels of expert and greedy positions)."""
     rules = Rules()
     base = _agent(seed=1)
     solo = tmp_path / "solo.pt"
     save_checkpoint(solo, solo_checkpoint_dict(base.plain, base.endgame))
-    data = collect_labels(SearchAgent(rules, seed=0, sims=24), [ExpertAgent(rules), GreedyAgent(rules)],
-                          rules, 120, num_games=32, seed=5, values=True)
-    labels = tmp_path / "mid.npz"
-    save_labels(labels, data, rules, teacher="search:sims=24")
+    data = collect_labels(SearchAgent(rules, seed=0, sims=sims), [ExpertAgent(rules), GreedyAgent(rules)],
+                          rules, labels, num_games=num_games, seed=seed, values=True)
+    path = tmp_path / "mid.npz"
+    save_labels(path, data, rules, teacher=f"search:sims={sims}")
+    return solo, path
+
+
+def test_a_midgame_net_on_the_answer_inputs_is_fitted_saved_and_played(tmp_path, capsys):
+    rules = Rules()
+    solo, labels = _solo_and_labels(tmp_path, 120, 32, 5, 24)
     out = tmp_path / "answers.pt"
     script = importlib.import_module("agents.training.solo_fit")
     args = [str(labels), "--phase", "midgame", "--answers", "--solo", str(solo), "--test", str(labels),
@@ -287,6 +295,31 @@ def test_a_midgame_net_on_the_answer_inputs_is_fitted_saved_and_played(tmp_path,
     # --answers is for the midgame and last-deal networks only
     assert script.main([str(labels), "--answers", "--epochs", "1"]) == 2
     assert "--answers is for --phase last or midgame" in capsys.readouterr().err
+
+
+def test_a_midgame_fit_can_keep_one_deal_of_the_round(tmp_path, capsys):
+    from agents.distill import load_labels
+    from agents.worlds import observation_scalars
+
+    rules = Rules()
+    solo, labels = _solo_and_labels(tmp_path, 400, 8, 6, 16)
+    stock = observation_scalars(load_labels(labels)[0]["obs"].astype(np.float32), rules)["stock"]
+    assert 0 < (stock == 6).sum() < (stock > 0).sum()
+    script = importlib.import_module("agents.training.solo_fit")
+    out = tmp_path / "six.pt"
+    assert script.main([str(labels), "--phase", "midgame", "--stock", "6", "--solo", str(solo), "--test",
+                        str(labels), "--epochs", "1", "--hidden", "8", "--out", str(out)]) == 0
+    assert f"{(stock == 6).sum()} training decisions" in capsys.readouterr().out
+    how = load_checkpoint(out)["midgame_training"]
+    assert how["stock"] == 6 and how["decisions"] == (stock == 6).sum()
+    # another phase, or a stock size no decision has, is refused with one line and writes nothing
+    refusals = ((["--phase", "endgame"], "--phase midgame"),
+                (["--phase", "midgame", "--stock", "7"], "no decision taken with 7 cards in the stock"))
+    for extra, message in refusals:
+        args = [str(labels), "--stock", "6", *extra, "--solo", str(solo), "--epochs", "1",
+                "--out", str(tmp_path / "bad.pt")]
+        assert script.main(args) == 2 and message in capsys.readouterr().err
+        assert not (tmp_path / "bad.pt").exists()
 
 
 def test_train_script_fits_a_midgame_net_on_search_values(tmp_path, capsys):
