@@ -54,7 +54,7 @@ LABEL_KEYS = ("obs", "mask", "action")
 def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, labels: int, *,
                    weights: Sequence[float] | None = None, num_games: int = 256, seed: int = 0,
                    follow: float = 0.3, progress: bool = False, values: bool = False,
-                   last_deal: bool = False) -> dict[str, np.ndarray]:
+                   last_deal: bool = False, stock: int | None = None) -> dict[str, np.ndarray]:
     """Return at least ``labels`` teacher-labelled decisions: ``{"obs", "mask", "action"}`` arrays.
 
     Single rounds of ``num_games`` games are played at once; each game's seats are given behaviour
@@ -66,7 +66,8 @@ def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, lab
     action): the best mean rollout value of the teacher's moves that start with that action (an
     ``endgame`` teacher: the exact minimax value), -inf for actions it did not weigh.
     ``last_deal=True`` labels only the decisions taken once the stock is empty (the round's last
-    deal), at any table; the teacher is not asked about the others.
+    deal), at any table; the teacher is not asked about the others. ``stock=N`` likewise labels only
+    the decisions taken with N cards in the stock (one deal of the round; ``last_deal`` is ``stock=0``).
     """
     exact = isinstance(teacher, EndgameAgent)
     if values and not (isinstance(teacher, SearchAgent) or exact):
@@ -76,6 +77,8 @@ def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, lab
         raise ValueError("collect_labels needs at least one behaviour agent")
     if labels < 1 or num_games < 1:
         raise ValueError(f"labels and num_games must be positive, got {labels} and {num_games}")
+    if stock is not None and (stock < 0 or (last_deal and stock != 0)):
+        raise ValueError(f"stock must be a card count of 0 or more (0 with last_deal), got {stock}")
     if not 0.0 <= follow <= 1.0:
         raise ValueError(f"follow must be in [0, 1], got {follow}")
     w = np.ones(len(behaviour)) if weights is None else np.asarray(weights, np.float64)
@@ -108,8 +111,8 @@ def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, lab
             several = mask.sum(axis=1) > 1
             if exact:
                 several &= endgame_rows(obs, rules)
-            if last_deal:
-                several &= observation_scalars(obs, rules)["stock"] == 0
+            if last_deal or stock is not None:
+                several &= observation_scalars(obs, rules)["stock"] == (0 if stock is None else stock)
             multi = np.flatnonzero(several)
             if multi.size:
                 taught = np.asarray(teacher.act_batch(obs[multi], mask[multi]), np.int64)
@@ -234,6 +237,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "holds only the rounds' first deals)")
     ap.add_argument("--last-deal", action="store_true",
                     help="label only the decisions taken once the stock is empty (the last deal)")
+    ap.add_argument("--stock", type=int, default=None,
+                    help="label only the decisions taken with this many cards in the stock (one deal of the "
+                         "round; 0 is --last-deal)")
     ap.add_argument("--seed", type=int, default=0, help="seed of deals, draws and agents")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_rules_arguments(ap.add_argument_group("rules"))
@@ -253,11 +259,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         t0 = time.perf_counter()
         data = collect_labels(teacher, behaviour, rules, args.labels, weights=args.weights,
                               num_games=args.games, seed=args.seed, follow=args.follow,
-                              progress=not args.no_progress, values=args.values, last_deal=args.last_deal)
+                              progress=not args.no_progress, values=args.values, last_deal=args.last_deal,
+                              stock=args.stock)
         wall = time.perf_counter() - t0
         save_labels(args.out, data, rules, teacher=args.teacher, behaviour=list(args.behaviour),
                     weights=args.weights, follow=args.follow, seed=args.seed, wall_s=wall,
-                    last_deal=args.last_deal)
+                    last_deal=args.last_deal, stock=args.stock)
     except (ValueError, OSError) as e:  # a bad spec or rules, an unwritable --out
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -210,6 +210,29 @@ def test_last_deal_labels_only_the_decisions_once_the_stock_is_empty(players, te
     assert (observation_scalars(arrays["obs"].astype(np.float32), rules)["stock"] == 0).all()
 
 
+def test_stock_labels_only_the_decisions_of_that_deal(tmp_path, capsys):
+    """``stock=6``: every label is taken with 6 cards in the stock (the deal before the last at 2
+    players), and the teacher is asked nothing else; a count that contradicts ``last_deal`` is refused."""
+    from agents.worlds import observation_scalars
+
+    rules = Rules()
+    teacher = _Counting(rules)
+    data = collect_labels(teacher, [RandomAgent(rules, seed=1)], rules, 60, num_games=8, seed=4, stock=6)
+    assert set(teacher.asked) == {6} and len(data["action"]) >= 60
+    assert set(observation_scalars(data["obs"].astype(np.float32), rules)["stock"].tolist()) == {6}
+    with pytest.raises(ValueError, match="stock must be a card count"):
+        collect_labels(teacher, [RandomAgent(rules)], rules, 10, stock=6, last_deal=True)
+    out = tmp_path / "six.npz"
+    assert main(["--out", str(out), "--labels", "20", "--games", "4", "--teacher", "greedy", "--behaviour",
+                 "random", "--stock", "6", "--no-progress"]) == 0
+    arrays, meta = load_labels(out, rules)
+    assert meta["stock"] == 6
+    assert (observation_scalars(arrays["obs"].astype(np.float32), rules)["stock"] == 6).all()
+    bad = tmp_path / "bad.npz"
+    assert main(["--out", str(bad), "--stock", "-1", "--teacher", "greedy", "--no-progress"]) == 2
+    assert "stock must be a card count" in capsys.readouterr().err and not bad.exists()
+
+
 def test_action_regret_is_the_best_legal_value_minus_the_value_taken():
     from agents.distill import action_regret
 
