@@ -486,11 +486,11 @@ class SoloAgent(Agent):
         plain = NeuralAgent(build_net(ckpt, str(path)), _rules_of(ckpt, rules, str(path)), seed=seed,
                             device=device, deterministic=deterministic)
         inputs = ckpt.get("midgame_inputs", "plain")
-        if inputs not in MIDGAME_SETS:
-            raise ValueError(f"checkpoint {str(path)!r} has unknown midgame_inputs {inputs!r}; expected one "
-                             f"of {', '.join(MIDGAME_SETS)}")
-        mid = (build_endgame_net(ckpt, str(path), "midgame", need=len(midgame_input_names(inputs)))
-               if "midgame_net" in ckpt else None)
+        try:
+            need = len(midgame_input_names(inputs))
+        except ValueError as e:
+            raise ValueError(f"checkpoint {str(path)!r}: {e}") from e
+        mid = build_endgame_net(ckpt, str(path), "midgame", need=need) if "midgame_net" in ckpt else None
         return cls(plain, build_endgame_net(ckpt, str(path)), seed=seed, midgame=mid, midgame_inputs=inputs,
                    name=name if name is not None else f"checkpoint:{path}")
 

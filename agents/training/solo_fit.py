@@ -310,8 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stock", type=positive_int, default=None,
                     help="--phase midgame: fit (and score) only the decisions taken with this many cards in "
                          "the stock, one deal of the round (6: the deal before the last at 2 players); the "
-                         "written file still plays that network at every midgame decision "
-                         "(scripts/last_deal_split.py's StockSplit plays it at that deal only)")
+                         "written file still plays that network at every midgame decision")
     ap.add_argument("--seed", type=seed_arg, default=0)
     ap.add_argument("--no-augment", action="store_true", help="do not permute the plain suits")
     ap.add_argument("--base", default=None,
@@ -344,6 +343,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.answers and args.phase not in ("last", "midgame"):
         print("error: --answers is for --phase last or midgame", file=sys.stderr)
+        return 2
+    if args.stock and args.phase != "midgame":  # refused before any label file is read
+        print("error: --stock is for --phase midgame", file=sys.stderr)
         return 2
     if args.out and os.path.exists(args.out):
         print(f"error: {args.out} already exists; choose another --out", file=sys.stderr)

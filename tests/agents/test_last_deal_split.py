@@ -16,33 +16,42 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 import last_deal_split  # noqa: E402
 
 
+def _play_rounds(split, rules, games: int, seed: int, check) -> int:
+    """Play single rounds of ``games`` games with ``split`` in every seat; call ``check(obs, masks, acts,
+    late)`` at every step (``late``: the rows with an empty stock); return how many late rows it saw."""
+    eng = EscobaEngine(games, rules, single_round=True)
+    eng.reset(seed=seed)
+    late_rows = 0
+    while not eng.done.all():
+        live = np.flatnonzero(~eng.done)
+        obs, masks = encode(eng, eng.to_act[live], live), action_masks(eng, eng.to_act[live], live)
+        late = observation_scalars(obs, rules)["stock"] == 0
+        acts = split.act_batch(obs, masks)
+        check(obs, masks, acts, late)
+        late_rows += int(late.sum())
+        full = np.zeros(games, np.int64)
+        full[live] = acts
+        eng.step(full)
+    return late_rows
+
+
 def test_the_split_plays_the_network_before_the_last_deal_and_the_search_in_it():
     rules = Rules(num_players=4, partnerships=True)
     split = make_agent("python:last_deal_split:net_then_search_2v2", rules=rules, seed=3)
     net = make_agent("neural-2v2-move-v1:symmetric=true", rules=rules, seed=3)
     search = make_agent("search:sims=1000", rules=rules, seed=3)
-    eng = EscobaEngine(6, rules, single_round=True)
-    eng.reset(seed=1)
-    phases = set()
-    while not eng.done.all():
-        live = np.flatnonzero(~eng.done)
-        obs, masks = encode(eng, eng.to_act[live], live), action_masks(eng, eng.to_act[live], live)
-        late = observation_scalars(obs, rules)["stock"] == 0
-        phases.update(late.tolist())
-        acts = split.act_batch(obs, masks)
+
+    def check(obs, masks, acts, late):
         assert np.array_equal(acts[~late], net.act_batch(obs[~late], masks[~late]))
         if late.any():
             search.reset(7)
             split.late.reset(7)
             assert np.array_equal(split.late.act_batch(obs[late], masks[late]),
                                   search.act_batch(obs[late], masks[late]))
-        full = np.zeros(6, np.int64)
-        full[live] = acts
-        eng.step(full)
-    assert phases == {False, True}
+
+    assert _play_rounds(split, rules, 6, 1, check) > 0
     solo = last_deal_split.solo_symmetric(rules=Rules(), seed=0)
     assert solo.name == "neural-solo:symmetric"
-
 
 
 def test_solo_then_exact_plays_the_exact_endgame_after_the_stock():
@@ -50,19 +59,10 @@ def test_solo_then_exact_plays_the_exact_endgame_after_the_stock():
     split = make_agent("python:last_deal_split:solo_then_exact", rules=rules, seed=0)
     assert split.name.endswith("escoba_2p_solo.pt then hybrid:sims=1000")
     solo, hybrid = make_agent("neural-solo", rules=rules), make_agent("hybrid", rules=rules, seed=0)
-    eng = EscobaEngine(16, rules, single_round=True)
-    eng.reset(seed=4)
-    late_rows = 0
-    while not eng.done.all():
-        live = np.flatnonzero(~eng.done)
-        obs, masks = encode(eng, eng.to_act[live], live), action_masks(eng, eng.to_act[live], live)
-        late = observation_scalars(obs, rules)["stock"] == 0
-        acts = split.act_batch(obs, masks)
+
+    def check(obs, masks, acts, late):
         assert np.array_equal(acts[~late], solo.act_batch(obs[~late], masks[~late]))
         if late.any():  # the exact solver, which needs no seed there
             assert np.array_equal(acts[late], hybrid.act_batch(obs[late], masks[late]))
-        late_rows += late.sum()
-        full = np.zeros(16, np.int64)
-        full[live] = acts
-        eng.step(full)
-    assert late_rows > 16 * 4
+
+    assert _play_rounds(split, rules, 16, 4, check) > 16 * 4

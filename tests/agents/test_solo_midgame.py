@@ -285,7 +285,7 @@ def test_a_midgame_net_on_the_answer_inputs_is_fitted_saved_and_played(tmp_path,
     assert np.array_equal(agent.act_batch(obs, masks), want)
     # a file whose input set and network disagree, or that names an unknown set, is refused
     for bad, match in (({**ck, "midgame_inputs": "plain"}, "reads 440 inputs, this code makes 280"),
-                       ({**ck, "midgame_inputs": "cards"}, "unknown midgame_inputs 'cards'")):
+                       ({**ck, "midgame_inputs": "cards"}, "unknown midgame inputs 'cards'")):
         save_checkpoint(tmp_path / "bad.pt", bad)
         with pytest.raises(ValueError, match=match):
             load_checkpoint_agent(tmp_path / "bad.pt")
