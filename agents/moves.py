@@ -40,7 +40,7 @@ _VELO = np.uint64(1 << VELO)
 _JOKERS = np.uint64(JOKER_MASK)
 _CARD_IDS = np.arange(NUM_CARDS, dtype=np.uint64)
 _MAX_UNION = 12
-"""Largest capture union whose subsets ``_subset_options`` tries at once (2^12 per pair)."""
+"""Largest capture union whose subsets ``subset_options`` tries at once (2^12 per pair)."""
 _PATTERNS = {k: ((np.arange(1 << k)[:, None] >> np.arange(k)[None, :]) & 1) for k in range(2, _MAX_UNION + 1)}
 
 
@@ -92,7 +92,7 @@ def bit(cards: np.ndarray) -> np.ndarray:
     return np.where(cards >= 0, _ONE << np.maximum(cards, 0).astype(np.uint64), _ZERO)
 
 
-def _subset_options(table: np.ndarray, card: np.ndarray, union: np.ndarray
+def subset_options(table: np.ndarray, card: np.ndarray, union: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Return ``(pair, option)``: every capture option of ``card[i]`` on ``table[i]`` (standard rules),
     for pairs known to have several options whose union is ``union[i]``, grouped by pair, ascending
@@ -146,7 +146,7 @@ def enumerate_moves(obs: np.ndarray, rules: Rules, planes: np.ndarray | None = N
     # Standard rules, batched: one summary per (row, hand card), and per capture-choice row for its
     # pending card; a card with no option is a discard, a card with one option takes exactly the
     # union, and the cards with several options (and the capture choices, whose options must hold
-    # the cards named so far) get theirs from one ``_subset_options`` call.
+    # the cards named so far) get theirs from one ``subset_options`` call.
     hands = np.where(phase, planes[:, PLANE["pending"]], planes[:, PLANE["hand"]])
     empty = np.flatnonzero(hands == 0)  # (a capture choice without its pending card too)
     bits = (hands[:, None] >> _CARD_IDS[None, :]) & _ONE
@@ -156,7 +156,7 @@ def enumerate_moves(obs: np.ndarray, rules: Rules, planes: np.ndarray | None = N
     choice = phase[pr]
     per = np.where(choice, 0, np.maximum(n_opt, 1))  # moves of each (row, card)
     multi = np.flatnonzero(n_opt >= 2)
-    pair, opt = _subset_options(table[multi], pc[multi], union[multi])
+    pair, opt = subset_options(table[multi], pc[multi], union[multi])
     if not np.array_equal(np.bincount(pair, minlength=multi.size), n_opt[multi]):
         raise ValueError("internal error: capture enumeration disagrees with the option count")
     if choice.any():

@@ -18,6 +18,11 @@ sevens and velo one of them could take). It predicts the round's point differenc
 as ``search`` estimates it (mean greedy-rollout values over sampled deals of the unseen cards),
 learnt by regression from ``python -m agents.distill --teacher search --values`` labels
 (``agents.training.solo_fit --phase midgame``).
+A midgame network may read one of two larger input sets instead (``MIDGAME_SETS``; the checkpoint's
+``midgame_inputs`` names it): ``"answers"`` adds what each unseen card would take on the table the
+move leaves (``answer_blocks``), and ``"playout"`` adds to those, for each unseen card played there as
+the ``greedy`` agent would play it, what the observer's remaining hand could then take
+(``counter_blocks``).
 
 The endgame net's inputs per move (``endgame_inputs``, ``ENDGAME_INPUTS``; all read from the
 observation, and only ever computed at an empty stock, where the unseen cards *are* the other
@@ -61,7 +66,17 @@ from escoba_env.rules import Rules
 from .base import Agent
 from .endgame import endgame_rows
 from .expert import hold_probability
-from .moves import Moves, best_per_row, bit, enumerate_moves, masks_to_uint64, move_actions
+from .greedy import GREEDY_WEIGHTS
+from .moves import (
+    Moves,
+    best_per_row,
+    bit,
+    card_weights,
+    enumerate_moves,
+    masks_to_uint64,
+    move_actions,
+    subset_options,
+)
 from .neural import (
     NeuralAgent,
     build_net,
@@ -107,10 +122,21 @@ ANSWER_BLOCKS = ("answer_cards", "answer_sweeps", "answer_oros", "answer_sevens_
 """The four 40-card blocks of the *answer inputs* (``answer_blocks``): what each unseen card would take."""
 MIDGAME_ANSWER_INPUTS = (MIDGAME_INPUTS[:200] + tuple(f"{b}[{c}]" for b in ANSWER_BLOCKS for c in range(40))
                          + MIDGAME_INPUTS[200:])
-"""The midgame net's inputs with the answer inputs (``midgame_inputs(..., answers=True)``): the five
+"""The midgame net's inputs with the answer inputs (``midgame_inputs(..., inputs="answers")``): the five
 40-card blocks of ``MIDGAME_INPUTS``, the four ``ANSWER_BLOCKS``, then its scalars."""
-MIDGAME_SETS = ("plain", "answers")
+COUNTER_BLOCKS = ("counter_cards", "counter_sweeps", "counter_points")
+"""The three 40-card blocks of the *counter inputs* (``counter_blocks``): for each unseen card, what
+the observer's remaining hand could take after a seat played it greedily on the table the move leaves."""
+MIDGAME_PLAYOUT_INPUTS = (MIDGAME_ANSWER_INPUTS[:360]
+                          + tuple(f"{b}[{c}]" for b in COUNTER_BLOCKS for c in range(40))
+                          + MIDGAME_ANSWER_INPUTS[360:])
+"""The midgame net's inputs with the answer and the counter inputs (``midgame_inputs(...,
+inputs="playout")``): the nine 40-card blocks of ``MIDGAME_ANSWER_INPUTS``, the three
+``COUNTER_BLOCKS``, then its scalars."""
+MIDGAME_SETS = ("plain", "answers", "playout")
 """The input sets a midgame network may read (a checkpoint's ``midgame_inputs``; absent: ``"plain"``)."""
+_MIDGAME_NAMES = {"plain": MIDGAME_INPUTS, "answers": MIDGAME_ANSWER_INPUTS,
+                  "playout": MIDGAME_PLAYOUT_INPUTS}
 
 
 def _bits(masks: np.ndarray) -> np.ndarray:
@@ -316,17 +342,62 @@ def answer_blocks(unseen: np.ndarray, tables: np.ndarray) -> np.ndarray:
     return blocks.reshape(m, 160)
 
 
-def midgame_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray, answers: bool = False
+def greedy_replies(tables: np.ndarray, cards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(table_after, took)`` of ``cards[i]`` played on ``tables[i]`` (standard rules) as the
+    ``greedy`` agent would play it with that card: the capture option of the highest
+    ``GreedyAgent.move_scores`` score (ties to more cards taken, then to the lowest option, as
+    ``capture_options`` orders them), or a discard when the card has no option."""
+    cbit = bit(cards)
+    count, union, _ = option_summary(tables, 15 - (cards // 4 + 1))
+    taken = np.where(count > 0, union, _ZERO)  # one option: the union is it
+    multi = np.flatnonzero(count >= 2)
+    if multi.size:
+        pair, opt = subset_options(tables[multi], cards[multi], union[multi])
+        w = GREEDY_WEIGHTS
+        took = opt | cbit[multi][pair]
+        # the greedy agent's score of a capture (the same float operations, so the same ties)
+        score = 10.0 + (w["escoba"] * ((tables[multi][pair] & ~opt) == _ZERO)
+                        + card_weights(took, w["velo"], w["seven"], w["oro"], w["card"]))
+        order = np.lexsort((-np.bitwise_count(took).astype(np.float64), -score, pair))  # stable
+        first = order[np.r_[True, pair[order][1:] != pair[order][:-1]]]
+        taken[multi[pair[first]]] = opt[first]
+    took = count > 0
+    return np.where(took, tables & ~taken, tables | cbit), took
+
+
+def counter_blocks(unseen: np.ndarray, hands: np.ndarray, tables: np.ndarray) -> np.ndarray:
+    """Return float32 (M, 120), the three ``COUNTER_BLOCKS`` of each move: for every unseen card (by
+    id), played greedily (``greedy_replies``) on the table the move leaves, what the best card of
+    the observer's remaining hand ``hands`` could then take (``_answers``): the most cards / 10,
+    whether one sweeps, and the most oros / 4 + sevens / 4 + velo; zeros for a card that is not
+    unseen, and where the hand is empty or no card of it captures."""
+    m = len(unseen)
+    r, u = np.nonzero(_bits(unseen))
+    table2, _ = greedy_replies(tables[r], u.astype(np.int64))
+    p, _, sweep, pile = _answers(hands[r], table2)  # p: the (row, unseen card) pair of each hand card
+    best = np.zeros((len(r), 3), np.float32)
+    np.maximum.at(best[:, 0], p, pile[:, 0] * 4.0)
+    np.maximum.at(best[:, 1], p, sweep.astype(np.float32))
+    np.maximum.at(best[:, 2], p, pile[:, 1] * 2.5 + pile[:, 2] + pile[:, 3])
+    blocks = np.zeros((m, 3, 40), np.float32)
+    blocks[r, :, u] = best
+    return blocks.reshape(m, 120)
+
+
+def midgame_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray, inputs: str = "plain"
                    ) -> tuple[Moves, np.ndarray, np.ndarray]:
     """Return ``(moves, inputs, member)`` of 2-player observations while the stock lasts.
 
     Like ``endgame_inputs`` (module doc), but the observer's unseen cards (the other hand and the
     stock together) replace the other hand, with the other hand's size / 3, the stock's size / 30
     and ``_hidden_replies`` in place of the other hand's replies and card slots
-    (``MIDGAME_INPUTS``). ``answers``: the four ``answer_blocks`` follow the five card blocks
-    (``MIDGAME_ANSWER_INPUTS``). Raises ValueError for endgame positions or other rules.
+    (``MIDGAME_INPUTS``). ``inputs`` (``MIDGAME_SETS``): ``"answers"``, the four ``answer_blocks``
+    follow the five card blocks (``MIDGAME_ANSWER_INPUTS``); ``"playout"``, the three
+    ``counter_blocks`` follow those (``MIDGAME_PLAYOUT_INPUTS``). Raises ValueError for endgame
+    positions, other rules or an unknown input set.
     """
     check_endgame_rules(rules)
+    midgame_input_names(inputs)
     obs = np.asarray(obs, np.float32)
     if obs.ndim == 2 and obs.shape[1] == obs_layout(rules).size and endgame_rows(obs, rules).any():
         raise ValueError("midgame_inputs needs 2-player observations with cards left in the stock")
@@ -337,8 +408,10 @@ def midgame_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray, answers: bo
                             *_category_flags(a, live), _hidden_replies(unseen, a["other_hand"], table_after),
                             _slots(hand_after, table_after)]).astype(np.float32)
     blocks = [_bits(m) for m in (hand_after, unseen, table_after, a["card_bit"], a["captured"])]
-    if answers:
+    if inputs != "plain":
         blocks.append(answer_blocks(unseen, table_after))
+    if inputs == "playout":
+        blocks.append(counter_blocks(unseen, hand_after, table_after))
     return a["moves"], np.concatenate([*blocks, scal], axis=1), a["member"]
 
 
@@ -347,7 +420,7 @@ def midgame_input_names(inputs: str = "plain") -> tuple[str, ...]:
     ValueError for an unknown set."""
     if inputs not in MIDGAME_SETS:
         raise ValueError(f"unknown midgame inputs {inputs!r}; expected one of {', '.join(MIDGAME_SETS)}")
-    return MIDGAME_ANSWER_INPUTS if inputs == "answers" else MIDGAME_INPUTS
+    return _MIDGAME_NAMES[inputs]
 
 
 class EndgameNet(nn.Module):
@@ -442,14 +515,15 @@ class SoloAgent(Agent):
                              f"{midgame_inputs!r} midgame inputs are {need}")
         self.plain, self.endgame = plain, endgame.eval()
         self.midgame = None if midgame is None else midgame.eval()
-        self.midgame_answers = midgame_inputs == "answers"
+        self.midgame_inputs = midgame_inputs
         self.name = name
         super().__init__(rules, seed)
 
     @staticmethod
-    def _play(net: EndgameNet, inputs, obs: np.ndarray, masks: np.ndarray, rules: Rules, **how) -> np.ndarray:
+    def _play(net: EndgameNet, make_inputs, obs: np.ndarray, masks: np.ndarray, rules: Rules, **how
+              ) -> np.ndarray:
         """Return the action of each row: the first action of its best-scored move."""
-        moves, x, _ = inputs(obs, rules, masks, **how)
+        moves, x, _ = make_inputs(obs, rules, masks, **how)
         chosen = best_per_row(moves, net(torch.from_numpy(x)).numpy())
         return move_actions(moves, chosen, obs, masks)
 
@@ -471,7 +545,7 @@ class SoloAgent(Agent):
             actions[early] = self.plain.act_batch(obs[early], masks[early])
         elif early.size:
             actions[early] = self._play(self.midgame, midgame_inputs, obs[early], masks[early], self.rules,
-                                        answers=self.midgame_answers)
+                                        inputs=self.midgame_inputs)
         rows = np.flatnonzero(late)
         if rows.size:
             actions[rows] = self._play(self.endgame, endgame_inputs, obs[rows], masks[rows], self.rules)

@@ -135,7 +135,7 @@ def last_input_names(rules: Rules, inputs: str = "table") -> tuple[str, ...]:
 def input_blocks(inputs: str = "table") -> int:
     """Return how many 40-card blocks start the inputs of the set ``inputs`` (what
     ``agents.solo.suit_permutations`` permutes)."""
-    return 9 if inputs == "answers" else 5
+    return {"answers": 9, "playout": 12}.get(inputs, 5)
 
 
 def _answer_inputs(a: dict[str, Any], rules: Rules) -> tuple[np.ndarray, np.ndarray]:

@@ -68,6 +68,7 @@ from ..solo import (
     action_values,
     build_endgame_net,
     endgame_inputs,
+    midgame_input_names,
     midgame_inputs,
     solo_checkpoint_dict,
     suit_permutations,
@@ -89,9 +90,12 @@ PHASES = {"endgame": (endgame_inputs, ENDGAME_INPUTS), "midgame": (midgame_input
 depend on the table, ``agents.tablenet.table_input_names``)."""
 
 
-def input_names(phase: str, rules, answers: bool = False) -> tuple[str, ...]:
+def input_names(phase: str, rules, answers: bool = False, playout: bool = False) -> tuple[str, ...]:
     """Return the input names of ``phase``'s network for games of ``rules`` (``answers``: the larger set
-    with the answer inputs, ``agents.solo.MIDGAME_ANSWER_INPUTS`` or ``agents.tablenet.last_input_names``)."""
+    with the answer inputs, ``agents.solo.MIDGAME_ANSWER_INPUTS`` or ``agents.tablenet.last_input_names``;
+    ``playout``, midgame only: ``agents.solo.MIDGAME_PLAYOUT_INPUTS``)."""
+    if playout:
+        return midgame_input_names("playout")
     if answers:
         return MIDGAME_ANSWER_INPUTS if phase == "midgame" else last_input_names(rules, "answers")
     names = PHASES[phase][1]
@@ -119,7 +123,7 @@ def _labels_table_network(path: str, kind: str = "table") -> str:
 
 def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "endgame",
             answers: bool = False, chunk: int = 100_000, x_dtype=np.float32,
-            stock: int | None = None) -> dict:
+            stock: int | None = None, playout: bool = False) -> dict:
     """Return the labels of ``paths``, concatenated, with every move's inputs (``endgame_inputs``).
 
     ``phase="midgame"``: only the decisions taken while the stock lasts, with ``midgame_inputs``
@@ -127,7 +131,8 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
     ``"table"``: every decision, with ``agents.tablenet.table_inputs`` (any table, search labels);
     ``"last"``: the same for the decisions taken once the stock is empty (the round's last deal), with
     ``answers`` the larger input set of ``agents.tablenet.last_input_names(rules, "answers")`` (with
-    ``"midgame"``: ``agents.solo.midgame_inputs(..., answers=True)``).
+    ``"midgame"``: ``agents.solo.midgame_inputs(..., inputs="answers")``; ``playout``, midgame only:
+    ``inputs="playout"``, the answer and counter inputs).
     ``blocks`` in the result: how many 40-card blocks start the inputs (the suit permutations').
     The inputs are built ``chunk`` decisions at a time (the same values as all at once, with a
     bounded transient memory) and stored as ``x_dtype`` (``np.float16`` halves the memory of a large
@@ -170,8 +175,16 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
     mask = arrays["mask"][:n]
     if answers and phase not in ("last", "midgame"):
         raise ValueError("the answer inputs are for the last-deal or midgame network (--phase last, midgame)")
-    build = ((lambda o, m: PHASES[phase][0](o, rules, m, answers=True)) if answers
-             else (lambda o, m: PHASES[phase][0](o, rules, m)))
+    if playout and phase != "midgame":
+        raise ValueError("the counter inputs are for the midgame network (--phase midgame)")
+    if phase == "midgame":
+        inputs = "playout" if playout else "answers" if answers else "plain"
+
+        def build(o, m):
+            return midgame_inputs(o, rules, m, inputs=inputs)
+    else:
+        build = ((lambda o, m: PHASES[phase][0](o, rules, m, answers=True)) if answers
+                 else (lambda o, m: PHASES[phase][0](o, rules, m)))
     parts = []
     for i, j in spans(n):
         mv, xc, mem = build(obs[i:j].astype(np.float32), mask[i:j])
@@ -192,7 +205,8 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
         raise ValueError(f"{path}: needs the values of every legal action (labels from "
                          f"python -m agents.distill {how})")
     return {"obs": obs, "mask": mask, "values": values, "moves": moves, "x": x, "member": member,
-            "labelled": labelled, "blocks": input_blocks("answers" if answers else "table")}
+            "labelled": labelled,
+            "blocks": input_blocks("playout" if playout else "answers" if answers else "table")}
 
 
 def _join_moves(parts: list, first_rows: list[int]):
@@ -321,6 +335,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="--phase last or midgame: the network also reads what each unseen card would "
                          "take on the table each move leaves (agents.tablenet.last_input_names, "
                          "agents.solo.MIDGAME_ANSWER_INPUTS)")
+    ap.add_argument("--playout", action="store_true",
+                    help="--phase midgame: the answer inputs and, for each unseen card played greedily on "
+                         "the table a move leaves, what the observer's remaining hand could take then "
+                         "(agents.solo.MIDGAME_PLAYOUT_INPUTS)")
     ap.add_argument("--float16", action="store_true",
                     help="keep the training inputs in float16 (half the memory of a large fit; each is a 0/1 "
                          "flag or a fraction, kept to about 4e-4); they are built 100k decisions at a time")
@@ -343,6 +361,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.answers and args.phase not in ("last", "midgame"):
         print("error: --answers is for --phase last or midgame", file=sys.stderr)
+        return 2
+    if args.playout and args.phase != "midgame":
+        print("error: --playout is for --phase midgame", file=sys.stderr)
         return 2
     if args.stock and args.phase != "midgame":  # refused before any label file is read
         print("error: --stock is for --phase midgame", file=sys.stderr)
@@ -372,14 +393,16 @@ def main(argv: list[str] | None = None) -> int:
             plain, endgame = NeuralAgent.from_checkpoint(args.plain), None
         t0 = time.perf_counter()
         data = prepare(args.labels, plain.rules, args.limit, args.phase, args.answers,
-                       x_dtype=np.float16 if args.float16 else np.float32, stock=args.stock)
+                       x_dtype=np.float16 if args.float16 else np.float32, stock=args.stock,
+                       playout=args.playout)
         test = None if not args.test else prepare([args.test], plain.rules, phase=args.phase,
-                                                  answers=args.answers, stock=args.stock)
+                                                  answers=args.answers, stock=args.stock,
+                                                  playout=args.playout)
         held = f", {len(test['obs'])} held out" if test else ""
         print(f"{len(data['obs'])} training decisions ({len(data['x'])} moves){held}; "
               f"inputs in {time.perf_counter() - t0:.0f} s", flush=True)
         torch.manual_seed(args.seed)
-        need = len(input_names(args.phase, plain.rules, args.answers))
+        need = len(input_names(args.phase, plain.rules, args.answers, args.playout))
         if args.init:
             from ..neural import load_checkpoint
 
@@ -404,7 +427,7 @@ def main(argv: list[str] | None = None) -> int:
                    "batch": args.batch, "seed": args.seed, "limit": args.limit, "wall_s": wall,
                    "augment": not args.no_augment, "hidden": args.hidden, "test": args.test, "curve": curve,
                    "decisions": len(data["obs"]), "init": args.init, "float16": args.float16,
-                   "stock": args.stock}
+                   "stock": args.stock, "playout": args.playout}
             play = {"move_play": {"symmetric": True}} if args.symmetric else {}
             if args.phase == "table":
                 ckpt = move_checkpoint_dict(plain, net, move_training={**how, "plain": plain_path}, **play)
@@ -419,7 +442,8 @@ def main(argv: list[str] | None = None) -> int:
                 from ..neural import load_checkpoint
 
                 base_how = load_checkpoint(args.solo).get("solo_training")
-                inputs = {"midgame_inputs": "answers"} if args.answers else {}
+                inputs = ({"midgame_inputs": "playout"} if args.playout
+                          else {"midgame_inputs": "answers"} if args.answers else {})
                 ckpt = solo_checkpoint_dict(plain, endgame, midgame=net, solo_training=base_how,
                                             midgame_training={**how, "solo": args.solo}, **inputs)
             save_checkpoint(args.out, ckpt)

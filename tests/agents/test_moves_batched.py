@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.moves import _enumerate_moves_loop, _subset_options, enumerate_moves
+from agents.moves import _enumerate_moves_loop, enumerate_moves, subset_options
 from agents.worlds import obs_layout, observation_masks
 from escoba_env import EscobaVectorEnv, Rules, capture_options
 from escoba_env.capture import option_summary
@@ -48,7 +48,7 @@ def test_subset_options_equal_capture_options_on_crowded_tables():
     count, union, _ = option_summary(table, 15 - (card // 4 + 1))
     multi = np.flatnonzero(count >= 2)
     assert np.bitwise_count(union[multi]).max() > 12 and np.bitwise_count(union[multi]).min() <= 12
-    pair, opt = _subset_options(table[multi], card[multi], union[multi])
+    pair, opt = subset_options(table[multi], card[multi], union[multi])
     for j, i in enumerate(multi.tolist()):
         assert opt[pair == j].tolist() == capture_options(cards[i], tables[i])
 
