@@ -3,7 +3,11 @@
 A move network plays while the stock lasts and the search plays the last deal (the stock empty),
 which measures what the networks lose there; ``neural-solo`` with the exact solver in place of its
 endgame network (what that network loses to ``hybrid``); and ``neural-solo`` with both networks'
-values averaged over the plain suits. Run from the repository root with ``scripts`` on the path::
+values averaged over the plain suits. The ``*_at_6`` factories and ``playout_symmetric`` play the
+model card's unshipped 2-player networks (its section "Counter inputs" gives the commands that
+write ``runs/solo2_ans.pt``, ``runs/s6_playout.pt`` and ``runs/solo3_playout.pt``): another agent takes
+the decisions of the deal before the last (6 cards in the stock). Run from the repository root with
+``scripts`` on the path::
 
     PYTHONPATH=scripts python evaluate.py --vs python:last_deal_split:net_then_search_2v2 --agents expert \\
         --players 4 --partnerships --rounds 2000 --seed 777 --workers 1
@@ -13,6 +17,8 @@ values averaged over the plain suits. Run from the repository root with ``script
         --rounds 5000 --seed 2026 --workers 1
     PYTHONPATH=scripts python evaluate.py --vs python:last_deal_split:solo_then_exact --agents hybrid \\
         --rounds 1500 --seed 31 --workers 1
+    PYTHONPATH=scripts python evaluate.py --vs python:last_deal_split:answers_then_hybrid_at_6 \\
+        --agents hybrid --rounds 1500 --seed 31 --workers 1
 """
 
 from __future__ import annotations
@@ -26,12 +32,13 @@ from agents.worlds import observation_scalars
 
 
 class LastDealSplit(Agent):
-    """Plays ``early`` while the stock lasts and ``late`` once it is empty."""
+    """Plays ``early`` while the stock lasts and ``late`` once it is empty; with ``at=N``, ``late`` at
+    the decisions taken with exactly N cards in the stock (one deal) and ``early`` at all others."""
 
-    def __init__(self, early: Agent, late: Agent, rules, seed=None):
-        self.early, self.late = early, late
+    def __init__(self, early: Agent, late: Agent, rules, seed=None, at: int = 0):
+        self.early, self.late, self.at = early, late, int(at)
         super().__init__(rules, seed)
-        self.name = f"{early.name} then {late.name}"
+        self.name = f"{early.name} then {late.name}" + (f" at stock {self.at}" if self.at else "")
 
     def reset(self, seed=None):
         super().reset(seed)
@@ -42,7 +49,7 @@ class LastDealSplit(Agent):
     def act_batch(self, observations, action_masks, state=None):
         obs = np.asarray(observations, np.float32)
         masks = np.asarray(action_masks, np.int8)
-        late = observation_scalars(obs, self.rules)["stock"] == 0
+        late = observation_scalars(obs, self.rules)["stock"] == self.at
         out = np.zeros(len(obs), np.int64)
         for rows, agent in ((np.flatnonzero(~late), self.early), (np.flatnonzero(late), self.late)):
             if rows.size:
@@ -50,10 +57,10 @@ class LastDealSplit(Agent):
         return out
 
 
-def _split(network: str, search: str):
+def _split(network: str, search: str, at: int = 0):
     def factory(rules=None, seed=None):
         return LastDealSplit(make_agent(network, rules=rules, seed=seed),
-                             make_agent(search, rules=rules, seed=seed), rules, seed)
+                             make_agent(search, rules=rules, seed=seed), rules, seed, at=at)
     return factory
 
 
@@ -73,3 +80,19 @@ def solo_symmetric(rules=None, seed=None):
 
 solo_then_exact = _split("neural-solo", "hybrid")
 """``neural-solo``'s midgame network while the stock lasts, the exact solver (``hybrid``) after it."""
+
+answers_then_playout_at_6 = _split("checkpoint:runs/solo2_ans.pt", "checkpoint:runs/s6_playout.pt", at=6)
+"""The answer-input network, with the counter-input network of the deal before the last at that deal."""
+answers_then_hybrid_at_6 = _split("checkpoint:runs/solo2_ans.pt", "hybrid", at=6)
+"""The answer-input network, with ``hybrid``'s own moves in the deal before the last."""
+
+
+def playout_symmetric(rules=None, seed=None, path: str = "runs/solo3_playout.pt"):
+    """The counter-input network (``path``) with both networks' values averaged over the plain suits
+    (its midgame inputs start with 12 card blocks)."""
+    agent = make_agent(f"checkpoint:{path}", rules=rules, seed=seed)
+    mid, end = agent.midgame, agent.endgame
+    agent.midgame = lambda x: symmetric_values(mid, x, 12)
+    agent.endgame = lambda x: symmetric_values(end, x)
+    agent.name = f"{agent.name}:symmetric"
+    return agent

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from agents.registry import make_agent
 from agents.worlds import observation_scalars
@@ -66,3 +67,24 @@ def test_solo_then_exact_plays_the_exact_endgame_after_the_stock():
             assert np.array_equal(acts[late], hybrid.act_batch(obs[late], masks[late]))
 
     assert _play_rounds(split, rules, 16, 4, check) > 16 * 4
+
+
+def test_a_split_at_a_stock_size_hands_that_deal_alone_to_the_other_agent(tmp_path):
+    rules = Rules()
+    solo, expert = make_agent("neural-solo", rules=rules), make_agent("expert", rules=rules)
+    split = last_deal_split.LastDealSplit(solo, expert, rules, at=6)
+    assert split.name.endswith(" then expert at stock 6")
+    seen = {"six": 0, "other": 0}
+
+    def check(obs, masks, acts, late):
+        six = observation_scalars(obs, rules)["stock"] == 6
+        assert np.array_equal(acts[six], expert.act_batch(obs[six], masks[six]))
+        assert np.array_equal(acts[~six], solo.act_batch(obs[~six], masks[~six]))
+        seen["six"] += int(six.sum())
+        seen["other"] += int((~six & late).sum())  # the endgame stays with the first agent
+
+    _play_rounds(split, rules, 16, 5, check)
+    assert seen["six"] > 16 * 4 and seen["other"] > 16 * 4
+    # the model card's unshipped networks are files a user writes first; one missing is a clear error
+    with pytest.raises(ValueError, match="checkpoint file not found"):
+        last_deal_split.playout_symmetric(rules, path=str(tmp_path / "solo3_playout.pt"))
