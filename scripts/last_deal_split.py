@@ -6,8 +6,8 @@ endgame network (what that network loses to ``hybrid``); and ``neural-solo`` wit
 values averaged over the plain suits. The ``*_at_6`` factories and ``playout_symmetric`` play the
 model card's unshipped 2-player networks (its section "Counter inputs" gives the commands that
 write ``runs/solo2_ans.pt``, ``runs/s6_playout.pt`` and ``runs/solo3_playout.pt``): another agent takes
-the decisions of the deal before the last (6 cards in the stock). Run from the repository root with
-``scripts`` on the path::
+the decisions of the deal before the last (6 cards in the stock); ``peek_then_exact`` is a candidate
+teacher measured against ``hybrid``. Run from the repository root with ``scripts`` on the path::
 
     PYTHONPATH=scripts python evaluate.py --vs python:last_deal_split:net_then_search_2v2 --agents expert \\
         --players 4 --partnerships --rounds 2000 --seed 777 --workers 1
@@ -80,6 +80,9 @@ def solo_symmetric(rules=None, seed=None):
 
 solo_then_exact = _split("neural-solo", "hybrid")
 """``neural-solo``'s midgame network while the stock lasts, the exact solver (``hybrid``) after it."""
+peek_then_exact = _split("search:sims=1000,threat=peek", "hybrid")
+"""``hybrid`` with rollouts that judge sweep threats from the sampled deal's next hand (a candidate
+teacher): ``search:sims=1000,threat=peek`` while the stock lasts, the exact solver after it."""
 
 answers_then_playout_at_6 = _split("checkpoint:runs/solo2_ans.pt", "checkpoint:runs/s6_playout.pt", at=6)
 """The answer-input network, with the counter-input network of the deal before the last at that deal."""

@@ -67,6 +67,8 @@ def test_solo_then_exact_plays_the_exact_endgame_after_the_stock():
             assert np.array_equal(acts[late], hybrid.act_batch(obs[late], masks[late]))
 
     assert _play_rounds(split, rules, 16, 4, check) > 16 * 4
+    peek = make_agent("python:last_deal_split:peek_then_exact", rules=rules, seed=0)
+    assert (peek.early.sims, peek.early.threat, peek.late.name) == (1000, "peek", "hybrid:sims=1000")
 
 
 def test_a_split_at_a_stock_size_hands_that_deal_alone_to_the_other_agent(tmp_path):
