@@ -36,8 +36,10 @@ every decision; ``--phase last`` a last-deal network on the decisions taken once
 (``--init`` may start it from that move network); with ``--answers`` it also reads what each unseen
 card would take on the table a move leaves (``agents.tablenet.last_input_names``); ``--phase midgame
 --answers`` gives ``neural-solo``'s midgame network the same four blocks
-(``agents.solo.MIDGAME_ANSWER_INPUTS``); ``--stock N`` fits a midgame network on the decisions taken
-with N cards in the stock only (one deal of the round). ``--symmetric``
+(``agents.solo.MIDGAME_ANSWER_INPUTS``), and ``--playout`` those plus what the observer's remaining hand
+could take after each unseen card's greedy reply (``agents.solo.MIDGAME_PLAYOUT_INPUTS``); ``--stock N``
+fits a midgame network on the decisions taken with N cards in the stock only (one deal of the round).
+``--symmetric``
 writes a move file that plays its values averaged over the plain suits' permutations, and scores the
 held-out regret that way.
 ``scripts/reproduce_table_net.sh`` runs the move networks' recipe.
@@ -61,7 +63,6 @@ from ..neural import NeuralAgent, save_checkpoint
 from ..shipped import PLAIN_CHECKPOINT, SOLO_CHECKPOINT
 from ..solo import (
     ENDGAME_INPUTS,
-    MIDGAME_ANSWER_INPUTS,
     MIDGAME_INPUTS,
     EndgameNet,
     SoloAgent,
@@ -90,14 +91,20 @@ PHASES = {"endgame": (endgame_inputs, ENDGAME_INPUTS), "midgame": (midgame_input
 depend on the table, ``agents.tablenet.table_input_names``)."""
 
 
+def input_set(answers: bool = False, playout: bool = False) -> str:
+    """Return the name of the input set ``--answers`` / ``--playout`` choose (``agents.solo.MIDGAME_SETS``
+    for the midgame network; the last-deal network knows ``"answers"``, the others only the default)."""
+    return "playout" if playout else "answers" if answers else "plain"
+
+
 def input_names(phase: str, rules, answers: bool = False, playout: bool = False) -> tuple[str, ...]:
     """Return the input names of ``phase``'s network for games of ``rules`` (``answers``: the larger set
     with the answer inputs, ``agents.solo.MIDGAME_ANSWER_INPUTS`` or ``agents.tablenet.last_input_names``;
     ``playout``, midgame only: ``agents.solo.MIDGAME_PLAYOUT_INPUTS``)."""
-    if playout:
-        return midgame_input_names("playout")
+    if phase == "midgame":
+        return midgame_input_names(input_set(answers, playout))
     if answers:
-        return MIDGAME_ANSWER_INPUTS if phase == "midgame" else last_input_names(rules, "answers")
+        return last_input_names(rules, "answers")
     names = PHASES[phase][1]
     return table_input_names(rules) if names is None else names
 
@@ -177,9 +184,8 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
         raise ValueError("the answer inputs are for the last-deal or midgame network (--phase last, midgame)")
     if playout and phase != "midgame":
         raise ValueError("the counter inputs are for the midgame network (--phase midgame)")
+    inputs = input_set(answers, playout)
     if phase == "midgame":
-        inputs = "playout" if playout else "answers" if answers else "plain"
-
         def build(o, m):
             return midgame_inputs(o, rules, m, inputs=inputs)
     else:
@@ -206,7 +212,7 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
                          f"python -m agents.distill {how})")
     return {"obs": obs, "mask": mask, "values": values, "moves": moves, "x": x, "member": member,
             "labelled": labelled,
-            "blocks": input_blocks("playout" if playout else "answers" if answers else "table")}
+            "blocks": input_blocks("table" if inputs == "plain" else inputs)}
 
 
 def _join_moves(parts: list, first_rows: list[int]):
@@ -442,8 +448,8 @@ def main(argv: list[str] | None = None) -> int:
                 from ..neural import load_checkpoint
 
                 base_how = load_checkpoint(args.solo).get("solo_training")
-                inputs = ({"midgame_inputs": "playout"} if args.playout
-                          else {"midgame_inputs": "answers"} if args.answers else {})
+                chosen = input_set(args.answers, args.playout)
+                inputs = {"midgame_inputs": chosen} if chosen != "plain" else {}
                 ckpt = solo_checkpoint_dict(plain, endgame, midgame=net, solo_training=base_how,
                                             midgame_training={**how, "solo": args.solo}, **inputs)
             save_checkpoint(args.out, ckpt)
