@@ -5,8 +5,8 @@ masks to actions. ``act_batch`` is the primary method: it takes a batch (K, OBS_
 observations with masks (K, 40) and returns K actions (with jokers, docs/rules.md §11, the planes and
 masks are ``rules.num_cards`` = 40 + jokers wide). ``act`` is the single-game convenience
 used by the AEC and Gymnasium faces. Agents see only what the observation holds, so they cannot
-use hidden information; the one labelled exception (the oracle) declares ``needs_state = True``
-and is handed the true engine state by the caller.
+use hidden information; the labelled exceptions (the oracles) declare ``needs_state = True``
+and are handed the true engine state by the caller.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class Agent:
 
     name: str = "agent"
     needs_state: bool = False
-    """True only for agents that must see hidden information (the oracle); they get ``state``."""
+    """True only for agents that must see hidden information (the oracles); they get ``state``."""
 
     def __init__(self, rules: Rules | None = None, seed: int | None = None):
         self.rules = Rules() if rules is None else rules

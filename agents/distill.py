@@ -9,7 +9,9 @@ decision), too slow to query during training, so its choices are collected once,
    by a *behaviour* agent drawn per game (for example the current network, ``expert`` and
    ``greedy``), so the positions look like the ones the learner meets;
 2. every decision with more than one legal action is shown to the teacher (batched ``act_batch``;
-   the teacher only sees the observation, like any fair agent); its action is the label;
+   the teacher only sees the observation, like any fair agent, unless it declares ``needs_state``:
+   a cheating label teacher such as ``policy-oracle`` also gets the true engine state); its action
+   is the label;
 3. with probability ``follow`` the teacher's action is also the one played (DAgger-style mixing,
    so positions after strong moves are visited too).
 
@@ -115,7 +117,11 @@ def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, lab
                 several &= observation_scalars(obs, rules)["stock"] == (0 if stock is None else stock)
             multi = np.flatnonzero(several)
             if multi.size:
-                taught = np.asarray(teacher.act_batch(obs[multi], mask[multi]), np.int64)
+                if teacher.needs_state:  # a cheating label teacher (the oracles) reads the true state
+                    taught = teacher.act_batch(obs[multi], mask[multi], state=(eng, multi))
+                else:
+                    taught = teacher.act_batch(obs[multi], mask[multi])
+                taught = np.asarray(taught, np.int64)
                 obs_parts.append(obs[multi].astype(np.float16))
                 mask_parts.append(mask[multi].astype(np.int8))
                 act_parts.append(taught)

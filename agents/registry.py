@@ -25,7 +25,7 @@ from .expert import ExpertAgent
 from .greedy import GreedyAgent
 from .guided import GuidedSearchAgent
 from .hybrid import HybridAgent
-from .search import OracleAgent, SearchAgent
+from .search import OracleAgent, PolicyOracleAgent, SearchAgent
 from .spec_values import as_bool, as_sims, optional_int
 
 
@@ -60,6 +60,12 @@ register("search", SearchAgent, {**_SEARCH_PARAMS, "leaf": str},
 register("oracle", OracleAgent, _SEARCH_PARAMS,
          "CHEATING, upper-bound reference: the search seeing the other hands and the stock "
          "(needs the engine)")
+
+
+register("policy-oracle", PolicyOracleAgent, {"policy": str, "sims": as_sims, "leaf": str, "max_rows": int},
+         "CHEATING teacher for labels: each legal move played out in the true deal by policy (default "
+         "neural-solo) for every seat, valued at the empty stock by leaf (net, exact or none; needs the "
+         "engine)")
 
 
 def _endgame(rules: Rules | None = None, seed: int | None = None, base: str = "expert") -> Agent:

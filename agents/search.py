@@ -42,6 +42,11 @@ bound).
 engine state, so it sees the other hands and the stock order. It is an upper-bound reference,
 never a fair opponent. It declares ``needs_state = True`` and must be given
 ``state=(engine, games)`` (the true engine and the game slot of each observation row).
+
+**policy-oracle** (``PolicyOracleAgent``): CHEATING too, a label teacher: each legal move is played
+out once from the true state by a fair agent (``policy``) for every seat, and valued at the empty
+stock by ``leaf``. Its labels average, over the deals an observation allows, to that policy's own
+move values (approximate policy iteration; ``agents.distill --teacher policy-oracle --values``).
 """
 
 from __future__ import annotations
@@ -532,3 +537,50 @@ class OracleAgent(SearchAgent):
         idx = np.repeat(games, counts)
         e = take_games(engine, idx, single_round=True)
         return e, engine.to_act[idx]
+
+
+class PolicyOracleAgent(OracleAgent):
+    """CHEATING teacher for labels: every legal move played out in the true deal by ``policy``.
+
+    Each move is followed, from a copy of the true engine state (``state=(engine, games)``, as the
+    oracle), by ``policy`` (an agent spec, default ``neural-solo``) playing every seat from its own
+    observation, until the stock runs out; there ``leaf`` (``"net"``, default: ``neural-solo``'s
+    endgame network; ``"exact"``: the solver; ``"none"``: play on to the end) values the rest of the
+    round. With a deterministic policy one rollout per move (``sims=1``, the default) is exact for
+    the true deal, so a move's value is what it is worth against that policy in that deal: labels
+    whose average over the deals an observation allows is the policy's own move value (its Q), the
+    teacher of approximate policy iteration (``agents.distill --teacher policy-oracle --values``).
+    Never a fair opponent.
+    """
+
+    name = "policy-oracle"
+
+    def __init__(self, rules=None, seed=None, policy: str = "neural-solo", sims: int = 1,
+                 leaf: str | None = "net", max_rows: int = 200_000):
+        from .registry import make_agent
+
+        leaf = None if leaf in (None, "none") else leaf
+        if leaf not in LEAVES:
+            raise ValueError(f"leaf must be one of exact, net, none; got {leaf!r}")
+        super().__init__(rules, seed, sims=sims, max_rows=max_rows)
+        self.policy = make_agent(policy, rules=self.rules, seed=seed)
+        if self.policy.needs_state:
+            raise ValueError(f"the rollout policy must be a fair agent, not {policy!r}")
+        self.leaf = leaf
+        self._leaf_fn = None if leaf is None else endgame_leaf(leaf, self.rules)
+        self.name = f"policy-oracle(cheating):policy={policy},sims={self.sims},leaf={leaf}"
+
+    def _rollout_policy(self):
+        """Return the rollout policy: ``policy``'s action for the seat to act in every live game."""
+        from escoba_env.observation import action_masks, encode
+
+        def play(engine: EscobaEngine) -> np.ndarray:
+            live = np.flatnonzero(~engine.done)
+            actions = np.zeros(engine.num_games, np.int64)
+            if live.size:
+                seats = engine.to_act[live]
+                actions[live] = self.policy.act_batch(encode(engine, seats, live),
+                                                      action_masks(engine, seats, live))
+            return actions
+
+        return play
