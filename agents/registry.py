@@ -62,7 +62,13 @@ register("oracle", OracleAgent, _SEARCH_PARAMS,
          "(needs the engine)")
 
 
-register("policy-oracle", PolicyOracleAgent, {"policy": str, "sims": as_sims, "leaf": str, "max_rows": int},
+def _policy_oracle(rules: Rules | None = None, seed: int | None = None, policy: str = "neural-solo",
+                   **params: Any) -> Agent:
+    """Return the policy oracle whose rollouts ``policy`` (an agent spec) plays."""
+    return PolicyOracleAgent(make_agent(policy, rules=rules, seed=seed), rules=rules, seed=seed, **params)
+
+
+register("policy-oracle", _policy_oracle, {"policy": str, "sims": as_sims, "leaf": str, "max_rows": int},
          "CHEATING teacher for labels: each legal move played out in the true deal by policy (default "
          "neural-solo) for every seat, valued at the empty stock by leaf (net, exact or none; needs the "
          "engine)")

@@ -543,32 +543,33 @@ class PolicyOracleAgent(OracleAgent):
     """CHEATING teacher for labels: every legal move played out in the true deal by ``policy``.
 
     Each move is followed, from a copy of the true engine state (``state=(engine, games)``, as the
-    oracle), by ``policy`` (an agent spec, default ``neural-solo``) playing every seat from its own
-    observation, until the stock runs out; there ``leaf`` (``"net"``, default: ``neural-solo``'s
-    endgame network; ``"exact"``: the solver; ``"none"``: play on to the end) values the rest of the
-    round. With a deterministic policy one rollout per move (``sims=1``, the default) is exact for
-    the true deal, so a move's value is what it is worth against that policy in that deal: labels
-    whose average over the deals an observation allows is the policy's own move value (its Q), the
-    teacher of approximate policy iteration (``agents.distill --teacher policy-oracle --values``).
-    Never a fair opponent.
+    oracle), by ``policy`` (a fair agent; in the registry ``policy=SPEC``, default ``neural-solo``)
+    playing every seat from its own observation, until the stock runs out; there ``leaf``
+    (``"net"``, default: ``neural-solo``'s endgame network; ``"exact"``: the solver; ``"none"``: play
+    on to the end) values the rest of the round. With a deterministic policy one rollout per move
+    (``sims=1``, the default) is exact for the true deal, so a move's value is what it is worth
+    against that policy in that deal: labels whose average over the deals an observation allows is
+    the policy's own move value (its Q), the teacher of approximate policy iteration
+    (``agents.distill --teacher policy-oracle --values``). Never a fair opponent.
     """
 
     name = "policy-oracle"
 
-    def __init__(self, rules=None, seed=None, policy: str = "neural-solo", sims: int = 1,
-                 leaf: str | None = "net", max_rows: int = 200_000):
-        from .registry import make_agent
-
+    def __init__(self, policy: Agent, rules=None, seed=None, sims: int = 1, leaf: str | None = "net",
+                 max_rows: int = 200_000):
         leaf = None if leaf in (None, "none") else leaf
         if leaf not in LEAVES:
             raise ValueError(f"leaf must be one of exact, net, none; got {leaf!r}")
+        if not isinstance(policy, Agent) or policy.needs_state:
+            name = getattr(policy, "name", policy)
+            raise ValueError(f"the rollout policy must be a fair agent, not {name!r}")
         super().__init__(rules, seed, sims=sims, max_rows=max_rows)
-        self.policy = make_agent(policy, rules=self.rules, seed=seed)
-        if self.policy.needs_state:
-            raise ValueError(f"the rollout policy must be a fair agent, not {policy!r}")
+        if policy.rules != self.rules:
+            raise ValueError(f"the rollout policy plays {policy.rules}, not {self.rules}")
+        self.policy = policy
         self.leaf = leaf
         self._leaf_fn = None if leaf is None else endgame_leaf(leaf, self.rules)
-        self.name = f"policy-oracle(cheating):policy={policy},sims={self.sims},leaf={leaf}"
+        self.name = f"policy-oracle(cheating):policy={policy.name},sims={self.sims},leaf={leaf}"
 
     def _rollout_policy(self):
         """Return the rollout policy: ``policy``'s action for the seat to act in every live game."""

@@ -24,6 +24,7 @@ EXPECTED = {
 """Per table, every baseline and shipped agent the leaderboard holds a card of (``escoba-bench todo``)."""
 NOT_CARDED = {
     "oracle": "a cheating reference: it sees the hidden cards",
+    "policy-oracle": "a cheating label teacher: it sees the hidden cards",
     "endgame": "expert's midgame with the exact 2-player endgame: a component of hybrid (model card)",
     "guided": "a search variant with network-played rollouts, measured in the model card",
     "openspiel-ismcts": "another library's bot behind an adapter (the [openspiel] extra)",

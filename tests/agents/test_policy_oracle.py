@@ -48,7 +48,7 @@ def test_each_move_is_valued_by_playing_it_out_in_the_true_deal(plays):
     e = _dealt(seed=21 + plays, plays=plays)
     games = np.flatnonzero(~e.done & (e.pending < 0))
     obs, masks = encode(e, e.to_act[games], games), action_masks(e, e.to_act[games], games)
-    teacher = PolicyOracleAgent(Rules(), seed=0, policy="expert", leaf="none")
+    teacher = PolicyOracleAgent(ExpertAgent(Rules(), seed=0), Rules(), seed=0, leaf="none")
     act = teacher.act_batch(obs, masks, state=(e, games))
     moves, values = teacher.last_moves, teacher.last_move_values
     expert = ExpertAgent(Rules(), seed=0)
@@ -70,7 +70,7 @@ def test_its_values_see_the_hidden_cards():
     e = _dealt(seed=5, plays=4)
     g = np.array([0])
     obs, masks = encode(e, e.to_act[g], g), action_masks(e, e.to_act[g], g)
-    teacher = PolicyOracleAgent(Rules(), seed=0, policy="expert", leaf="none")
+    teacher = PolicyOracleAgent(ExpertAgent(Rules(), seed=0), Rules(), seed=0, leaf="none")
     teacher.act_batch(obs, masks, state=(e, g))
     first = teacher.last_move_values.copy()
     other = 1 - int(e.to_act[0])
@@ -88,14 +88,18 @@ def test_its_values_see_the_hidden_cards():
 
 def test_bad_teachers_are_refused():
     with pytest.raises(ValueError, match="fair agent"):
-        PolicyOracleAgent(Rules(), policy="oracle")
+        make_agent("policy-oracle:policy=oracle")
+    with pytest.raises(ValueError, match="fair agent"):
+        PolicyOracleAgent("expert", Rules())
+    with pytest.raises(ValueError, match="plays"):
+        PolicyOracleAgent(ExpertAgent(Rules(num_players=3)), Rules(), leaf="none")
     with pytest.raises(ValueError, match="leaf"):
-        PolicyOracleAgent(Rules(), leaf="greedy")
+        PolicyOracleAgent(ExpertAgent(Rules()), Rules(), leaf="greedy")
     with pytest.raises(ValueError, match="state"):
         e = _dealt(seed=1, plays=0)
         g = np.arange(4)
         obs, masks = encode(e, e.to_act, g), action_masks(e, e.to_act, g)
-        PolicyOracleAgent(Rules(), policy="expert").act_batch(obs, masks)
+        make_agent("policy-oracle:policy=expert").act_batch(obs, masks)
 
 
 def test_labels_from_the_policy_oracle_come_with_its_values():
