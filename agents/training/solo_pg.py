@@ -281,8 +281,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.out:  # a folder that cannot be made fails now, not after the training
             os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        learner = (make_agent(args.init, seed=args.seed) if not os.path.exists(args.init)
-                   else SoloAgent.from_checkpoint(args.init, seed=args.seed))
+        if os.path.exists(args.init):
+            learner = SoloAgent.from_checkpoint(args.init, seed=args.seed)
+        elif args.init.endswith(".pt"):
+            raise ValueError(f"--init: checkpoint not found: {args.init!r}")
+        else:
+            learner = make_agent(args.init, seed=args.seed)
         if not isinstance(learner, SoloAgent) or learner.midgame is None:
             raise ValueError(f"--init {args.init!r} is not a phase-gated agent with a midgame network")
         learner = _frozen(learner, "learner")

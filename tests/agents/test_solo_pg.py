@@ -196,6 +196,8 @@ def test_bad_arguments_are_refused_and_change_nothing(tmp_path, capsys):
     new = tmp_path / "new.pt"
     assert solo_pg.main(["--init", "neural-2p-plain", "--out", str(new)]) == 2
     assert "midgame network" in capsys.readouterr().err and not new.exists()
+    assert solo_pg.main(["--init", str(tmp_path / "missing.pt"), "--out", str(new)]) == 2
+    assert "checkpoint not found" in capsys.readouterr().err and not new.exists()
     assert solo_pg.main(["--opponents", "no-such-agent", "--out", str(new)]) == 2
     assert "unknown agent" in capsys.readouterr().err and not new.exists()
 
