@@ -297,8 +297,11 @@ def main(argv: list[str] | None = None) -> int:
         is_self = [s == "self" for s in args.opponents]
         expert = make_agent("expert", rules=rules, seed=args.seed)
         share = np.asarray(weights, np.float64) / sum(weights)
-        net = learner.midgame
-        net.train()
+        net = learner.midgame  # an MLP without dropout or batch norm: no train / eval modes to switch
+        base = load_checkpoint(args.init) if os.path.exists(args.init) else {}
+        kept = {k: base[k] for k in ("solo_training",) if k in base}
+        if learner.midgame_inputs != "plain":
+            kept["midgame_inputs"] = learner.midgame_inputs
         opt = torch.optim.Adam(net.parameters(), lr=args.lr)
         rng = np.random.default_rng(args.seed)
         curve: list[dict[str, float]] = []
@@ -309,24 +312,18 @@ def main(argv: list[str] | None = None) -> int:
                 return
             if os.path.exists(args.out) and not written:
                 raise ValueError(f"{args.out} appeared during training; choose another --out")
-            base = load_checkpoint(args.init) if os.path.exists(args.init) else None
             how = {"method": "ppo", "init": args.init, "iterations": curve[-1]["iteration"],
                    "pairs": args.pairs, "opponents": list(args.opponents),
                    "weights": [float(w) for w in weights], "tau": args.tau, "lr": args.lr,
                    "epochs": args.epochs, "batch": args.batch, "clip": args.clip, "seed": args.seed,
                    "eval_pairs": args.eval_pairs, "eval_seed": args.eval_seed, "curve": curve}
-            extra = {} if learner.midgame_inputs == "plain" else {"midgame_inputs": learner.midgame_inputs}
-            if base is not None and "solo_training" in base:
-                extra["solo_training"] = base["solo_training"]
             save_checkpoint(args.out, solo_checkpoint_dict(learner.plain, learner.endgame, midgame=net,
-                                                           midgame_training=how, **extra))
+                                                           midgame_training=how, **kept))
             written = True
 
         def evaluate(it: int, t0: float) -> None:
-            net.eval()
             v0, h0 = evaluate_vs(learner, start_eval, args.eval_pairs, args.eval_seed)
             v1, h1 = evaluate_vs(learner, expert, args.eval_pairs, args.eval_seed)
-            net.train()
             curve.append({"iteration": it, "rounds": it * 2 * args.pairs, "vs_start": v0, "vs_start_ci": h0,
                           "vs_expert": v1, "vs_expert_ci": h1, "wall_s": time.perf_counter() - t0})
             print(f"eval it {it}: vs start {v0:+.3f} +- {h0:.3f}, vs expert {v1:+.3f} +- {h1:.3f} "
@@ -339,10 +336,8 @@ def main(argv: list[str] | None = None) -> int:
         for it in range(1, args.iterations + 1):
             rec = Decisions()
             which = rng.choice(len(opponents), size=args.pairs, p=share)
-            net.eval()
             diff = play(learner, opponents, which, seed=int(rng.integers(2**31)), tau=args.tau, rng=rng,
                         record=rec)
-            net.train()
             d = rec.stacked()
             adv = advantages(duplicate_returns(diff), np.repeat(which, 2), d["game"])
             stats = ppo_update(net, opt, d, adv, args.tau, args.epochs, args.batch, args.clip, rng)
@@ -354,7 +349,6 @@ def main(argv: list[str] | None = None) -> int:
                   f"{time.perf_counter() - t0:.0f} s", flush=True)
             if it % args.snapshot == 0 and any(is_self):
                 fresh = _frozen(learner, "self")
-                fresh.midgame.eval()
                 opponents = [fresh if s else o for s, o in zip(is_self, opponents, strict=True)]
             if it % args.eval_every == 0 or it == args.iterations:
                 evaluate(it, t0)
