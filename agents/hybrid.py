@@ -3,7 +3,7 @@
 ``HybridAgent`` plays each decision with one of two tools:
 
 - **stock not empty**: determinized Monte Carlo search (``agents.search.SearchAgent`` with
-  ``sims`` rollouts, greedy rollouts) over the hidden cards;
+  ``sims`` rollouts, greedy ones unless ``policy`` plays them) over the hidden cards;
 - **stock empty** (2 players, no partnerships: every card is then known): the exact minimax
   solver of ``agents.endgame``; among equally valued best actions it plays the expert's choice
   when that is one of them (a tie for perfect play is not one against a fallible opponent).
@@ -12,7 +12,8 @@ Unlike ``endgame:base=...`` (``agents.endgame.EndgameAgent``), the search is not
 endgame rows at all, so its cost is paid only where it is used. With other player counts there
 is no exact endgame and the agent is the search alone. Registry spec: ``hybrid`` or
 ``hybrid:sims=N`` (default ``HybridAgent.DEFAULT_SIMS``, chosen to stay under 50 ms per move on
-one core; ``python benchmarks/bench_agents.py --agents hybrid``).
+one core; ``python benchmarks/bench_agents.py --agents hybrid``); ``leaf`` and ``policy`` are the
+search's (``agents.search``: a leaf value at the empty stock, a fair agent that plays the rollouts).
 """
 
 from __future__ import annotations
@@ -35,11 +36,11 @@ class HybridAgent(Agent):
     DEFAULT_SIMS = 1000
 
     def __init__(self, rules: Rules | None = None, seed: int | None = None, sims: int = DEFAULT_SIMS,
-                 leaf: str | None = None):
-        self.search = SearchAgent(rules, seed, sims=sims, leaf=leaf)
+                 leaf: str | None = None, policy: Agent | None = None):
+        self.search = SearchAgent(rules, seed, sims=sims, leaf=leaf, policy=policy)
         self.expert = ExpertAgent(rules, seed)
         super().__init__(rules, seed)
-        self.name = f"hybrid:sims={self.search.sims}" + (f",leaf={leaf}" if leaf else "")
+        self.name = ("hybrid" + self.search.name[len("search"):])
 
     def reset(self, seed: int | None = None) -> None:
         """Re-seed the agent and the search it runs (the expert and the solver are deterministic)."""

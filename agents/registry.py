@@ -54,9 +54,23 @@ register("expert", ExpertAgent, {"decided": float, "partner": float},
          "card-counting heuristic: avoids sweepable tables, values velo/sevens/oros, plays with partners")
 _SEARCH_PARAMS = {"sims": as_sims, "epsilon": float, "rollout": str, "threat": str, "horizon": optional_int,
                   "max_rows": int}
-register("search", SearchAgent, {**_SEARCH_PARAMS, "leaf": str},
+
+
+def _rollout_policy(cls: type[Agent]) -> Callable[..., Agent]:
+    """Return a factory of ``cls`` whose ``policy`` parameter (an agent spec) is built into that agent."""
+    def factory(rules: Rules | None = None, seed: int | None = None, policy: str | None = None,
+                **params: Any) -> Agent:
+        if policy is not None:
+            params["policy"] = make_agent(policy, rules=rules, seed=seed)
+            params["policy"].name = policy  # named by its spec, not by the file it loaded
+        return cls(rules=rules, seed=seed, **params)
+    factory.__doc__ = f"Return a ``{cls.__name__}``; ``policy`` (an agent spec) plays its rollouts."
+    return factory
+
+
+register("search", _rollout_policy(SearchAgent), {**_SEARCH_PARAMS, "leaf": str, "policy": str},
          f"determinized Monte Carlo search (PIMC); sims = rollouts per decision (default "
-         f"{SearchAgent.DEFAULT_SIMS})")
+         f"{SearchAgent.DEFAULT_SIMS}); policy = a fair agent spec that plays the rollouts (default greedy)")
 register("oracle", OracleAgent, _SEARCH_PARAMS,
          "CHEATING, upper-bound reference: the search seeing the other hands and the stock "
          "(needs the engine)")
@@ -86,7 +100,7 @@ register("endgame", _endgame, {"base": str},
          "exactly, by minimax")
 
 
-register("hybrid", HybridAgent, {"sims": as_sims, "leaf": str},
+register("hybrid", _rollout_policy(HybridAgent), {"sims": as_sims, "leaf": str, "policy": str},
          "search (sims rollouts, default 1000) while the stock lasts, the exact 2-player endgame after it: "
          "the strongest agent under 50 ms a move")
 register("guided", GuidedSearchAgent, {"sims": as_sims, "net_steps": int, "threat": str,

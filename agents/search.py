@@ -31,12 +31,15 @@ and takes that endgame's value for the seat to act: ``"exact"`` the minimax valu
 ``neural-solo``'s endgame network scores it (about 0.07 ms); the default ``None`` plays the greedy
 policy to the end of the round. Greedy rollouts value a midgame move as if both sides played the
 endgame greedily; with a leaf, as if they played it (near) perfectly, as ``hybrid`` and
-``neural-solo`` do.
+``neural-solo`` do. With ``policy`` (a fair agent; in the registry ``policy=SPEC``, e.g.
+``search:policy=neural-solo``) that agent plays every seat of every rollout instead of the greedy
+policy, each seat from its own observation of the sampled world (one ``act_batch`` over every live
+rollout per step; ``epsilon``, ``rollout`` and ``threat`` then do nothing).
 
 Parameters (all settable from the registry, ``search:sims=400,threat=count,...``): ``sims``
 (default ``SearchAgent.DEFAULT_SIMS`` = 400), ``epsilon`` (0), ``rollout`` ("greedy"), ``threat``
-("count"), ``horizon`` (None), ``leaf`` (None), ``max_rows`` (200000 games per engine batch, a memory
-bound).
+("count"), ``horizon`` (None), ``leaf`` (None), ``policy`` (None), ``max_rows`` (200000 games per
+engine batch, a memory bound).
 
 **oracle** (``OracleAgent``): the same search, but CHEATING: its worlds are copies of the true
 engine state, so it sees the other hands and the stock order. It is an upper-bound reference,
@@ -424,7 +427,7 @@ class SearchAgent(Agent):
 
     def __init__(self, rules=None, seed=None, sims: int = DEFAULT_SIMS, epsilon: float = 0.0,
                  rollout: str = "greedy", max_rows: int = 200_000, threat: str = "count",
-                 horizon: int | None = None, leaf: str | None = None):
+                 horizon: int | None = None, leaf: str | None = None, policy: Agent | None = None):
         if leaf not in LEAVES:
             raise ValueError(f"leaf must be one of {', '.join(map(str, LEAVES))}, got {leaf!r}")
         if threat not in THREATS:
@@ -449,7 +452,24 @@ class SearchAgent(Agent):
         super().__init__(rules, seed)
         self.leaf = leaf
         self._leaf_fn = None if leaf is None else endgame_leaf(leaf, self.rules)
-        self.name = f"{type(self).name}:sims={self.sims}" + (f",leaf={leaf}" if leaf else "")
+        self.policy = None if policy is None else self._check_policy(policy)
+        self.name = (f"{type(self).name}:sims={self.sims}" + (f",leaf={leaf}" if leaf else "")
+                     + (f",policy={policy.name}" if policy is not None else ""))
+
+    def reset(self, seed: int | None = None) -> None:
+        """Re-seed the agent and its rollout policy, if it has one."""
+        super().reset(seed)
+        if getattr(self, "policy", None) is not None:
+            self.policy.reset(seed)
+
+    def _check_policy(self, policy: Agent) -> Agent:
+        """Return ``policy`` if it is a fair agent of these rules (it can play rollouts), else raise."""
+        if not isinstance(policy, Agent) or policy.needs_state:
+            name = getattr(policy, "name", policy)
+            raise ValueError(f"the rollout policy must be a fair agent, not {name!r}")
+        if policy.rules != self.rules:
+            raise ValueError(f"the rollout policy plays {policy.rules}, not {self.rules}")
+        return policy
 
     def _worlds(self, obs: np.ndarray, counts: np.ndarray, state, rows: np.ndarray):
         """Return (engine with counts[i] worlds of row i, seat of the decider in each world)."""
@@ -482,8 +502,23 @@ class SearchAgent(Agent):
         return move_actions(moves, chosen, obs, action_masks, planes)
 
     def _rollout_policy(self):
-        """Return the default policy of the rollouts: a ``rollout_actions`` policy name, or a callable."""
-        return self.rollout
+        """Return the default policy of the rollouts: a ``rollout_actions`` policy name, or a callable
+        (with ``policy``: that agent's action for the seat to act in every live game, from its own
+        observation of the rollout's world)."""
+        if self.policy is None:
+            return self.rollout
+        from escoba_env.observation import action_masks, encode
+
+        def play(engine: EscobaEngine) -> np.ndarray:
+            live = np.flatnonzero(~engine.done)
+            actions = np.zeros(engine.num_games, np.int64)
+            if live.size:
+                seats = engine.to_act[live]
+                actions[live] = self.policy.act_batch(encode(engine, seats, live),
+                                                      action_masks(engine, seats, live))
+            return actions
+
+        return play
 
     def _search(self, obs: np.ndarray, moves: Moves, rows: np.ndarray, worlds: np.ndarray,
                 state) -> np.ndarray:
@@ -560,28 +595,8 @@ class PolicyOracleAgent(OracleAgent):
         leaf = None if leaf in (None, "none") else leaf
         if leaf not in LEAVES:
             raise ValueError(f"leaf must be one of exact, net, none; got {leaf!r}")
-        if not isinstance(policy, Agent) or policy.needs_state:
-            name = getattr(policy, "name", policy)
-            raise ValueError(f"the rollout policy must be a fair agent, not {name!r}")
         super().__init__(rules, seed, sims=sims, max_rows=max_rows)
-        if policy.rules != self.rules:
-            raise ValueError(f"the rollout policy plays {policy.rules}, not {self.rules}")
-        self.policy = policy
+        self.policy = self._check_policy(policy)
         self.leaf = leaf
         self._leaf_fn = None if leaf is None else endgame_leaf(leaf, self.rules)
         self.name = f"policy-oracle(cheating):policy={policy.name},sims={self.sims},leaf={leaf}"
-
-    def _rollout_policy(self):
-        """Return the rollout policy: ``policy``'s action for the seat to act in every live game."""
-        from escoba_env.observation import action_masks, encode
-
-        def play(engine: EscobaEngine) -> np.ndarray:
-            live = np.flatnonzero(~engine.done)
-            actions = np.zeros(engine.num_games, np.int64)
-            if live.size:
-                seats = engine.to_act[live]
-                actions[live] = self.policy.act_batch(encode(engine, seats, live),
-                                                      action_masks(engine, seats, live))
-            return actions
-
-        return play

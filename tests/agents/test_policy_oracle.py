@@ -43,6 +43,19 @@ def _played_out(engine: EscobaEngine, game: int, card: int, option: int, policy)
     return float(points[me] - points[1 - me])
 
 
+def _other_hand_swapped(e: EscobaEngine) -> EscobaEngine:
+    """A copy of game 0 of ``e`` whose other hand is swapped with the next cards of the stock: the
+    mover's observation is unchanged, the deal is not."""
+    other = 1 - int(e.to_act[0])
+    swapped = take_games(e, np.array([0]), single_round=True)
+    hand = [c for c in range(40) if (int(swapped.hands[0, other]) >> c) & 1]
+    pos = int(swapped.stock_pos[0])
+    stock = [int(c) for c in swapped.deck[0, pos:pos + len(hand)]]
+    swapped.hands[0, other] = np.uint64(sum(1 << c for c in stock))
+    swapped.deck[0, pos:pos + len(hand)] = hand
+    return swapped
+
+
 @pytest.mark.parametrize("plays", [0, 7, 15])
 def test_each_move_is_valued_by_playing_it_out_in_the_true_deal(plays):
     e = _dealt(seed=21 + plays, plays=plays)
@@ -73,14 +86,7 @@ def test_its_values_see_the_hidden_cards():
     teacher = PolicyOracleAgent(ExpertAgent(Rules(), seed=0), Rules(), seed=0, leaf="none")
     teacher.act_batch(obs, masks, state=(e, g))
     first = teacher.last_move_values.copy()
-    other = 1 - int(e.to_act[0])
-    swapped = take_games(e, g, single_round=True)
-    # swap the other hand with the next cards of the stock: the mover's observation is unchanged
-    hand = [c for c in range(40) if (int(swapped.hands[0, other]) >> c) & 1]
-    pos = int(swapped.stock_pos[0])
-    stock = [int(c) for c in swapped.deck[0, pos:pos + len(hand)]]
-    swapped.hands[0, other] = np.uint64(sum(1 << c for c in stock))
-    swapped.deck[0, pos:pos + len(hand)] = hand
+    swapped = _other_hand_swapped(e)
     assert np.array_equal(encode(swapped, swapped.to_act, g), obs)
     teacher.act_batch(obs, masks, state=(swapped, g))
     assert not np.array_equal(first, teacher.last_move_values)
