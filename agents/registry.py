@@ -56,9 +56,10 @@ _SEARCH_PARAMS = {"sims": as_sims, "epsilon": float, "rollout": str, "threat": s
                   "max_rows": int}
 
 
-def _rollout_policy(cls: type[Agent]) -> Callable[..., Agent]:
-    """Return a factory of ``cls`` whose ``policy`` parameter (an agent spec) is built into that agent."""
-    def factory(rules: Rules | None = None, seed: int | None = None, policy: str | None = None,
+def _rollout_policy(cls: type[Agent], default: str | None = None) -> Callable[..., Agent]:
+    """Return a factory of ``cls`` whose ``policy`` parameter (an agent spec, ``default`` if not given)
+    is built into that agent."""
+    def factory(rules: Rules | None = None, seed: int | None = None, policy: str | None = default,
                 **params: Any) -> Agent:
         if policy is not None:
             params["policy"] = make_agent(policy, rules=rules, seed=seed)
@@ -74,15 +75,8 @@ register("search", _rollout_policy(SearchAgent), {**_SEARCH_PARAMS, "leaf": str,
 register("oracle", OracleAgent, _SEARCH_PARAMS,
          "CHEATING, upper-bound reference: the search seeing the other hands and the stock "
          "(needs the engine)")
-
-
-def _policy_oracle(rules: Rules | None = None, seed: int | None = None, policy: str = "neural-solo",
-                   **params: Any) -> Agent:
-    """Return the policy oracle whose rollouts ``policy`` (an agent spec) plays."""
-    return PolicyOracleAgent(make_agent(policy, rules=rules, seed=seed), rules=rules, seed=seed, **params)
-
-
-register("policy-oracle", _policy_oracle, {"policy": str, "sims": as_sims, "leaf": str, "max_rows": int},
+register("policy-oracle", _rollout_policy(PolicyOracleAgent, "neural-solo"),
+         {"policy": str, "sims": as_sims, "leaf": str, "max_rows": int},
          "CHEATING teacher for labels: each legal move played out in the true deal by policy (default "
          "neural-solo) for every seat, valued at the empty stock by leaf (net, exact or none; needs the "
          "engine)")

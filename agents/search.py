@@ -63,6 +63,7 @@ import numpy as np
 from escoba_env.capture import CARD_VALUES, FIFTEEN, half_keys, makes_fifteen, plain_summary
 from escoba_env.cards import JOKER_MASK, MAX_CARDS, NUM_CARDS, OROS, SEVENS, mask_values
 from escoba_env.engine import EscobaEngine, sample_actions
+from escoba_env.observation import action_masks, encode
 
 from .base import Agent
 from .expert import hold_probability
@@ -507,7 +508,6 @@ class SearchAgent(Agent):
         observation of the rollout's world)."""
         if self.policy is None:
             return self.rollout
-        from escoba_env.observation import action_masks, encode
 
         def play(engine: EscobaEngine) -> np.ndarray:
             live = np.flatnonzero(~engine.done)
@@ -560,8 +560,8 @@ class OracleAgent(SearchAgent):
 
     def __init__(self, rules=None, seed=None, sims: int = SearchAgent.DEFAULT_SIMS, epsilon: float = 0.0,
                  rollout: str = "greedy", max_rows: int = 200_000, threat: str = "count",
-                 horizon: int | None = None):
-        super().__init__(rules, seed, sims, epsilon, rollout, max_rows, threat, horizon)
+                 horizon: int | None = None, leaf: str | None = None, policy: Agent | None = None):
+        super().__init__(rules, seed, sims, epsilon, rollout, max_rows, threat, horizon, leaf, policy)
         self.name = f"oracle(cheating):sims={self.sims}"
 
     def _worlds(self, obs, counts, state, rows):
@@ -595,8 +595,7 @@ class PolicyOracleAgent(OracleAgent):
         leaf = None if leaf in (None, "none") else leaf
         if leaf not in LEAVES:
             raise ValueError(f"leaf must be one of exact, net, none; got {leaf!r}")
-        super().__init__(rules, seed, sims=sims, max_rows=max_rows)
-        self.policy = self._check_policy(policy)
-        self.leaf = leaf
-        self._leaf_fn = None if leaf is None else endgame_leaf(leaf, self.rules)
+        if policy is None:
+            raise ValueError("the policy oracle needs a rollout policy: a fair agent")
+        super().__init__(rules, seed, sims=sims, max_rows=max_rows, leaf=leaf, policy=policy)
         self.name = f"policy-oracle(cheating):policy={policy.name},sims={self.sims},leaf={leaf}"

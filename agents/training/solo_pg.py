@@ -322,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
             written = True
 
         def evaluate(it: int, t0: float) -> None:
-            v0, h0 = evaluate_vs(learner, start_eval, args.eval_pairs, args.eval_seed)
+            v0, h0 = evaluate_vs(learner, start, args.eval_pairs, args.eval_seed)
             v1, h1 = evaluate_vs(learner, expert, args.eval_pairs, args.eval_seed)
             curve.append({"iteration": it, "rounds": it * 2 * args.pairs, "vs_start": v0, "vs_start_ci": h0,
                           "vs_expert": v1, "vs_expert_ci": h1, "wall_s": time.perf_counter() - t0})
@@ -330,7 +330,6 @@ def main(argv: list[str] | None = None) -> int:
                   f"({2 * args.eval_pairs} rounds each)", flush=True)
             save()
 
-        start_eval = _frozen(start, "start")
         t0 = time.perf_counter()
         evaluate(0, t0)
         for it in range(1, args.iterations + 1):

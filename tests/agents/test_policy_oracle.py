@@ -97,6 +97,8 @@ def test_bad_teachers_are_refused():
         make_agent("policy-oracle:policy=oracle")
     with pytest.raises(ValueError, match="fair agent"):
         PolicyOracleAgent("expert", Rules())
+    with pytest.raises(ValueError, match="needs a rollout policy"):
+        PolicyOracleAgent(None, Rules())
     with pytest.raises(ValueError, match="plays"):
         PolicyOracleAgent(ExpertAgent(Rules(num_players=3)), Rules(), leaf="none")
     with pytest.raises(ValueError, match="leaf"):
@@ -111,6 +113,8 @@ def test_bad_teachers_are_refused():
 def test_labels_from_the_policy_oracle_come_with_its_values():
     teacher = make_agent("policy-oracle:policy=expert,leaf=net", seed=0)
     assert teacher.needs_state and "cheating" in teacher.name
+    # named by the policy's spec, not by the file a shipped name loads
+    assert make_agent("policy-oracle").name == "policy-oracle(cheating):policy=neural-solo,sims=1,leaf=net"
     d = collect_labels(teacher, [ExpertAgent(Rules(), seed=0)], Rules(), 200, num_games=32, seed=3,
                        follow=0.0, values=True)
     v = np.where(d["mask"] > 0, d["values"], -np.inf)
