@@ -1,4 +1,5 @@
-"""Pinned digests: the agents' moves, the league's shaping, the trainer's weights and a resumed run.
+"""Pinned digests: the agents' moves, the move networks' inputs, the league's shaping, the trainer's
+weights and a resumed run.
 
 Each digest is the SHA-256 of exact bytes (int64 actions, float32 features, float64 potentials)
 computed on the code before a refactor that must not change behaviour. A change of any bit of an
@@ -32,10 +33,11 @@ TABLES = {"2p": Rules(), "2p_jokers": Rules(jokers=2), "3p": Rules(num_players=3
           "2v2": Rules(num_players=4, partnerships=True)}
 AGENTS = {
     "2p": ["random", "greedy", "expert", "search:sims=40", "hybrid:sims=40", "endgame", "neural-2p",
-           "neural-2p-plain", "neural-solo"],
+           "neural-2p-plain", "neural-solo", "endgame:base=greedy"],
     "2p_jokers": ["greedy", "expert", "search:sims=40"],
-    "3p": ["greedy", "expert", "search:sims=40", "neural-3p"],
-    "2v2": ["greedy", "expert", "search:sims=40", "neural-2v2", "guided:sims=8"],
+    "3p": ["greedy", "expert", "search:sims=40", "neural-3p", "neural-3p-move", "strong-3p:sims=40"],
+    "2v2": ["greedy", "expert", "search:sims=40", "neural-2v2", "guided:sims=8", "neural-2v2-move",
+            "neural-2v2-move:symmetric=false", "strong-2v2:sims=40"],
 }
 
 
@@ -83,6 +85,7 @@ MOVES = {
     ('2p', 'neural-2p'): 'e1e3664c3102da29',
     ('2p', 'neural-2p-plain'): '824cb87e7e50f10a',
     ('2p', 'neural-solo'): '2082ca67d075cc8d',
+    ('2p', 'endgame:base=greedy'): 'e8f72ac0014c00e4',
     ('2p_jokers', 'greedy'): '806f4b7610ac3030',
     ('2p_jokers', 'expert'): '4f3aff09c154fd3b',
     ('2p_jokers', 'search:sims=40'): '9a19a353c8694184',
@@ -90,11 +93,16 @@ MOVES = {
     ('3p', 'expert'): '2263cf273b9dd4e6',
     ('3p', 'search:sims=40'): '73bbfa0bbddf80bc',
     ('3p', 'neural-3p'): 'c2099de907139891',
+    ('3p', 'neural-3p-move'): 'c6ab302b56015870',
+    ('3p', 'strong-3p:sims=40'): '73bbfa0bbddf80bc',
     ('2v2', 'greedy'): '17a88560a261fbaa',
     ('2v2', 'expert'): 'fdae212fe055a2e7',
     ('2v2', 'search:sims=40'): 'd8d4c2b56025232a',
     ('2v2', 'neural-2v2'): '46d16e95b680a3c6',
     ('2v2', 'guided:sims=8'): 'a04903f5ca4ffca4',
+    ('2v2', 'neural-2v2-move'): '58bedf0d7b9e4f6d',
+    ('2v2', 'neural-2v2-move:symmetric=false'): 'd63cbf2693c2d882',
+    ('2v2', 'strong-2v2:sims=40'): 'd8d4c2b56025232a',
 }
 
 
@@ -122,6 +130,43 @@ def test_move_features_are_pinned(boards, table):
 
     obs, _ = boards[table]
     assert sha(move_features(obs[:200], TABLES[table])) == TABLE_DIGESTS[table][0]
+
+
+MOVE_INPUTS = {  # the move networks' inputs of the first 300 positions (2p: of its midgame or endgame rows)
+    ("2p", "endgame"): "13efd022b2d237df",
+    ("2p", "midgame"): "3f4fd0e3cdad6300",
+    ("2p", "midgame-answers"): "200885dfaa681b4b",
+    ("3p", "table"): "308e23d40ca883fa",
+    ("3p", "last-answers"): "55dab2ec1de73043",
+    ("2v2", "table"): "2ef46dcf151f6aca",
+    ("2v2", "last-answers"): "9073416bb2561025",
+}
+
+
+def move_inputs(kind: str, obs: np.ndarray, masks: np.ndarray, rules: Rules) -> tuple[np.ndarray, ...]:
+    """Return the arrays of ``kind``'s move inputs of the positions: inputs, member, and the moves."""
+    from agents.endgame import endgame_rows
+    from agents.solo import endgame_inputs, midgame_inputs
+    from agents.tablenet import table_inputs
+
+    if kind == "endgame" or kind.startswith("midgame"):
+        rows = endgame_rows(obs, rules) == (kind == "endgame")
+        obs, masks = obs[rows], masks[rows]
+    obs, masks = obs[:300], masks[:300]
+    if kind == "endgame":
+        moves, x, member = endgame_inputs(obs, rules, masks)
+    elif kind.startswith("midgame"):
+        inputs = "answers" if kind.endswith("answers") else "plain"
+        moves, x, member = midgame_inputs(obs, rules, masks, inputs=inputs)
+    else:
+        moves, x, member = table_inputs(obs, rules, masks, answers=kind.endswith("answers"))
+    return x, member, moves.row, moves.card, moves.option, moves.start
+
+
+@pytest.mark.parametrize("table,kind", list(MOVE_INPUTS))
+def test_move_network_inputs_are_pinned(boards, table, kind):
+    obs, masks = boards[table]
+    assert sha(*move_inputs(kind, obs, masks, TABLES[table])) == MOVE_INPUTS[table, kind]
 
 
 @pytest.mark.parametrize("table", list(TABLES))
