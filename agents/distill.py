@@ -10,7 +10,7 @@ decision), too slow to query during training, so its choices are collected once,
    ``greedy``), so the positions look like the ones the learner meets;
 2. every decision with more than one legal action is shown to the teacher (batched ``act_batch``;
    the teacher only sees the observation, like any fair agent, unless it declares ``needs_state``:
-   a cheating label teacher such as ``policy-oracle`` also gets the true engine state); its action
+   a cheating label teacher such as ``oracle`` also gets the true engine state); its action
    is the label;
 3. with probability ``follow`` the teacher's action is also the one played (DAgger-style mixing,
    so positions after strong moves are visited too).

@@ -1,10 +1,9 @@
 """The shipped agents' names and each table's default opponent (``agents.shipped`` holds the tables).
 
 Imported by the ``agents`` package, this module registers ``neural-2p`` (and its alias ``neural``),
-``neural-2p-plain``, ``neural-solo``, ``neural-2v2``, ``neural-3p``, ``neural-2v2-move`` and
-``neural-3p-move`` (and their first weights, ``neural-2v2-move-v1`` and ``neural-3p-move-v1``),
-``strong-2v2`` and ``strong-3p`` with ``agents.registry``. ``default_opponent(rules)`` is the opponent
-the terminal game and the web arena give a table.
+``neural-2p-plain``, ``neural-solo``, ``neural-2v2``, ``neural-3p``, ``neural-2v2-move``,
+``neural-3p-move``, ``strong-2v2`` and ``strong-3p`` with ``agents.registry``.
+``default_opponent(rules)`` is the opponent the terminal game and the web arena give a table.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from .hybrid import HybridAgent
 from .registry import checkpoint_agent, make_agent, register
 from .shipped import (
     DEFAULT_OPPONENTS,
-    EARLIER_CHECKPOINTS,
     FALLBACK_OPPONENT,
     MOVE_CHECKPOINTS,
     PLAIN_CHECKPOINT,
@@ -97,16 +95,10 @@ _MOVE_PARAMS = {**_NET_PARAMS, "symmetric": as_bool}
 register("neural-2v2-move", _network(MOVE_CHECKPOINTS[4, True]), _MOVE_PARAMS,
          "network-only 2v2 agent: one move network scores each legal move from the position it leaves, "
          "fitted to the search's move values (agents/tablenet.py, agents/pretrained/escoba_2v2_move.pt)")
-register("neural-2v2-move-v1", _network(EARLIER_CHECKPOINTS["neural-2v2-move-v1"]), _MOVE_PARAMS,
-         "the first weights of neural-2v2-move (one move network, no DAgger round, no last-deal network), "
-         "kept for the figures measured with them (agents/pretrained/escoba_2v2_move_v1.pt)")
 register("neural-3p-move", _network(MOVE_CHECKPOINTS[3, False]), _MOVE_PARAMS,
          "network-only 3-player agent: one move network scores each legal move from the position it "
          "leaves, fitted to the search's move values, and a last-deal network plays once the stock is empty "
          "(agents/tablenet.py, agents/pretrained/escoba_3p_move.pt)")
-register("neural-3p-move-v1", _network(EARLIER_CHECKPOINTS["neural-3p-move-v1"]), _MOVE_PARAMS,
-         "the first weights of neural-3p-move (one move network, no last-deal network), kept for the "
-         "figures measured with them (agents/pretrained/escoba_3p_move_v1.pt)")
 for (_players, _teams), _name in STRONG_AGENTS.items():
     register(_name, _strong(_players, _teams), {"sims": as_sims},
              f"the strongest agent of {table_name(_players, _teams)} (beats expert): search with 1,000 "

@@ -23,9 +23,8 @@ from .base import Agent, RandomAgent
 from .endgame import EndgameAgent
 from .expert import ExpertAgent
 from .greedy import GreedyAgent
-from .guided import GuidedSearchAgent
 from .hybrid import HybridAgent
-from .search import OracleAgent, PolicyOracleAgent, SearchAgent
+from .search import OracleAgent, SearchAgent
 from .spec_values import as_bool, as_sims, optional_int
 
 
@@ -75,11 +74,6 @@ register("search", _rollout_policy(SearchAgent), {**_SEARCH_PARAMS, "leaf": str,
 register("oracle", OracleAgent, _SEARCH_PARAMS,
          "CHEATING, upper-bound reference: the search seeing the other hands and the stock "
          "(needs the engine)")
-register("policy-oracle", _rollout_policy(PolicyOracleAgent, "neural-solo"),
-         {"policy": str, "sims": as_sims, "leaf": str, "max_rows": int},
-         "CHEATING teacher for labels: each legal move played out in the true deal by policy (default "
-         "neural-solo) for every seat, valued at the empty stock by leaf (net, exact or none; needs the "
-         "engine)")
 
 
 def _endgame(rules: Rules | None = None, seed: int | None = None, base: str = "expert") -> Agent:
@@ -97,9 +91,6 @@ register("endgame", _endgame, {"base": str},
 register("hybrid", _rollout_policy(HybridAgent), {"sims": as_sims, "leaf": str, "policy": str},
          "search (sims rollouts, default 1000) while the stock lasts, the exact 2-player endgame after it: "
          "the strongest agent under 50 ms a move")
-register("guided", GuidedSearchAgent, {"sims": as_sims, "net_steps": int, "threat": str,
-                                       "horizon": optional_int, "checkpoint": str},
-         "search whose rollouts the table's shipped network plays (2v2, 3 players; default 200 sims)")
 
 
 def checkpoint_agent(path: str | None = None, rules: Rules | None = None, seed: int | None = None,

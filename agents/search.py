@@ -45,11 +45,6 @@ engine batch, a memory bound).
 engine state, so it sees the other hands and the stock order. It is an upper-bound reference,
 never a fair opponent. It declares ``needs_state = True`` and must be given
 ``state=(engine, games)`` (the true engine and the game slot of each observation row).
-
-**policy-oracle** (``PolicyOracleAgent``): CHEATING too, a label teacher: each legal move is played
-out once from the true state by a fair agent (``policy``) for every seat, and valued at the empty
-stock by ``leaf``. Its labels average, over the deals an observation allows, to that policy's own
-move values (approximate policy iteration; ``agents.distill --teacher policy-oracle --values``).
 """
 
 from __future__ import annotations
@@ -572,30 +567,3 @@ class OracleAgent(SearchAgent):
         idx = np.repeat(games, counts)
         e = take_games(engine, idx, single_round=True)
         return e, engine.to_act[idx]
-
-
-class PolicyOracleAgent(OracleAgent):
-    """CHEATING teacher for labels: every legal move played out in the true deal by ``policy``.
-
-    Each move is followed, from a copy of the true engine state (``state=(engine, games)``, as the
-    oracle), by ``policy`` (a fair agent; in the registry ``policy=SPEC``, default ``neural-solo``)
-    playing every seat from its own observation, until the stock runs out; there ``leaf``
-    (``"net"``, default: ``neural-solo``'s endgame network; ``"exact"``: the solver; ``"none"``: play
-    on to the end) values the rest of the round. With a deterministic policy one rollout per move
-    (``sims=1``, the default) is exact for the true deal, so a move's value is what it is worth
-    against that policy in that deal: labels whose average over the deals an observation allows is
-    the policy's own move value (its Q), the teacher of approximate policy iteration
-    (``agents.distill --teacher policy-oracle --values``). Never a fair opponent.
-    """
-
-    name = "policy-oracle"
-
-    def __init__(self, policy: Agent, rules=None, seed=None, sims: int = 1, leaf: str | None = "net",
-                 max_rows: int = 200_000):
-        leaf = None if leaf in (None, "none") else leaf
-        if leaf not in LEAVES:
-            raise ValueError(f"leaf must be one of exact, net, none; got {leaf!r}")
-        if policy is None:
-            raise ValueError("the policy oracle needs a rollout policy: a fair agent")
-        super().__init__(rules, seed, sims=sims, max_rows=max_rows, leaf=leaf, policy=policy)
-        self.name = f"policy-oracle(cheating):policy={policy.name},sims={self.sims},leaf={leaf}"

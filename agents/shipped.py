@@ -27,11 +27,6 @@ MOVE_CHECKPOINTS = {(3, False): "agents/pretrained/escoba_3p_move.pt",
 one network scoring every legal move, fitted to the search's per-move values; it beats ``expert``
 where the PPO networks of ``SHIPPED_CHECKPOINTS`` do not. Both files also hold a last-deal network that
 plays once the stock is empty (``agents.tablenet``)."""
-EARLIER_CHECKPOINTS = {"neural-2v2-move-v1": "agents/pretrained/escoba_2v2_move_v1.pt",
-                       "neural-3p-move-v1": "agents/pretrained/escoba_3p_move_v1.pt"}
-"""Earlier weights of a shipped name, kept under a name of their own so that the figures measured with
-them still rerun: ``neural-2v2-move-v1`` is ``neural-2v2-move`` before its DAgger round and last-deal
-network, ``neural-3p-move-v1`` is ``neural-3p-move`` before its last-deal network (both 2026-12-05)."""
 DEFAULT_OPPONENT_TABLES = ((2, False),)
 """Tables whose shipped network is the terminal game's default opponent (it beats ``expert`` there).
 At 2v2 and 3 players the move networks beat ``expert`` but lose to the strong search, so those

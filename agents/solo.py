@@ -12,17 +12,16 @@ The midgame net's inputs per move (``midgame_inputs``, ``MIDGAME_INPUTS``) are t
 net below with the unseen cards (the other hand and the stock together, which the observer cannot
 tell apart) in place of the other hand, the other hand's size / 3 and the stock's size / 30, and,
 in place of the other hand's replies and card slots, what the unseen cards can answer on the table
-left (``_hidden_replies``: the share of them that capture and that sweep, the chance that a hand of
+left (``hidden_replies``: the share of them that capture and that sweep, the chance that a hand of
 the other hand's size drawn from them holds at least one of each, and the most cards, oros,
 sevens and velo one of them could take). It predicts the round's point difference after the move
 as ``search`` estimates it (mean greedy-rollout values over sampled deals of the unseen cards),
 learnt by regression from ``python -m agents.distill --teacher search --values`` labels
 (``agents.training.solo_fit --phase midgame``).
-A midgame network may read one of two larger input sets instead (``MIDGAME_SETS``; the checkpoint's
+A midgame network may read a larger input set instead (``MIDGAME_SETS``; the checkpoint's
 ``midgame_inputs`` names it): ``"answers"`` adds what each unseen card would take on the table the
-move leaves (``answer_blocks``), and ``"playout"`` adds to those, for each unseen card played there as
-the ``greedy`` agent would play it, what the observer's remaining hand could then take
-(``counter_blocks``).
+move leaves (``agents.move_inputs.answer_blocks``). The per-move inputs both phases share with the
+larger tables' move networks are in ``agents.move_inputs``.
 
 The endgame net's inputs per move (``endgame_inputs``, ``ENDGAME_INPUTS``; all read from the
 observation, and only ever computed at an empty stock, where the unseen cards *are* the other
@@ -58,25 +57,24 @@ import numpy as np
 import torch
 from torch import nn
 
-from escoba_env.capture import option_summary
-from escoba_env.cards import OROS, SEVENS, VELO, mask_values
 from escoba_env.observation import PLANE
 from escoba_env.rules import Rules
 
 from .base import Agent
 from .endgame import endgame_rows
-from .expert import hold_probability
-from .greedy import GREEDY_WEIGHTS
-from .moves import (
-    Moves,
-    best_per_row,
-    bit,
-    card_weights,
-    enumerate_moves,
-    masks_to_uint64,
-    move_actions,
-    subset_options,
+from .move_inputs import (
+    ANSWER_BLOCKS,
+    SLOT,
+    answer_blocks,
+    card_answers,
+    card_bits,
+    card_slots,
+    hidden_replies,
+    most_taken,
+    pile_shares,
+    positions_after_moves,
 )
+from .moves import Moves, best_per_row, move_actions
 from .neural import (
     NeuralAgent,
     build_net,
@@ -85,14 +83,9 @@ from .neural import (
     checkpoint_dict,
     load_checkpoint,
 )
-from .worlds import obs_layout, observation_masks, observation_scalars
+from .worlds import obs_layout
 
-_ONE = np.uint64(1)
-_ZERO = np.uint64(0)
-_CARD_BITS = np.arange(40, dtype=np.uint64)
 _BIT_BLOCKS = ("hand_after", "other_hand", "table_after", "card", "captured")
-_SLOT = ("present", "value", "oro", "seven", "captures", "sweeps", "options", "takes_cards", "takes_oros",
-         "takes_sevens", "takes_velo", "surely_takes")
 _SCALARS = ("my_cards", "my_oros", "my_sevens", "my_velo", "other_cards", "other_oros", "other_sevens",
             "other_velo", "escoba_diff", "last_me", "last_other", "escoba", "discard", "my_hand_size",
             "other_hand_size", "live_cards", "live_oros", "live_sevens", "live_velo",
@@ -100,7 +93,7 @@ _SCALARS = ("my_cards", "my_oros", "my_sevens", "my_velo", "other_cards", "other
               for cat in ("cards", "oros", "sevens", "velo")),
             "reply_captures", "reply_sweeps", "reply_cards", "reply_oros", "reply_sevens", "reply_velo",
             *(f"{who}_card{i}_{what}" for who in ("other", "my") for i in range(3)
-              for what in _SLOT))
+              for what in SLOT))
 # A category's point needs strictly more than half of it (cards 21 of 40, oros 6 of 10, sevens 3 of 4,
 # the velo): "has" = already in the pile, "can" = still reachable with every card in play.
 _NEED = np.array([21, 6, 3, 1], np.float32)
@@ -114,89 +107,29 @@ _MID_SCALARS = ("my_cards", "my_oros", "my_sevens", "my_velo", "other_cards", "o
                   for cat in ("cards", "oros", "sevens", "velo")),
                 "unseen_capture_share", "unseen_sweep_share", "p_other_captures", "p_other_sweeps",
                 "reply_cards", "reply_oros", "reply_sevens", "reply_velo",
-                *(f"my_card{i}_{what}" for i in range(3) for what in _SLOT))
+                *(f"my_card{i}_{what}" for i in range(3) for what in SLOT))
 MIDGAME_INPUTS = tuple(f"{b}[{c}]" for b in ("hand_after", "unseen", "table_after", "card", "captured")
                        for c in range(40)) + _MID_SCALARS
 """The midgame net's inputs per move (``midgame_inputs``), in order: five 40-card blocks, then the scalars."""
-ANSWER_BLOCKS = ("answer_cards", "answer_sweeps", "answer_oros", "answer_sevens_velo")
-"""The four 40-card blocks of the *answer inputs* (``answer_blocks``): what each unseen card would take."""
 MIDGAME_ANSWER_INPUTS = (MIDGAME_INPUTS[:200] + tuple(f"{b}[{c}]" for b in ANSWER_BLOCKS for c in range(40))
                          + MIDGAME_INPUTS[200:])
 """The midgame net's inputs with the answer inputs (``midgame_inputs(..., inputs="answers")``): the five
 40-card blocks of ``MIDGAME_INPUTS``, the four ``ANSWER_BLOCKS``, then its scalars."""
-COUNTER_BLOCKS = ("counter_cards", "counter_sweeps", "counter_points")
-"""The three 40-card blocks of the *counter inputs* (``counter_blocks``): for each unseen card, what
-the observer's remaining hand could take after a seat played it greedily on the table the move leaves."""
-MIDGAME_PLAYOUT_INPUTS = (MIDGAME_ANSWER_INPUTS[:360]
-                          + tuple(f"{b}[{c}]" for b in COUNTER_BLOCKS for c in range(40))
-                          + MIDGAME_ANSWER_INPUTS[360:])
-"""The midgame net's inputs with the answer and the counter inputs (``midgame_inputs(...,
-inputs="playout")``): the nine 40-card blocks of ``MIDGAME_ANSWER_INPUTS``, the three
-``COUNTER_BLOCKS``, then its scalars."""
-MIDGAME_SETS = ("plain", "answers", "playout")
+MIDGAME_SETS = ("plain", "answers")
 """The input sets a midgame network may read (a checkpoint's ``midgame_inputs``; absent: ``"plain"``)."""
-_MIDGAME_NAMES = {"plain": MIDGAME_INPUTS, "answers": MIDGAME_ANSWER_INPUTS,
-                  "playout": MIDGAME_PLAYOUT_INPUTS}
-
-
-def _bits(masks: np.ndarray) -> np.ndarray:
-    """Return float32 (M, 40) 0/1 planes of uint64 card masks."""
-    return ((masks[:, None] >> _CARD_BITS[None, :]) & _ONE).astype(np.float32)
-
-
-def _pile(masks: np.ndarray) -> np.ndarray:
-    """Return float32 (M, 4): cards / 40, oros / 10, sevens / 4, velo of capture piles."""
-    return np.stack([np.bitwise_count(masks) / 40.0, np.bitwise_count(masks & np.uint64(OROS)) / 10.0,
-                     np.bitwise_count(masks & np.uint64(SEVENS)) / 4.0,
-                     (masks & np.uint64(1 << VELO)) != 0], axis=1).astype(np.float32)
-
-
-def _answers(hands: np.ndarray, tables: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Return, for every card of every hand, ``(row, captures, sweeps, pile)``: its hand's row, whether
-    it can capture on that row's table, whether it sweeps it, and the ``_pile`` of its own card plus
-    every card in any of its options (an upper bound of what it takes)."""
-    r, c = np.nonzero(_bits(hands))
-    count, union, _ = option_summary(tables[r], 15 - (c // 4 + 1))
-    sweep = (count > 0) & (mask_values(tables[r]) + c // 4 + 1 == 15)
-    return r, count > 0, sweep, _pile(np.where(count > 0, union | bit(c), _ZERO))
-
-
-def _most_taken(out: np.ndarray, r: np.ndarray, pile: np.ndarray) -> None:
-    """Write into ``out`` (M, 4) the most cards, oros, sevens and velo one card of each row takes."""
-    for j in range(4):
-        np.maximum.at(out[:, j], r, pile[:, j])
+_MIDGAME_NAMES = {"plain": MIDGAME_INPUTS, "answers": MIDGAME_ANSWER_INPUTS}
 
 
 def _replies(hands: np.ndarray, tables: np.ndarray) -> np.ndarray:
     """Return float32 (M, 6) of what a hand can answer on each table left: how many of its cards
     capture / 3, whether one sweeps, and the most cards / 40, oros / 10, sevens / 4 and velo one
-    card could take (``_answers``)."""
-    r, caps, sweep, pile = _answers(hands, tables)
+    card could take (``card_answers``)."""
+    r, caps, sweep, pile = card_answers(hands, tables)
     out = np.zeros((len(hands), 6), np.float32)
     np.add.at(out[:, 0], r, caps / 3.0)
     np.maximum.at(out[:, 1], r, sweep.astype(np.float32))
-    _most_taken(out[:, 2:], r, pile)
+    most_taken(out[:, 2:], r, pile)
     return out
-
-
-def _slots(hands: np.ndarray, tables: np.ndarray) -> np.ndarray:
-    """Return float32 (M, 3 * len(_SLOT)): for each card of the hand (up to 3, by id), what it is and
-    what it can take from the table (``_SLOT``: value / 10, oro, seven, whether it captures or
-    sweeps, its option count / 4, the cards / 10, oros / 4, sevens / 4 and velo of the union of its
-    options, the cards / 10 in all of them)."""
-    m = len(hands)
-    r, c = np.nonzero(_bits(hands))
-    slot = np.arange(len(r)) - np.searchsorted(r, r)  # rank of the card in its hand
-    keep = slot < 3
-    r, c, slot = r[keep], c[keep], slot[keep]
-    count, union, inter = option_summary(tables[r], 15 - (c // 4 + 1))
-    sweep = (count > 0) & (mask_values(tables[r]) + c // 4 + 1 == 15)
-    pile = _pile(union) * np.array([4.0, 2.5, 1.0, 1.0], np.float32)  # cards / 10, oros / 4
-    f = np.column_stack([np.ones(len(r)), (c // 4 + 1) / 10.0, c % 4 == 0, c // 4 == 6, count > 0, sweep,
-                         np.minimum(count, 4) / 4.0, pile, np.bitwise_count(inter) / 10.0]).astype(np.float32)
-    out = np.zeros((m, 3, len(_SLOT)), np.float32)
-    out[r, slot] = f
-    return out.reshape(m, 3 * len(_SLOT))
 
 
 def check_endgame_rules(rules: Rules) -> None:
@@ -240,47 +173,13 @@ def endgame_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray) -> tuple[Mo
     a = _after_moves(obs, rules, masks)
     other, hand_after, table_after = a["unseen"], a["hand_after"], a["table_after"]
     n_other = np.bitwise_count(other).astype(np.float32) / 3.0
-    live = _pile(hand_after | other | table_after)
+    live = pile_shares(hand_after | other | table_after)
     scal = np.column_stack([*_common_scalars(a), n_other, *_category_flags(a, live),
-                            _replies(other, table_after), _slots(other, table_after),
-                            _slots(hand_after, table_after)]).astype(np.float32)
-    x = np.concatenate([_bits(hand_after), _bits(other), _bits(table_after), _bits(a["card_bit"]),
-                        _bits(a["captured"]), scal], axis=1)
+                            _replies(other, table_after), card_slots(other, table_after),
+                            card_slots(hand_after, table_after)]).astype(np.float32)
+    blocks = [card_bits(m) for m in (hand_after, other, table_after, a["card_bit"], a["captured"])]
+    x = np.concatenate([*blocks, scal], axis=1)
     return a["moves"], x, a["member"]
-
-
-def positions_after_moves(obs: np.ndarray, rules: Rules, masks: np.ndarray) -> dict[str, Any]:
-    """Return every legal move of observations of the seat to act and the position each leaves.
-
-    The part of the move networks' inputs that every table shares (``neural-solo`` here, the
-    3-player and 2v2 move networks in ``agents.tablenet``), batched over all rows and moves. Per
-    move (arrays of length M): ``planes`` and ``scalars`` of its row (``observation_masks``,
-    ``observation_scalars``), card masks ``hand_after``, ``table_after``, ``captured``,
-    ``card_bit`` and the observer's ``unseen`` cards, ``took`` and ``escoba``, ``last`` (the seat
-    that captured last after it, relative to the observer; -1 nobody), and ``member``, bool (M, 40):
-    the actions the move can start with (its card, or during a capture choice the legal table cards
-    of its option); ``moves``, the ``agents.moves.Moves``.
-    """
-    obs = np.asarray(obs, np.float32)
-    if obs.ndim != 2 or obs.shape[1] != obs_layout(rules).size:
-        raise ValueError(f"observations must have shape (K, {obs_layout(rules).size}), got {obs.shape}")
-    planes = observation_masks(obs, rules)
-    sc = observation_scalars(obs, rules, planes)
-    moves = enumerate_moves(obs, rules, planes)
-    r, card, opt = moves.row, moves.card, moves.option
-    p = planes[r]
-    scalars = {k: v[r] for k, v in sc.items()}
-    hand, table = p[:, PLANE["hand"]], p[:, PLANE["table"]]
-    cbit = bit(card)
-    took = opt != _ZERO
-    table_after = np.where(took, table & ~opt, table | cbit)
-    legal = masks_to_uint64(np.asarray(masks))[r]
-    return {"moves": moves, "planes": p, "scalars": scalars,
-            "member": _bits(np.where(scalars["capture_phase"], opt & legal, cbit)) > 0,
-            "hand_after": hand & ~cbit, "table_after": table_after,
-            "captured": np.where(took, opt | cbit, _ZERO), "card_bit": cbit, "unseen": p[:, PLANE["unseen"]],
-            "took": took, "escoba": took & (table_after == _ZERO),
-            "last": np.where(took, 0, scalars["last_capturer"])}
 
 
 def _after_moves(obs: np.ndarray, rules: Rules, masks: np.ndarray) -> dict[str, Any]:
@@ -299,89 +198,15 @@ def _common_scalars(a: dict[str, Any]) -> list[np.ndarray]:
     """Return the scalars both phases share: the piles, escoba difference, last capturer, sweep,
     discard, the observer's hand size / 3 after the move (the live cards' counts come after)."""
     n_hand = np.bitwise_count(a["hand_after"]).astype(np.float32) / 3.0
-    return [_pile(a["my_pile"]), _pile(a["other_pile"]), a["escoba_diff"], a["last"] == 0, a["last"] == 1,
-            a["escoba"], ~a["took"], n_hand]
+    return [pile_shares(a["my_pile"]), pile_shares(a["other_pile"]), a["escoba_diff"], a["last"] == 0,
+            a["last"] == 1, a["escoba"], ~a["took"], n_hand]
 
 
 def _category_flags(a: dict[str, Any], live: np.ndarray) -> list[np.ndarray]:
     """Return the live cards' counts and, per side and category, whether its point is won / reachable."""
-    my_n, other_n, live_n = _pile(a["my_pile"]) * _SIZE, _pile(a["other_pile"]) * _SIZE, live * _SIZE
+    my_n, other_n = pile_shares(a["my_pile"]) * _SIZE, pile_shares(a["other_pile"]) * _SIZE
+    live_n = live * _SIZE
     return [live, my_n >= _NEED, my_n + live_n >= _NEED, other_n >= _NEED, other_n + live_n >= _NEED]
-
-
-def _hidden_replies(unseen: np.ndarray, other_hand: np.ndarray, tables: np.ndarray) -> np.ndarray:
-    """Return float32 (M, 8) of what the unseen cards can answer on each table left, for a hand of
-    ``other_hand`` cards drawn from them: the share of unseen cards that capture and that sweep,
-    the chance the hand holds at least one of each, and the most cards / 40, oros / 10, sevens / 4
-    and velo one unseen card could take (``_answers``)."""
-    m = len(unseen)
-    r, caps, sweep, pile = _answers(unseen, tables)
-    n = np.maximum(np.bitwise_count(unseen).astype(np.float64), 1.0)
-    out = np.zeros((m, 8), np.float32)
-    for j, flag in enumerate((caps, sweep)):
-        k = np.bincount(r, weights=flag, minlength=m)
-        out[:, j] = k / n
-        out[:, 2 + j] = hold_probability(n, k, other_hand)
-    _most_taken(out[:, 4:], r, pile)
-    return out
-
-
-def answer_blocks(unseen: np.ndarray, tables: np.ndarray) -> np.ndarray:
-    """Return float32 (M, 160), the four ``ANSWER_BLOCKS`` of each move: for every unseen card (by id),
-    what it would take if a seat played it on the table the move leaves (``_answers``): the cards /
-    10, whether it sweeps, the oros / 4, and sevens / 4 plus the velo of the union of its options and
-    itself; zeros for a card that captures nothing or is not unseen."""
-    m = len(unseen)
-    r, c = np.nonzero(_bits(unseen))
-    _, _, sweep, pile = _answers(unseen, tables)  # the same (row, card) order
-    blocks = np.zeros((m, 4, 40), np.float32)
-    blocks[r, 0, c] = pile[:, 0] * 4.0
-    blocks[r, 1, c] = sweep
-    blocks[r, 2, c] = pile[:, 1] * 2.5
-    blocks[r, 3, c] = pile[:, 2] + pile[:, 3]
-    return blocks.reshape(m, 160)
-
-
-def greedy_replies(tables: np.ndarray, cards: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``(table_after, took)`` of ``cards[i]`` played on ``tables[i]`` (standard rules) as the
-    ``greedy`` agent would play it with that card: the capture option of the highest
-    ``GreedyAgent.move_scores`` score (ties to more cards taken, then to the lowest option, as
-    ``capture_options`` orders them), or a discard when the card has no option."""
-    cbit = bit(cards)
-    count, union, _ = option_summary(tables, 15 - (cards // 4 + 1))
-    taken = np.where(count > 0, union, _ZERO)  # one option: the union is it
-    multi = np.flatnonzero(count >= 2)
-    if multi.size:
-        pair, opt = subset_options(tables[multi], cards[multi], union[multi])
-        w = GREEDY_WEIGHTS
-        took = opt | cbit[multi][pair]
-        # the greedy agent's score of a capture (the same float operations, so the same ties)
-        score = 10.0 + (w["escoba"] * ((tables[multi][pair] & ~opt) == _ZERO)
-                        + card_weights(took, w["velo"], w["seven"], w["oro"], w["card"]))
-        order = np.lexsort((-np.bitwise_count(took).astype(np.float64), -score, pair))  # stable
-        first = order[np.r_[True, pair[order][1:] != pair[order][:-1]]]
-        taken[multi[pair[first]]] = opt[first]
-    took = count > 0
-    return np.where(took, tables & ~taken, tables | cbit), took
-
-
-def counter_blocks(unseen: np.ndarray, hands: np.ndarray, tables: np.ndarray) -> np.ndarray:
-    """Return float32 (M, 120), the three ``COUNTER_BLOCKS`` of each move: for every unseen card (by
-    id), played greedily (``greedy_replies``) on the table the move leaves, what the best card of
-    the observer's remaining hand ``hands`` could then take (``_answers``): the most cards / 10,
-    whether one sweeps, and the most oros / 4 + sevens / 4 + velo; zeros for a card that is not
-    unseen, and where the hand is empty or no card of it captures."""
-    m = len(unseen)
-    r, u = np.nonzero(_bits(unseen))
-    table2, _ = greedy_replies(tables[r], u.astype(np.int64))
-    p, _, sweep, pile = _answers(hands[r], table2)  # p: the (row, unseen card) pair of each hand card
-    best = np.zeros((len(r), 3), np.float32)
-    np.maximum.at(best[:, 0], p, pile[:, 0] * 4.0)
-    np.maximum.at(best[:, 1], p, sweep.astype(np.float32))
-    np.maximum.at(best[:, 2], p, pile[:, 1] * 2.5 + pile[:, 2] + pile[:, 3])
-    blocks = np.zeros((m, 3, 40), np.float32)
-    blocks[r, :, u] = best
-    return blocks.reshape(m, 120)
 
 
 def midgame_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray, inputs: str = "plain"
@@ -390,11 +215,10 @@ def midgame_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray, inputs: str
 
     Like ``endgame_inputs`` (module doc), but the observer's unseen cards (the other hand and the
     stock together) replace the other hand, with the other hand's size / 3, the stock's size / 30
-    and ``_hidden_replies`` in place of the other hand's replies and card slots
-    (``MIDGAME_INPUTS``). ``inputs`` (``MIDGAME_SETS``): ``"answers"``, the four ``answer_blocks``
-    follow the five card blocks (``MIDGAME_ANSWER_INPUTS``); ``"playout"``, the three
-    ``counter_blocks`` follow those (``MIDGAME_PLAYOUT_INPUTS``). Raises ValueError for endgame
-    positions, other rules or an unknown input set.
+    and ``hidden_replies`` in place of the other hand's replies and card slots
+    (``MIDGAME_INPUTS``). ``inputs`` (``MIDGAME_SETS``): ``"answers"``, the four
+    ``agents.move_inputs.answer_blocks`` follow the five card blocks (``MIDGAME_ANSWER_INPUTS``).
+    Raises ValueError for endgame positions, other rules or an unknown input set.
     """
     check_endgame_rules(rules)
     midgame_input_names(inputs)
@@ -403,15 +227,13 @@ def midgame_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray, inputs: str
         raise ValueError("midgame_inputs needs 2-player observations with cards left in the stock")
     a = _after_moves(obs, rules, masks)
     unseen, hand_after, table_after = a["unseen"], a["hand_after"], a["table_after"]
-    live = _pile(hand_after | unseen | table_after)
+    live = pile_shares(hand_after | unseen | table_after)
     scal = np.column_stack([*_common_scalars(a), a["other_hand"] / 3.0, a["stock"] / 30.0,
-                            *_category_flags(a, live), _hidden_replies(unseen, a["other_hand"], table_after),
-                            _slots(hand_after, table_after)]).astype(np.float32)
-    blocks = [_bits(m) for m in (hand_after, unseen, table_after, a["card_bit"], a["captured"])]
+                            *_category_flags(a, live), hidden_replies(unseen, a["other_hand"], table_after),
+                            card_slots(hand_after, table_after)]).astype(np.float32)
+    blocks = [card_bits(m) for m in (hand_after, unseen, table_after, a["card_bit"], a["captured"])]
     if inputs != "plain":
         blocks.append(answer_blocks(unseen, table_after))
-    if inputs == "playout":
-        blocks.append(counter_blocks(unseen, hand_after, table_after))
     return a["moves"], np.concatenate([*blocks, scal], axis=1), a["member"]
 
 
@@ -509,7 +331,7 @@ class SoloAgent(Agent):
         check_endgame_rules(rules)
         if plain.rules != rules:
             raise ValueError(f"the plain network plays {plain.rules}, not {rules}")
-        need = len(midgame_input_names(midgame_inputs))
+        need = len(self.midgame_names(midgame_inputs))
         if midgame is not None and midgame.net_config()["inputs"] != need:
             raise ValueError(f"the midgame network reads {midgame.net_config()['inputs']} inputs; the "
                              f"{midgame_inputs!r} midgame inputs are {need}")
@@ -518,6 +340,16 @@ class SoloAgent(Agent):
         self.midgame_inputs = midgame_inputs
         self.name = name
         super().__init__(rules, seed)
+
+    @staticmethod
+    def midgame_names(inputs: str) -> tuple[str, ...]:
+        """Return the input names of the midgame input set ``inputs`` (a subclass may add sets)."""
+        return midgame_input_names(inputs)
+
+    def midgame_features(self, obs: np.ndarray, rules: Rules, masks: np.ndarray
+                         ) -> tuple[Moves, np.ndarray, np.ndarray]:
+        """Return ``(moves, inputs, member)`` of the midgame network's input set (``midgame_inputs``)."""
+        return midgame_inputs(obs, rules, masks, inputs=self.midgame_inputs)
 
     @staticmethod
     def _play(net: EndgameNet, make_inputs, obs: np.ndarray, masks: np.ndarray, rules: Rules, **how
@@ -544,8 +376,8 @@ class SoloAgent(Agent):
         if early.size and self.midgame is None:
             actions[early] = self.plain.act_batch(obs[early], masks[early])
         elif early.size:
-            actions[early] = self._play(self.midgame, midgame_inputs, obs[early], masks[early], self.rules,
-                                        inputs=self.midgame_inputs)
+            actions[early] = self._play(self.midgame, self.midgame_features, obs[early], masks[early],
+                                        self.rules)
         rows = np.flatnonzero(late)
         if rows.size:
             actions[rows] = self._play(self.endgame, endgame_inputs, obs[rows], masks[rows], self.rules)
@@ -561,7 +393,7 @@ class SoloAgent(Agent):
                             device=device, deterministic=deterministic)
         inputs = ckpt.get("midgame_inputs", "plain")
         try:
-            need = len(midgame_input_names(inputs))
+            need = len(cls.midgame_names(inputs))
         except ValueError as e:
             raise ValueError(f"checkpoint {str(path)!r}: {e}") from e
         mid = build_endgame_net(ckpt, str(path), "midgame", need=need) if "midgame_net" in ckpt else None

@@ -23,9 +23,10 @@ sides as in ``escoba_env.observation``, side 0 the observer's):
   oros, sevens, velo) whether it has already won the point (more than half of it) and whether it
   can still be the strict majority (its count plus every card in play above every other side's);
 - what the unseen cards can answer on the table left for the *next* seat (a hand of its size drawn
-  from them; ``agents.solo._hidden_replies``): the share that capture and that sweep, the chance
+  from them; ``agents.move_inputs.hidden_replies``): the share that capture and that sweep, the chance
   the next seat holds one of each, the most cards, oros, sevens and velo one of them could take;
-- the observer's up to three cards after the move and what each can take (``agents.solo._slots``).
+- the observer's up to three cards after the move and what each can take
+  (``agents.move_inputs.card_slots``).
 
 The network (``agents.solo.EndgameNet`` on these inputs) predicts the round's points of the
 observer's side minus the mean of the other sides' after the move, the quantity ``search``
@@ -63,22 +64,20 @@ from escoba_env.rules import Rules
 
 from .base import Agent
 from .expert import hold_probability
+from .move_inputs import (
+    ANSWER_BLOCKS,
+    SLOT,
+    answer_blocks,
+    card_answers,
+    card_bits,
+    card_slots,
+    hidden_replies,
+    pile_shares,
+    positions_after_moves,
+)
 from .moves import best_per_row, move_actions
 from .neural import check_compatible, checkpoint_dict, load_checkpoint
-from .solo import (
-    _SLOT,
-    ANSWER_BLOCKS,
-    EndgameNet,
-    _answers,
-    _bits,
-    _hidden_replies,
-    _pile,
-    _slots,
-    answer_blocks,
-    build_endgame_net,
-    positions_after_moves,
-    symmetric_values,
-)
+from .solo import EndgameNet, build_endgame_net, symmetric_values
 from .worlds import obs_layout, observation_scalars
 
 _SIZE = np.array([40, 10, 4, 1], np.float32)
@@ -115,7 +114,7 @@ def table_input_names(rules: Rules) -> tuple[str, ...]:
         "reply_sevens",
         "reply_velo",
     ]
-    names += [f"my_card{i}_{w}" for i in range(3) for w in _SLOT]
+    names += [f"my_card{i}_{w}" for i in range(3) for w in SLOT]
     return tuple(names)
 
 
@@ -144,7 +143,7 @@ def _answer_inputs(a: dict[str, Any], rules: Rules) -> tuple[np.ndarray, np.ndar
     after the next holds a card that captures / sweeps there (``last_input_names``)."""
     unseen, tables = a["unseen"], a["table_after"]
     m = len(unseen)
-    r2, caps, sweep, _ = _answers(unseen, tables)
+    r2, caps, sweep, _ = card_answers(unseen, tables)
     n = np.maximum(np.bitwise_count(unseen).astype(np.float64), 1.0)
     counts = [np.bincount(r2, weights=f, minlength=m) for f in (caps, sweep)]
     sizes = a["scalars"]["hand_sizes"]
@@ -178,8 +177,8 @@ def table_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray, answers: bool
         piles.append(m | captured if side == 0 else m)
     esc = sc["escobas"][:, :s].astype(np.float32)
     esc[:, 0] += escoba
-    live = _pile(hand_after | unseen | table_after)
-    counts = np.stack([_pile(m) * _SIZE for m in piles])  # (S, M, 4)
+    live = pile_shares(hand_after | unseen | table_after)
+    counts = np.stack([pile_shares(m) * _SIZE for m in piles])  # (S, M, 4)
     live_n = live * _SIZE
     flags = []
     for side in range(s):
@@ -188,7 +187,7 @@ def table_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray, answers: bool
     sizes = sc["hand_sizes"]
     cols = []
     for side in range(s):
-        cols += [_pile(piles[side]), esc[:, side]]
+        cols += [pile_shares(piles[side]), esc[:, side]]
     cols += [
         (last[:, None] == np.arange(p)[None, :]),
         escoba,
@@ -198,11 +197,11 @@ def table_inputs(obs: np.ndarray, rules: Rules, masks: np.ndarray, answers: bool
         sc["stock"] / 30.0,
         live,
         *flags,
-        _hidden_replies(unseen, sizes[:, 1], table_after),
-        _slots(hand_after, table_after),
+        hidden_replies(unseen, sizes[:, 1], table_after),
+        card_slots(hand_after, table_after),
     ]
     scal = np.column_stack(cols).astype(np.float32)
-    bits = [_bits(hand_after), _bits(unseen), _bits(table_after), _bits(a["card_bit"]), _bits(captured)]
+    bits = [card_bits(m) for m in (hand_after, unseen, table_after, a["card_bit"], captured)]
     if answers:
         blocks, holds = _answer_inputs(a, rules)
         x = np.concatenate([*bits, blocks, scal, holds], axis=1)

@@ -7,7 +7,7 @@ is reported (the figure to trust when something else shares the machine) beside 
 
     python benchmarks/bench_agents.py                 # default agents, 60 positions
     python benchmarks/bench_agents.py --agents search:sims=1600 --positions 100
-    python benchmarks/bench_agents.py --players 3 --agents strong-3p guided --positions 100
+    python benchmarks/bench_agents.py --players 3 --agents strong-3p neural-3p-move --positions 100
 """
 
 from __future__ import annotations

@@ -13,8 +13,7 @@
 # A second DAgger round (ROUND2, default "": none) then labels the positions of the step-4 agent and
 # fits a fresh midgame network on them alone, written as OUT/escoba_2p_solo_r2.pt:
 #   ROUND2="KxN": K label files of N decisions (seeds 9201..; held out: ROUND2_TEST, 10000, seed 9199),
-#   ROUND2_INPUTS ("answers"; "plain": the first network's inputs; "playout": the answer inputs plus the
-#   counter inputs, solo_fit --playout), ROUND2_HIDDEN ("512 512 512"),
+#   ROUND2_INPUTS ("answers"; "plain": the first network's inputs), ROUND2_HIDDEN ("512 512 512"),
 #   ROUND2_EPOCHS (6), ROUND2_LR (3e-4); the fit keeps its inputs in float16. ROUND2=48x30000 rebuilds
 #   the model card's second-round network (about 2 CPU-hours of labels and 20 minutes of fitting more);
 #   it is not shipped: it beats neural-solo by about 0.03 a round but still loses to hybrid.
@@ -44,8 +43,7 @@ fi
 case "$ROUND2_INPUTS" in
     plain) ROUND2_SET=() ;;
     answers) ROUND2_SET=(--answers) ;;
-    playout) ROUND2_SET=(--playout) ;;
-    *) echo "reproduce_neural_solo.sh: ROUND2_INPUTS must be plain, answers or playout, not '$ROUND2_INPUTS'" >&2
+    *) echo "reproduce_neural_solo.sh: ROUND2_INPUTS must be plain or answers, not '$ROUND2_INPUTS'" >&2
        exit 2 ;;
 esac
 PLAIN=agents/pretrained/escoba_2p_plain.pt

@@ -209,3 +209,39 @@ def journal_blocks(journal) -> int:
     except FileNotFoundError:
         return 0
     return sum(1 for line in lines[1:] if not line.startswith('{"sitting":'))
+
+
+def played_out(engine: EscobaEngine, game: int, card: int, option: int, policy) -> float:
+    """Return the mover's round point difference after it plays (card, option) in ``game`` and ``policy``
+    plays every seat to the end of the round: a one-game loop, the obvious way."""
+    from agents.moves import lowest_card, masks_to_uint64
+    from agents.worlds import take_games
+    from escoba_env.observation import action_masks, encode
+
+    e = take_games(engine, np.array([game]), single_round=True)
+    me = int(e.to_act[0])
+    points = np.zeros(2)
+    points += e.step(np.array([card])).round_points[0]
+    while not e.done[0] and e.pending[0] >= 0:  # name the option's table cards
+        legal = masks_to_uint64(action_masks(e, e.to_act, np.array([0])))
+        points += e.step(lowest_card(np.array([option], np.uint64) & legal)).round_points[0]
+    while not e.done[0]:
+        g = np.array([0])
+        act = policy.act_batch(encode(e, e.to_act, g), action_masks(e, e.to_act, g))
+        points += e.step(act).round_points[0]
+    return float(points[me] - points[1 - me])
+
+
+def other_hand_swapped(e: EscobaEngine) -> EscobaEngine:
+    """Return a copy of game 0 of ``e`` whose other hand is swapped with the next cards of the stock: the
+    mover's observation is unchanged, the deal is not."""
+    from agents.worlds import take_games
+
+    other = 1 - int(e.to_act[0])
+    swapped = take_games(e, np.array([0]), single_round=True)
+    hand = [c for c in range(40) if (int(swapped.hands[0, other]) >> c) & 1]
+    pos = int(swapped.stock_pos[0])
+    stock = [int(c) for c in swapped.deck[0, pos:pos + len(hand)]]
+    swapped.hands[0, other] = np.uint64(sum(1 << c for c in stock))
+    swapped.deck[0, pos:pos + len(hand)] = hand
+    return swapped

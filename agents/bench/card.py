@@ -218,7 +218,8 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
     may have been finished from a journal (its ``timing`` then covers only this sitting's blocks,
     and ``sittings`` says where every part was played)."""
     from ..tournament import analysis
-    from ..tournament.report import _clean, git_state, versions
+    from ..tournament.report import git_state, versions
+    from ..tournament.report import json_ready as _clean
     from .protocol import deal_set_digest
 
     c = run.config
@@ -335,7 +336,7 @@ def play(config: TournamentConfig, out: Path, *, resume: bool, overwrite: bool, 
     sitting = new_sitting(git_state() if source is None else source, kept)
     journal.start(resume, sitting)
 
-    from ..tournament.cli import _SIGNALS
+    from ..tournament.cli import SIGNALS as _SIGNALS
 
     def on_block(block) -> None:
         nonlocal kept
@@ -381,7 +382,7 @@ def run_panel(*, version: str = "v1", table: str = "2p", quick: bool = False, ou
               progress: bool = False) -> tuple[dict, Path]:
     """Play the panel's round robin and write its reference ratings; return (data, path)."""
     from ..tournament import analysis
-    from ..tournament.report import _clean
+    from ..tournament.report import json_ready as _clean
     from .protocol import deal_set_digest
 
     config = panel_config(version, table, quick=quick, workers=workers)

@@ -24,15 +24,9 @@ EXPECTED = {
 """Per table, every baseline and shipped agent the leaderboard holds a card of (``escoba-bench todo``)."""
 NOT_CARDED = {
     "oracle": "a cheating reference: it sees the hidden cards",
-    "policy-oracle": "a cheating label teacher: it sees the hidden cards",
     "endgame": "expert's midgame with the exact 2-player endgame: a component of hybrid (model card)",
-    "guided": "a search variant with network-played rollouts, measured in the model card",
     "openspiel-ismcts": "another library's bot behind an adapter (the [openspiel] extra)",
     "neural": "an alias of neural-2p",
-    "neural-2v2-move-v1": "the first weights of neural-2v2-move, kept for earlier figures: their full "
-                          "2v2 card is bench-v1-2v2-neural-2v2-move.json as of commit 1683147",
-    "neural-3p-move-v1": "the first weights of neural-3p-move, kept for earlier figures: their full "
-                         "3p card is bench-v1-3p-neural-3p-move.json as of commit 11ac42b",
     "hybrid": "at 3p and 2v2 it is strong-3p / strong-2v2 (the same agent, 1,000 rollouts)",
     "checkpoint": "a file, not a shipped agent",
     "sb3": "a file, not a shipped agent",

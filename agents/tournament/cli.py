@@ -158,14 +158,14 @@ class _Signals:
                 raise exc
 
 
-_SIGNALS = _Signals()
+SIGNALS = _Signals()
 
 
 def run_program(prog: str, body: Callable[[list[str] | None], int], argv: list[str] | None) -> int:
     """Run a command-line program's ``body(argv)``; return its exit status.
 
     What a run of evaluate.py or escoba-bench must do however it ends: SIGINT and SIGTERM are
-    caught (a journal write in progress finishes first, ``_SIGNALS.held``) and reported as one line
+    caught (a journal write in progress finishes first, ``SIGNALS.held``) and reported as one line
     with status 130 or 143; any error is one line with status 1, never a traceback; a closed stdout
     (piped into ``head``) is not an error message.
     """
@@ -173,7 +173,7 @@ def run_program(prog: str, body: Callable[[list[str] | None], int], argv: list[s
     old = {}
     if main_thread:
         for sig in (signal.SIGINT, signal.SIGTERM):
-            old[sig] = signal.signal(sig, _SIGNALS.handler)
+            old[sig] = signal.signal(sig, SIGNALS.handler)
     try:
         return body(argv)
     except KeyboardInterrupt as exc:
@@ -282,7 +282,7 @@ def run_and_report(config, *, out: str, plot: bool = True, progress: bool = Fals
 
     def on_block(block) -> None:
         nonlocal kept
-        with _SIGNALS.held():  # written and counted together: the final message counts right
+        with SIGNALS.held():  # written and counted together: the final message counts right
             journal.add(block)
             kept += 1
         if writer is not None:

@@ -50,12 +50,12 @@ def git_state() -> dict[str, object]:
         return {"commit": None, "dirty": None}
 
 
-def _clean(x):
+def json_ready(x):
     """Return ``x`` with NaN/inf floats replaced by None and NumPy scalars by Python ones (for JSON)."""
     if isinstance(x, dict):
-        return {k: _clean(v) for k, v in x.items()}
+        return {k: json_ready(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_clean(v) for v in x]
+        return [json_ready(v) for v in x]
     if isinstance(x, np.generic):
         x = x.item()
     if isinstance(x, float) and not math.isfinite(x):
@@ -99,7 +99,7 @@ def results_dict(run: TournamentRun, pairs: list[dict], agents: list[dict], rati
     last sitting's blocks; ``sittings`` says which source and machine played each part).
     """
     c = run.config
-    return _clean({
+    return json_ready({
         "format": "escoba-evaluation/1",
         "config": config_dict(run),
         "seeds": {"seed": c.seed,

@@ -1,4 +1,9 @@
-"""PPO self-play training for Escoba, in small modules in the spirit of CleanRL (see docs/training.md).
+"""Training of the shipped networks: PPO self-play, and the supervised fit of the move networks.
+
+What belongs here: the code that rebuilds a shipped network, PPO self-play (``train.py``) or the
+supervised fit of the move networks to search labels (``solo_fit``, on labels of ``agents.distill``).
+A training method that was tried and did not ship lives in the repository's ``lab/``, and moves here
+when a network trained with it ships. The modules, in the spirit of CleanRL (see docs/training.md):
 
 - ``config``: ``Config``, every setting of a run, and its checks;
 - ``league``: who plays each seat (self-play, snapshots, heuristics), the shaping potential, the
@@ -11,8 +16,8 @@
 - ``reports``: the learner's duplicate evaluation and the scalars logged after every update;
 - ``trainer``: ``Trainer`` and ``train``, the loop that ties them together;
 - ``cli``: the command line of ``train.py``;
-- ``solo_fit`` and ``imitation`` (not PPO): the recipes of ``neural-solo``'s move networks and of
-  fine-tuning by imitation, each with its ``python -m`` command line.
+- ``solo_fit`` (not PPO): the recipe of the move networks (``neural-solo``, ``neural-2v2-move``,
+  ``neural-3p-move``), with its ``python -m`` command line.
 """
 
 from __future__ import annotations

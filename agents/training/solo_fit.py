@@ -36,8 +36,7 @@ every decision; ``--phase last`` a last-deal network on the decisions taken once
 (``--init`` may start it from that move network); with ``--answers`` it also reads what each unseen
 card would take on the table a move leaves (``agents.tablenet.last_input_names``); ``--phase midgame
 --answers`` gives ``neural-solo``'s midgame network the same four blocks
-(``agents.solo.MIDGAME_ANSWER_INPUTS``), and ``--playout`` those plus what the observer's remaining hand
-could take after each unseen card's greedy reply (``agents.solo.MIDGAME_PLAYOUT_INPUTS``); ``--stock N``
+(``agents.solo.MIDGAME_ANSWER_INPUTS``); ``--stock N``
 fits a midgame network on the decisions taken with N cards in the stock only (one deal of the round).
 ``--symmetric``
 writes a move file that plays its values averaged over the plain suits' permutations, and scores the
@@ -91,18 +90,17 @@ PHASES = {"endgame": (endgame_inputs, ENDGAME_INPUTS), "midgame": (midgame_input
 depend on the table, ``agents.tablenet.table_input_names``)."""
 
 
-def input_set(answers: bool = False, playout: bool = False) -> str:
-    """Return the name of the input set ``--answers`` / ``--playout`` choose (``agents.solo.MIDGAME_SETS``
-    for the midgame network; the last-deal network knows ``"answers"``, the others only the default)."""
-    return "playout" if playout else "answers" if answers else "plain"
+def input_set(answers: bool = False) -> str:
+    """Return the name of the input set ``--answers`` chooses (``agents.solo.MIDGAME_SETS`` for the
+    midgame network; the last-deal network knows ``"answers"``, the others only the default)."""
+    return "answers" if answers else "plain"
 
 
-def input_names(phase: str, rules, answers: bool = False, playout: bool = False) -> tuple[str, ...]:
+def input_names(phase: str, rules, answers: bool = False) -> tuple[str, ...]:
     """Return the input names of ``phase``'s network for games of ``rules`` (``answers``: the larger set
-    with the answer inputs, ``agents.solo.MIDGAME_ANSWER_INPUTS`` or ``agents.tablenet.last_input_names``;
-    ``playout``, midgame only: ``agents.solo.MIDGAME_PLAYOUT_INPUTS``)."""
+    with the answer inputs, ``agents.solo.MIDGAME_ANSWER_INPUTS`` or ``agents.tablenet.last_input_names``)."""
     if phase == "midgame":
-        return midgame_input_names(input_set(answers, playout))
+        return midgame_input_names(input_set(answers))
     if answers:
         return last_input_names(rules, "answers")
     names = PHASES[phase][1]
@@ -130,7 +128,7 @@ def _labels_table_network(path: str, kind: str = "table") -> str:
 
 def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "endgame",
             answers: bool = False, chunk: int = 100_000, x_dtype=np.float32,
-            stock: int | None = None, playout: bool = False) -> dict:
+            stock: int | None = None) -> dict:
     """Return the labels of ``paths``, concatenated, with every move's inputs (``endgame_inputs``).
 
     ``phase="midgame"``: only the decisions taken while the stock lasts, with ``midgame_inputs``
@@ -138,8 +136,7 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
     ``"table"``: every decision, with ``agents.tablenet.table_inputs`` (any table, search labels);
     ``"last"``: the same for the decisions taken once the stock is empty (the round's last deal), with
     ``answers`` the larger input set of ``agents.tablenet.last_input_names(rules, "answers")`` (with
-    ``"midgame"``: ``agents.solo.midgame_inputs(..., inputs="answers")``; ``playout``, midgame only:
-    ``inputs="playout"``, the answer and counter inputs).
+    ``"midgame"``: ``agents.solo.midgame_inputs(..., inputs="answers")``).
     ``blocks`` in the result: how many 40-card blocks start the inputs (the suit permutations').
     The inputs are built ``chunk`` decisions at a time (the same values as all at once, with a
     bounded transient memory) and stored as ``x_dtype`` (``np.float16`` halves the memory of a large
@@ -182,9 +179,7 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
     mask = arrays["mask"][:n]
     if answers and phase not in ("last", "midgame"):
         raise ValueError("the answer inputs are for the last-deal or midgame network (--phase last, midgame)")
-    if playout and phase != "midgame":
-        raise ValueError("the counter inputs are for the midgame network (--phase midgame)")
-    inputs = input_set(answers, playout)
+    inputs = input_set(answers)
     if phase == "midgame":
         def build(o, m):
             return midgame_inputs(o, rules, m, inputs=inputs)
@@ -341,10 +336,6 @@ def main(argv: list[str] | None = None) -> int:
                     help="--phase last or midgame: the network also reads what each unseen card would "
                          "take on the table each move leaves (agents.tablenet.last_input_names, "
                          "agents.solo.MIDGAME_ANSWER_INPUTS)")
-    ap.add_argument("--playout", action="store_true",
-                    help="--phase midgame: the answer inputs and, for each unseen card played greedily on "
-                         "the table a move leaves, what the observer's remaining hand could take then "
-                         "(agents.solo.MIDGAME_PLAYOUT_INPUTS)")
     ap.add_argument("--float16", action="store_true",
                     help="keep the training inputs in float16 (half the memory of a large fit; each is a 0/1 "
                          "flag or a fraction, kept to about 4e-4); they are built 100k decisions at a time")
@@ -367,9 +358,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.answers and args.phase not in ("last", "midgame"):
         print("error: --answers is for --phase last or midgame", file=sys.stderr)
-        return 2
-    if args.playout and args.phase != "midgame":
-        print("error: --playout is for --phase midgame", file=sys.stderr)
         return 2
     if args.stock and args.phase != "midgame":  # refused before any label file is read
         print("error: --stock is for --phase midgame", file=sys.stderr)
@@ -399,16 +387,14 @@ def main(argv: list[str] | None = None) -> int:
             plain, endgame = NeuralAgent.from_checkpoint(args.plain), None
         t0 = time.perf_counter()
         data = prepare(args.labels, plain.rules, args.limit, args.phase, args.answers,
-                       x_dtype=np.float16 if args.float16 else np.float32, stock=args.stock,
-                       playout=args.playout)
+                       x_dtype=np.float16 if args.float16 else np.float32, stock=args.stock)
         test = None if not args.test else prepare([args.test], plain.rules, phase=args.phase,
-                                                  answers=args.answers, stock=args.stock,
-                                                  playout=args.playout)
+                                                  answers=args.answers, stock=args.stock)
         held = f", {len(test['obs'])} held out" if test else ""
         print(f"{len(data['obs'])} training decisions ({len(data['x'])} moves){held}; "
               f"inputs in {time.perf_counter() - t0:.0f} s", flush=True)
         torch.manual_seed(args.seed)
-        need = len(input_names(args.phase, plain.rules, args.answers, args.playout))
+        need = len(input_names(args.phase, plain.rules, args.answers))
         if args.init:
             from ..neural import load_checkpoint
 
@@ -433,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
                    "batch": args.batch, "seed": args.seed, "limit": args.limit, "wall_s": wall,
                    "augment": not args.no_augment, "hidden": args.hidden, "test": args.test, "curve": curve,
                    "decisions": len(data["obs"]), "init": args.init, "float16": args.float16,
-                   "stock": args.stock, "playout": args.playout}
+                   "stock": args.stock}
             play = {"move_play": {"symmetric": True}} if args.symmetric else {}
             if args.phase == "table":
                 ckpt = move_checkpoint_dict(plain, net, move_training={**how, "plain": plain_path}, **play)
@@ -448,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
                 from ..neural import load_checkpoint
 
                 base_how = load_checkpoint(args.solo).get("solo_training")
-                chosen = input_set(args.answers, args.playout)
+                chosen = input_set(args.answers)
                 inputs = {"midgame_inputs": chosen} if chosen != "plain" else {}
                 ckpt = solo_checkpoint_dict(plain, endgame, midgame=net, solo_training=base_how,
                                             midgame_training={**how, "solo": args.solo}, **inputs)

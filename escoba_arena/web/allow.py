@@ -90,8 +90,6 @@ CAPS: dict[str, dict[str, Callable[[str], str]]] = {
     "search": _SEARCH, "oracle": _SEARCH,
     "endgame": {"base": str},  # checked as a spec of its own
     "hybrid": {"sims": _capped(MAX_SIMS)},
-    "guided": {"sims": _capped(MAX_SIMS), "net_steps": _capped(100), "threat": _SEARCH["threat"],
-               "horizon": _horizon, "checkpoint": str},  # a checkpoint under the data folders
     "openspiel-ismcts": {"sims": _capped(MAX_SIMS), "uct_c": _finite(0.0, 100.0), "rollouts": _capped(10)},
     "neural-2v2": _NET, "neural-3p": _NET, "neural-solo": _NET, "neural-2p": _NET,
     "strong-2v2": {"sims": _capped(MAX_SIMS)}, "strong-3p": {"sims": _capped(MAX_SIMS)},

@@ -12,7 +12,7 @@ from agents.search import SearchAgent
 from agents.worlds import worlds_from_observations
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
-from tests.agents.test_policy_oracle import _other_hand_swapped, _played_out  # one-game references
+from tests.helpers import other_hand_swapped, played_out  # one-game references
 
 
 def _dealt(seed: int, plays: int, games: int = 4) -> EscobaEngine:
@@ -41,7 +41,7 @@ def test_each_move_is_valued_by_the_policy_in_the_sampled_worlds(plays):
     worlds = -(-12 // m)
     sampled = worlds_from_observations(obs, Rules(), np.random.default_rng(3), worlds)  # the agent's draws
     expert = ExpertAgent(Rules(), seed=0)
-    want = [np.mean([_played_out(sampled, w, int(moves.card[j]), int(moves.option[j]), expert)
+    want = [np.mean([played_out(sampled, w, int(moves.card[j]), int(moves.option[j]), expert)
                      for w in range(worlds)]) for j in range(m)]
     assert values[:m] == pytest.approx(want, abs=1e-12)
     assert act[0] == moves.card[int(np.argmax(want))]
@@ -59,7 +59,7 @@ def test_the_search_does_not_see_the_hidden_cards():
     agent = make_agent("hybrid:sims=40,leaf=net,policy=neural-solo", seed=1)
     first = agent.act_batch(obs, masks, state=(e, g))
     values = agent.search.last_move_values.copy()
-    swapped = _other_hand_swapped(e)
+    swapped = other_hand_swapped(e)
     assert not np.array_equal(swapped.hands, e.hands)
     obs2 = encode(swapped, swapped.to_act, g)
     assert np.array_equal(obs2, obs)
@@ -101,31 +101,10 @@ def test_bad_rollout_policies_are_refused():
     with pytest.raises(ValueError, match="fair agent"):
         make_agent("search:policy=oracle")
     with pytest.raises(ValueError, match="fair agent"):
-        make_agent("hybrid:policy=policy-oracle")
+        make_agent("hybrid:policy=oracle")
     with pytest.raises(ValueError, match="fair agent"):
         SearchAgent(Rules(), policy="expert")
     with pytest.raises(ValueError, match="plays"):
         SearchAgent(Rules(), policy=ExpertAgent(Rules(num_players=3)))
     with pytest.raises(ValueError, match="unknown agent"):
         make_agent("search:policy=no-such-agent")
-
-
-def test_the_model_cards_screening_names_are_the_registry_agent():
-    """``python:psearch:psN`` (scripts/psearch.py), the names the model card's seed-31 rows were
-    measured under, build ``hybrid:sims=N,leaf=net,policy=neural-solo`` and choose its moves."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-    try:
-        import psearch
-    finally:
-        sys.path.pop(0)
-    e = _dealt(seed=12, plays=5)
-    g = np.arange(4)
-    obs, masks = encode(e, e.to_act, g), action_masks(e, e.to_act, g)
-    for sims in (100, 200, 400):
-        screen = getattr(psearch, f"ps{sims}")(rules=Rules(), seed=4)
-        spec = make_agent(f"hybrid:sims={sims},leaf=net,policy=neural-solo", seed=4)
-        assert screen.name == spec.name
-        assert np.array_equal(screen.act_batch(obs, masks), spec.act_batch(obs, masks))

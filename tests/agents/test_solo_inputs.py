@@ -198,67 +198,6 @@ def test_inputs_match_the_true_state_at_every_decision_of_whole_rounds():
     assert min(seen.values()) > 10, seen
 
 
-def _greedy_reply(card: int, table: list[int]) -> list[int]:
-    """The table after the greedy agent plays ``card`` on ``table``, by listing its options: the
-    one of most weight (escoba 1, velo 0.6, seven 0.3, oro 0.1, card 0.05), then of most cards,
-    then the first by mask; a card with no option is laid."""
-    options = _table_subsets(table).get(15 - (card // 4 + 1), [])
-    options = sorted(options, key=lambda o: sum(1 << c for c in o))
-    if not options:
-        return [*table, card]
-
-    def weight(o: tuple[int, ...]) -> tuple[float, int]:
-        took = {card, *o}
-        w = (1.0 * (len(o) == len(table)) + (0.6 * (C("7o") in took) + 0.3 * sum(t // 4 == 6 for t in took)
-                                              + 0.1 * sum(t % 4 == 0 for t in took) + 0.05 * len(took)))
-        return 10.0 + w, len(took)
-
-    best = max(options, key=weight)  # max keeps the first of equal keys
-    return [t for t in table if t not in best]
-
-
-def test_counter_inputs_match_a_reference_at_every_midgame_decision_of_whole_rounds():
-    # For every move and every unseen card (from the engine's true other hand and stock): the table
-    # after that card's greedy reply, then the most the observer's remaining hand could take there.
-    n = 12
-    eng = EscobaEngine(n, Rules(), single_round=True)
-    eng.reset(seed=23)
-    rng = np.random.default_rng(5)
-    blocks = 360  # the counter blocks' first column
-    checked = answered = swept = 0
-    while not eng.done.all():
-        live = np.flatnonzero(~eng.done & (eng.stock_pos < 40))
-        if live.size:
-            obs, masks = _obs(eng, live)
-            moves, x, _ = midgame_inputs(obs, Rules(), masks, inputs="playout")
-            for m in range(len(moves.card)):
-                g = int(live[moves.row[m]])
-                seat = int(eng.to_act[g])
-                stock = sum(1 << int(c) for c in eng.deck[g, int(eng.stock_pos[g]):])
-                unseen = int(eng.hands[g, 1 - seat]) | stock
-                card, option = int(moves.card[m]), int(moves.option[m])
-                table = int(eng.table[g])
-                table_after = _cards(table & ~option if option else table | (1 << card))
-                mine = _cards(int(eng.hands[g, seat]) & ~(1 << card))
-                want = np.zeros((3, 40))
-                for u in _cards(unseen):
-                    ans = _answers(mine, _greedy_reply(u, table_after))
-                    want[:, u] = [max([a[2][0] * 4 for a in ans], default=0.0),
-                                  float(any(a[1] for a in ans)),
-                                  max([a[2][1] * 2.5 + a[2][2] + a[2][3] for a in ans], default=0.0)]
-                got = x[m, blocks:blocks + 120].reshape(3, 40)
-                np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-                checked += 1
-                answered += bool(want[0].any())
-                swept += bool(want[1].any())
-        live = np.flatnonzero(~eng.done)
-        obs, masks = _obs(eng, live)
-        step = np.zeros(n, np.int64)
-        step[live] = [rng.choice(np.flatnonzero(r)) for r in masks]
-        eng.step(step)
-    assert checked > 300 and answered > 100 and swept > 10, (checked, answered, swept)
-
-
 def _redeal_hidden(eng: EscobaEngine, rng: np.random.Generator) -> EscobaEngine:
     """Return a copy of ``eng`` whose every game has the other hand and the stock dealt anew from
     the same cards (same sizes): what the seat to act cannot see, changed."""

@@ -20,25 +20,20 @@ from agents.endgame import EndgameAgent
 from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
 from agents.loader import load_checkpoint_agent
-from agents.moves import best_per_row, enumerate_moves, move_actions
+from agents.moves import best_per_row, move_actions
 from agents.neural import NeuralAgent, load_checkpoint, save_checkpoint
 from agents.registry import make_agent
 from agents.search import SearchAgent
 from agents.solo import (
-    COUNTER_BLOCKS,
     MIDGAME_ANSWER_INPUTS,
     MIDGAME_INPUTS,
-    MIDGAME_PLAYOUT_INPUTS,
     EndgameNet,
     SoloAgent,
-    counter_blocks,
     endgame_inputs,
-    greedy_replies,
     midgame_input_names,
     midgame_inputs,
     solo_checkpoint_dict,
 )
-from agents.worlds import observation_masks
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
 from tests.agents.test_solo import PLAIN, ROOT
@@ -152,66 +147,6 @@ def test_the_midgame_answer_inputs_of_a_hand_made_position():
     assert not sevens[five].any()  # no seven nor the velo among them
     # only unseen cards answer: the observer's own and the table's are zero
     assert not cards[five, C("7o")] and not cards[five, C("6c")]
-
-
-def test_greedy_replies_play_each_card_as_the_greedy_agent_would():
-    # An 8 (sota) needs 7: on 7o 3o 4c 5c 2e it may take the velo, 3o 4c or 5c 2e; greedy takes the
-    # velo (0.6 + 0.3 + 0.1 against 0.1 or nothing). On 3c 3e 4c 4e its four options tie, and the
-    # lowest mask (3c 4c) is taken. A 2 there takes nothing (no 13): it is laid on the table; a 1
-    # would sweep all four (14).
-    tables = np.array([M("7o 3o 4c 5c 2e"), M("3c 3e 4c 4e"), M("3c 3e 4c 4e"), M("3c 3e 4c 4e"),
-                       M("5c 2e")], np.uint64)
-    cards = np.array([C("Sc"), C("So"), C("2b"), C("1b"), C("Sb")])
-    after, took = greedy_replies(tables, cards)
-    assert after.tolist() == [M("3o 4c 5c 2e"), M("3e 4e"), M("3c 3e 4c 4e 2b"), 0, 0]
-    assert took.tolist() == [True, True, False, True, True]
-    # the same choices as the greedy agent's with that one card in hand
-    for table, card, left in zip(tables.tolist(), cards.tolist(), after.tolist(), strict=True):
-        e = EscobaEngine(1, Rules(), single_round=True)
-        e.reset(seed=0, dealer=1)
-        pile = sum(1 << c for c in range(40) if not ((table | 1 << card | M("1o")) >> c) & 1)
-        e = set_position(e, [1 << card, M("1o")], table, [pile, 0], list(range(40)), 40, dealer=1)
-        obs, _ = _obs(e)
-        planes = observation_masks(obs, Rules())
-        moves = enumerate_moves(obs, Rules(), planes)
-        score, tiebreak = GreedyAgent(Rules()).move_scores(moves, planes, np.zeros(len(moves.card), bool))
-        chosen = best_per_row(moves, score, tiebreak)[0]
-        assert int(moves.option[chosen]) == table & ~left & ~(1 << card), (table, card)
-
-
-def test_the_midgame_counter_inputs_of_a_hand_made_position():
-    obs, mask = _obs(_midgame_position())
-    _, answers, _ = midgame_inputs(obs, Rules(), mask, inputs="answers")
-    moves, x, _ = midgame_inputs(obs, Rules(), mask, inputs="playout")
-    assert x.shape == (3, len(MIDGAME_PLAYOUT_INPUTS)) == (3, 560)
-    assert MIDGAME_PLAYOUT_INPUTS[360] == "counter_cards[0]"
-    assert MIDGAME_PLAYOUT_INPUTS[480:] == MIDGAME_INPUTS[200:]
-    # the counter blocks sit between the answer blocks and the scalars, which are unchanged
-    np.testing.assert_array_equal(x[:, :360], answers[:, :360])
-    np.testing.assert_array_equal(x[:, 480:], answers[:, 360:])
-    five, seven = 1, 2  # moves in card order: 1e, 5c, 7o
-    cards, sweeps, points = (x[:, 360 + 40 * i: 400 + 40 * i] for i in range(3))
-    # After 5c (table 6c 2o 5c), with 7o 1e left in hand: 4c takes 6c 5c and leaves 2o, which
-    # neither takes; a king takes 5c and 7o then sweeps 6c 2o (3 cards; 2 oros, a seven, the
-    # velo); 2c and 2e sweep themselves (nothing left to take); 3e is laid (6c 2o 5c 3e): 7o
-    # takes 6c 2o or 5c 3e (5 cards with itself); 1b is laid (6c 2o 5c 1b = 14): 1e sweeps it
-    # all, 5 cards.
-    want = {"Ro": (0.3, 1, 1.75), "Rc": (0.3, 1, 1.75), "Re": (0.3, 1, 1.75), "Rb": (0.3, 1, 1.75),
-            "3e": (0.5, 0, 1.75), "1b": (0.5, 1, 1.75)}
-    for c in range(40):
-        name = next((k for k in want if C(k) == c), None)
-        got = (cards[five, c], sweeps[five, c], points[five, c])
-        np.testing.assert_allclose(got, want.get(name, (0, 0, 0)), rtol=1e-6, err_msg=str(name))
-    # After 7o sweeps, each unseen card is laid on the empty table: 5c takes a king and sweeps
-    # (2 cards; Ro is an oro); nothing else answers.
-    for c in range(40):
-        king = c // 4 == 9
-        np.testing.assert_allclose((cards[seven, c], sweeps[seven, c], points[seven, c]),
-                                   (0.2, 1, 0.25 if c == C("Ro") else 0) if king else (0, 0, 0), rtol=1e-6)
-    assert COUNTER_BLOCKS == ("counter_cards", "counter_sweeps", "counter_points")
-    # an empty hand answers nothing
-    assert not counter_blocks(np.array([M("Rc 3e")], np.uint64), np.zeros(1, np.uint64),
-                              np.array([M("5c")], np.uint64)).any()
 
 
 def test_midgame_replies_match_brute_force_on_dealt_positions():
@@ -328,8 +263,8 @@ def _solo_and_labels(tmp_path, labels: int, num_games: int, seed: int, sims: int
     return solo, path
 
 
-@pytest.mark.parametrize("inputs", ["answers", "playout"])
-def test_a_midgame_net_on_the_larger_inputs_is_fitted_saved_and_played(tmp_path, capsys, inputs):
+def test_a_midgame_net_on_the_larger_inputs_is_fitted_saved_and_played(tmp_path, capsys):
+    inputs = "answers"
     rules = Rules()
     width = len(midgame_input_names(inputs))
     solo, labels = _solo_and_labels(tmp_path, 120, 32, 5, 24)
@@ -360,11 +295,9 @@ def test_a_midgame_net_on_the_larger_inputs_is_fitted_saved_and_played(tmp_path,
         os.remove(tmp_path / "bad.pt")
     with pytest.raises(ValueError, match=f"reads {width} inputs; the 'plain' midgame inputs are 280"):
         SoloAgent(agent.plain, agent.endgame, midgame=agent.midgame)
-    # --answers is for the midgame and last-deal networks only, --playout for the midgame one
+    # --answers is for the midgame and last-deal networks only
     assert script.main([str(labels), "--answers", "--epochs", "1"]) == 2
     assert "--answers is for --phase last or midgame" in capsys.readouterr().err
-    assert script.main([str(labels), "--playout", "--phase", "last", "--epochs", "1"]) == 2
-    assert "--playout is for --phase midgame" in capsys.readouterr().err
 
 
 def test_a_midgame_fit_can_keep_one_deal_of_the_round(tmp_path, capsys):
@@ -502,11 +435,10 @@ def test_the_reproduction_script_adds_a_second_dagger_round_when_asked(tmp_path)
                           f"{out}/labels/mid2_3.npz --phase midgame --solo {out}/escoba_2p_solo.pt --answers "
                           "--float16 --hidden 512 512 512 --epochs 6 --lr 3e-4")
     assert fit.endswith(f"--out {out}/escoba_2p_solo_r2.pt")
-    # the plain or playout inputs on request; a malformed ROUND2 or an unknown input set is refused
+    # the plain inputs on request; a malformed ROUND2 or an unknown input set is refused
     # before any step
-    cases = (({"ROUND2_INPUTS": "plain"}, None), ({"ROUND2_INPUTS": "playout"}, None),
-             ({"ROUND2": "3 x 500"}, "ROUND2 must be KxN"),
-             ({"ROUND2_INPUTS": "cards"}, "ROUND2_INPUTS must be plain, answers or playout"))
+    cases = (({"ROUND2_INPUTS": "plain"}, None), ({"ROUND2": "3 x 500"}, "ROUND2 must be KxN"),
+             ({"ROUND2_INPUTS": "playout"}, "ROUND2_INPUTS must be plain or answers"))
     for i, (extra, refused) in enumerate(cases):
         log.unlink(missing_ok=True)
         done = subprocess.run([shutil.which("bash"), REPRODUCE, str(tmp_path / f"other_{i}")], cwd=ROOT,
@@ -516,7 +448,6 @@ def test_the_reproduction_script_adds_a_second_dagger_round_when_asked(tmp_path)
         else:
             fit = log.read_text().splitlines()[-1]
             assert done.returncode == 0 and " --answers " not in fit
-            assert (" --playout " in fit) == (extra["ROUND2_INPUTS"] == "playout")
 
 
 def test_the_reproduction_script_defaults_to_python3_on_path(tmp_path):

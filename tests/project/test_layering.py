@@ -1,10 +1,12 @@
-"""Layering: ``escoba_env`` imports nothing of ``agents`` or ``escoba_arena``, not even lazily.
+"""Layering: ``escoba_env`` imports nothing of ``agents`` or ``escoba_arena``, not even lazily; no
+package of the library (``escoba_env``, ``agents``, ``escoba_arena``) imports the repository's
+``lab/``, which may import the library; and no module imports another module's ``_private`` name.
 
-Two checks: every module's source is scanned (``import``/``from`` statements anywhere, relative
-imports that climb out of the package, and module names given as strings to ``importlib`` or
-``__import__``), and a fresh interpreter that imports every ``escoba_env`` module ends with neither
-package loaded. Plugin lookups through ``importlib.metadata.entry_points`` are not imports of ours
-and stay allowed.
+For ``escoba_env``, two checks: every module's source is scanned (``import``/``from`` statements
+anywhere, relative imports that climb out of the package, and module names given as strings to
+``importlib`` or ``__import__``), and a fresh interpreter that imports every ``escoba_env`` module
+ends with neither package loaded. Plugin lookups through ``importlib.metadata.entry_points`` are not
+imports of ours and stay allowed. The library's sources are scanned the same way for the lab.
 """
 
 from __future__ import annotations
@@ -23,13 +25,16 @@ ABOVE = ("agents", "escoba_arena")
 DYNAMIC = {"import_module", "__import__", "find_spec", "spec_from_file_location"}
 
 
-def _above(name: str) -> bool:
-    """Return True when the dotted module ``name`` belongs to a package above ``escoba_env``."""
-    return name.split(".")[0] in ABOVE
+LIBRARY = ("escoba_env", "agents", "escoba_arena")
+LAB = ("lab",)
 
 
-def _forbidden_imports(source: str) -> list[str]:
-    """Return a description of every import of ``agents``/``escoba_arena`` in ``source``."""
+def _forbidden_imports(source: str, above: tuple[str, ...] = ABOVE) -> list[str]:
+    """Return a description of every import of the packages ``above`` (default ``agents``,
+    ``escoba_arena``) in ``source``."""
+    def _above(name: str) -> bool:
+        return name.split(".")[0] in above
+
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
@@ -96,3 +101,88 @@ def test_importing_every_escoba_env_module_loads_neither_agents_nor_arena():
                          timeout=120)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == "[]"
+
+
+def _library_modules() -> list[Path]:
+    return sorted(p for pkg in LIBRARY for p in (ROOT / pkg).rglob("*.py"))
+
+
+def test_the_lab_scan_finds_every_kind_of_import():
+    bad = ["import lab", "import lab.guided as g", "from lab.guided import GuidedSearchAgent",
+           "def f():\n    from lab import playout", "importlib.import_module('lab.policy_oracle')"]
+    for src in bad:
+        assert _forbidden_imports(src, LAB), src
+    for src in ["from .labels import x", "import labels", "x = 'lab'", "from agents import lab_notes"]:
+        assert not _forbidden_imports(src, LAB), src
+
+
+def test_the_library_never_imports_the_lab():
+    assert (ROOT / "lab" / "README.md").is_file()  # the lab is where it should be
+    problems = {str(p.relative_to(ROOT)): bad for p in _library_modules()
+                if (bad := _forbidden_imports(p.read_text(encoding="utf-8"), LAB))}
+    assert problems == {}
+
+
+def _module_name(path: Path) -> str:
+    """Return the dotted module name of a library file (a package's ``__init__`` is the package)."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _private_imports(source: str, module: str, is_package: bool = False) -> list[str]:
+    """Return every ``_private`` name ``source`` (the module ``module``) takes from another module of
+    the library: ``from X import _name`` and ``X._name`` where ``X`` is a library module it imported."""
+    package = module if is_package else module.rpartition(".")[0]
+    found, aliases = [], {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            if target.split(".")[0] not in LIBRARY:
+                continue
+            for a in node.names:
+                if _is_private(a.name) and f"{target}.{a.name}" != module:
+                    found.append(f"line {node.lineno}: from {target} import {a.name}")
+                aliases[a.asname or a.name] = f"{target}.{a.name}"
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.split(".")[0] in LIBRARY:
+                    aliases[a.asname or a.name.split(".")[0]] = a.asname and a.name or a.name.split(".")[0]
+    for node in ast.walk(ast.parse(source)):
+        if (isinstance(node, ast.Attribute) and _is_private(node.attr) and isinstance(node.value, ast.Name)
+                and node.value.id in aliases):
+            found.append(f"line {node.lineno}: {aliases[node.value.id]}.{node.attr}")
+    return found
+
+
+def test_the_private_name_scan_finds_every_kind_of_use():
+    bad = {"from .solo import _bits": "agents.tablenet", "from agents.solo import _SLOT": "agents.tablenet",
+           "from ..tournament.report import _clean": "agents.bench.card",
+           "def f():\n    from ..tournament.cli import _SIGNALS": "agents.bench.card",
+           "from . import solo\nsolo._pile(x)": "agents.tablenet",
+           "import agents.solo as s\ns._bits(x)": "agents.tablenet"}
+    for src, module in bad.items():
+        assert _private_imports(src, module), src
+    good = {"from .solo import card_bits": "agents.tablenet", "from numpy import _core": "agents.solo",
+            "from ray import _private": "agents.raycluster", "from .x import __version__": "agents.y",
+            "self._bits(x)": "agents.solo", "from . import solo\nsolo.card_bits(x)": "agents.tablenet"}
+    for src, module in good.items():
+        assert not _private_imports(src, module), src
+
+
+def test_no_module_imports_another_modules_private_names():
+    assert len(_library_modules()) >= 60
+    problems = {}
+    for p in _library_modules():
+        bad = _private_imports(p.read_text(encoding="utf-8"), _module_name(p), p.name == "__init__.py")
+        if bad:
+            problems[str(p.relative_to(ROOT))] = bad
+    assert problems == {}

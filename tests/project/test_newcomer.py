@@ -52,7 +52,7 @@ def test_evaluate_agent_help_lists_every_registered_agent():
     text = " ".join(build_parser().format_help().split())
     assert names_help() in text
     for name in ("random", "hybrid", "neural-2p", "neural-solo", "neural-2v2", "neural-3p", "strong-2v2",
-                 "strong-3p", "guided", "openspiel-ismcts", "checkpoint:PATH", "python:MODULE:FACTORY"):
+                 "strong-3p", "openspiel-ismcts", "checkpoint:PATH", "python:MODULE:FACTORY"):
         assert name in names_help().split(", ")
     assert len(names_help().split(", ")) == len(REGISTRY)
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import tempfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -39,3 +42,42 @@ def test_importing_escoba_env_imports_no_heavy_dependency():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+_NOT_COPIED = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__", "runs", "results",
+                                     "replays", "site", ".venv", "venv", ".pytest_cache", ".ruff_cache")
+
+
+def _copy_or_stub(source: str, target: str) -> None:
+    """Copy a file, except a weights file, written empty: the file list is the same, the build faster."""
+    if source.endswith(".pt"):
+        Path(target).touch()
+    else:
+        shutil.copy2(source, target)
+
+
+def test_the_wheel_holds_the_library_and_no_lab():
+    """Build the wheel as ``.ci/wheel_smoke.sh`` does (from a copy of the checkout, its weights files
+    empty, so the build leaves nothing in the checkout) and read its file list: the shipped networks
+    are there, the lab and its superseded weights are not."""
+    pytest.importorskip("setuptools")
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "src"
+        shutil.copytree(ROOT, src, ignore=_NOT_COPIED, copy_function=_copy_or_stub)
+        pip = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation"]
+        built = subprocess.run([*pip, "-w", str(Path(tmp) / "dist"), str(src)], capture_output=True,
+                               text=True, timeout=240)
+        assert built.returncode == 0, built.stderr[-2000:]
+        (wheel,) = (Path(tmp) / "dist").glob("escoba_env-*.whl")
+        with zipfile.ZipFile(wheel) as z:
+            names = z.namelist()
+            (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+            opponents = z.read(entry_points).decode().split("[escoba_env.opponents]")[1].split("\n[")[0]
+    tops = {n.split("/")[0] for n in names}
+    assert {"escoba_env", "agents", "escoba_arena"} <= tops
+    assert not [t for t in tops if t not in ("escoba_env", "agents", "escoba_arena") and not t.endswith(
+        ".dist-info")], tops  # no lab/, tests/, scripts/
+    assert "agents/pretrained/escoba_2p_solo.pt" in names and "agents/pretrained/escoba_3p_move.pt" in names
+    assert not [n for n in names if n.endswith("_v1.pt")]  # superseded weights stay in lab/weights
+    declared = {line.split("=")[0].strip() for line in opponents.splitlines() if "=" in line}
+    assert not declared & {"guided", "policy-oracle", "neural-2v2-move-v1", "neural-3p-move-v1"}

@@ -36,7 +36,7 @@ AGENTS = {
            "neural-2p-plain", "neural-solo", "endgame:base=greedy"],
     "2p_jokers": ["greedy", "expert", "search:sims=40"],
     "3p": ["greedy", "expert", "search:sims=40", "neural-3p", "neural-3p-move", "strong-3p:sims=40"],
-    "2v2": ["greedy", "expert", "search:sims=40", "neural-2v2", "guided:sims=8", "neural-2v2-move",
+    "2v2": ["greedy", "expert", "search:sims=40", "neural-2v2", "neural-2v2-move",
             "neural-2v2-move:symmetric=false", "strong-2v2:sims=40"],
 }
 
@@ -99,7 +99,6 @@ MOVES = {
     ('2v2', 'expert'): 'fdae212fe055a2e7',
     ('2v2', 'search:sims=40'): 'd8d4c2b56025232a',
     ('2v2', 'neural-2v2'): '46d16e95b680a3c6',
-    ('2v2', 'guided:sims=8'): 'a04903f5ca4ffca4',
     ('2v2', 'neural-2v2-move'): '58bedf0d7b9e4f6d',
     ('2v2', 'neural-2v2-move:symmetric=false'): 'd63cbf2693c2d882',
     ('2v2', 'strong-2v2:sims=40'): 'd8d4c2b56025232a',

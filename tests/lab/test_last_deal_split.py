@@ -1,9 +1,6 @@
-"""scripts/last_deal_split.py: the model card's last-deal measurement agents play what they say."""
+"""lab/last_deal_split.py: the last-deal measurement agents play what they say."""
 
 from __future__ import annotations
-
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,9 +9,7 @@ from agents.registry import make_agent
 from agents.worlds import observation_scalars
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-import last_deal_split  # noqa: E402
+from lab import last_deal_split
 
 
 def _play_rounds(split, rules, games: int, seed: int, check) -> int:
@@ -38,8 +33,9 @@ def _play_rounds(split, rules, games: int, seed: int, check) -> int:
 
 def test_the_split_plays_the_network_before_the_last_deal_and_the_search_in_it():
     rules = Rules(num_players=4, partnerships=True)
-    split = make_agent("python:last_deal_split:net_then_search_2v2", rules=rules, seed=3)
-    net = make_agent("neural-2v2-move-v1:symmetric=true", rules=rules, seed=3)
+    split = make_agent("python:lab.last_deal_split:net_then_search_2v2", rules=rules, seed=3)
+    net = make_agent(f"checkpoint:{last_deal_split.WEIGHTS / 'escoba_2v2_move_v1.pt'},symmetric=true",
+                     rules=rules, seed=3)
     search = make_agent("search:sims=1000", rules=rules, seed=3)
 
     def check(obs, masks, acts, late):
@@ -57,7 +53,7 @@ def test_the_split_plays_the_network_before_the_last_deal_and_the_search_in_it()
 
 def test_solo_then_exact_plays_the_exact_endgame_after_the_stock():
     rules = Rules()
-    split = make_agent("python:last_deal_split:solo_then_exact", rules=rules, seed=0)
+    split = make_agent("python:lab.last_deal_split:solo_then_exact", rules=rules, seed=0)
     assert split.name.endswith("escoba_2p_solo.pt then hybrid:sims=1000")
     solo, hybrid = make_agent("neural-solo", rules=rules), make_agent("hybrid", rules=rules, seed=0)
 
@@ -67,7 +63,7 @@ def test_solo_then_exact_plays_the_exact_endgame_after_the_stock():
             assert np.array_equal(acts[late], hybrid.act_batch(obs[late], masks[late]))
 
     assert _play_rounds(split, rules, 16, 4, check) > 16 * 4
-    peek = make_agent("python:last_deal_split:peek_then_exact", rules=rules, seed=0)
+    peek = make_agent("python:lab.last_deal_split:peek_then_exact", rules=rules, seed=0)
     assert (peek.early.sims, peek.early.threat, peek.late.name) == (1000, "peek", "hybrid:sims=1000")
 
 

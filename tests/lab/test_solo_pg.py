@@ -1,4 +1,4 @@
-"""agents.training.solo_pg: PPO fine-tuning of neural-solo's midgame network by duplicate play."""
+"""lab.solo_pg: PPO fine-tuning of neural-solo's midgame network by duplicate play."""
 
 from __future__ import annotations
 
@@ -15,8 +15,10 @@ import torch
 from agents.expert import ExpertAgent
 from agents.registry import make_agent
 from agents.solo import SoloAgent, midgame_inputs
-from agents.training import solo_pg
-from agents.training.solo_pg import (
+from escoba_env import EscobaEngine
+from escoba_env.observation import action_masks, encode
+from lab import solo_pg
+from lab.solo_pg import (
     Decisions,
     _frozen,
     advantages,
@@ -25,10 +27,7 @@ from agents.training.solo_pg import (
     ppo_update,
     segment_log_softmax,
 )
-from escoba_env import EscobaEngine
-from escoba_env.observation import action_masks, encode
 from tests.agents.test_solo import ROOT
-from tests.agents.test_solo_midgame import _script
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +174,8 @@ def test_the_command_writes_a_checkpoint_that_plays_with_its_curve(tmp_path, cap
     assert isinstance(agent, SoloAgent)
     shipped = make_agent("neural-solo", seed=0).midgame.state_dict()
     assert any(not torch.equal(v, shipped[k]) for k, v in agent.midgame.state_dict().items())
-    plot = _script("plot_solo_pg.py")
+    from lab import plot_solo_pg as plot
+
     png = tmp_path / "curve.png"
     assert plot.main(["--checkpoint", str(out), "--out", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -223,7 +223,7 @@ def test_an_interrupted_run_keeps_its_last_evaluated_network(tmp_path, capsys, m
 
 def test_a_terminated_run_ends_with_one_line_and_keeps_its_network(tmp_path):
     out = tmp_path / "pg.pt"
-    proc = subprocess.Popen([sys.executable, "-m", "agents.training.solo_pg", "--iterations", "100000",
+    proc = subprocess.Popen([sys.executable, "-m", "lab.solo_pg", "--iterations", "100000",
                              "--pairs", "4", "--eval-pairs", "4", "--eval-every", "1", "--out", str(out)],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:

@@ -1,10 +1,8 @@
-"""The model card's experiments run end to end on a tiny labels file (scripts/agreement.py,
-agents.training.imitation); their figures in the model card come from the same code on larger files."""
+"""The lab's label experiments run end to end on a tiny labels file (lab/agreement.py, lab/imitation.py)."""
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import os
 
 import numpy as np
@@ -22,10 +20,7 @@ PLAIN = os.path.join(ROOT, "agents", "pretrained", "escoba_2p_plain.pt")
 
 
 def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "scripts", f"{name}.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return importlib.import_module(f"lab.{name}")
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +75,7 @@ def test_agreement_regret_needs_values(endgame_labels, tmp_path):
 
 
 def test_imitate_fine_tunes_and_scores_each_epoch(endgame_labels, capsys):
-    imitation = importlib.import_module("agents.training.imitation")
+    imitation = importlib.import_module("lab.imitation")
     imitation.main([str(endgame_labels), "--agent", PLAIN, "--mode", "soft", "--param", "0.5",
                    "--epochs", "2", "--deals", "20", "--limit", "200"])
     out = capsys.readouterr().out

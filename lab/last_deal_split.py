@@ -1,27 +1,29 @@
-"""Agents for the model card's last-deal measurements, as ``python:last_deal_split:FACTORY`` specs.
+"""Agents of the last-deal measurements, as ``python:lab.last_deal_split:FACTORY`` specs.
 
 A move network plays while the stock lasts and the search plays the last deal (the stock empty),
 which measures what the networks lose there; ``neural-solo`` with the exact solver in place of its
 endgame network (what that network loses to ``hybrid``); and ``neural-solo`` with both networks'
-values averaged over the plain suits. The ``*_at_6`` factories and ``playout_symmetric`` play the
-model card's unshipped 2-player networks (its section "Counter inputs" gives the commands that
-write ``runs/solo2_ans.pt``, ``runs/s6_playout.pt`` and ``runs/solo3_playout.pt``): another agent takes
-the decisions of the deal before the last (6 cards in the stock); ``peek_then_exact`` is a candidate
-teacher measured against ``hybrid``. Run from the repository root with ``scripts`` on the path::
+values averaged over the plain suits. The ``*_at_6`` factories and ``playout_symmetric`` play
+unshipped 2-player networks (files a user writes first: ``runs/solo2_ans.pt``, ``runs/s6_playout.pt``
+and ``runs/solo3_playout.pt``): another agent takes the decisions of the deal before the last (6 cards
+in the stock); ``peek_then_exact`` is a candidate teacher measured against ``hybrid``. The move
+networks' first weights are in ``lab/weights/``. Run from the repository root::
 
-    PYTHONPATH=scripts python evaluate.py --vs python:last_deal_split:net_then_search_2v2 --agents expert \\
+    python evaluate.py --vs python:lab.last_deal_split:net_then_search_2v2 --agents expert \\
         --players 4 --partnerships --rounds 2000 --seed 777 --workers 1
-    PYTHONPATH=scripts python evaluate.py --vs python:last_deal_split:net_then_search_3p --agents expert \\
+    python evaluate.py --vs python:lab.last_deal_split:net_then_search_3p --agents expert \\
         --players 3 --rounds 1400 --seed 777 --workers 1
-    PYTHONPATH=scripts python evaluate.py --vs python:last_deal_split:solo_symmetric --agents expert \\
+    python evaluate.py --vs python:lab.last_deal_split:solo_symmetric --agents expert \\
         --rounds 5000 --seed 2026 --workers 1
-    PYTHONPATH=scripts python evaluate.py --vs python:last_deal_split:solo_then_exact --agents hybrid \\
+    python evaluate.py --vs python:lab.last_deal_split:solo_then_exact --agents hybrid \\
         --rounds 1500 --seed 31 --workers 1
-    PYTHONPATH=scripts python evaluate.py --vs python:last_deal_split:answers_then_hybrid_at_6 \\
+    python evaluate.py --vs python:lab.last_deal_split:answers_then_hybrid_at_6 \\
         --agents hybrid --rounds 1500 --seed 31 --workers 1
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
@@ -29,6 +31,11 @@ from agents.base import Agent
 from agents.registry import make_agent
 from agents.solo import symmetric_values
 from agents.worlds import observation_scalars
+
+from .playout import load_playout_agent
+
+WEIGHTS = Path(__file__).resolve().parent / "weights"
+"""The superseded weights of the move networks (``escoba_2v2_move_v1.pt``, ``escoba_3p_move_v1.pt``)."""
 
 
 class LastDealSplit(Agent):
@@ -64,8 +71,10 @@ def _split(network: str, search: str, at: int = 0):
     return factory
 
 
-net_then_search_2v2 = _split("neural-2v2-move-v1:symmetric=true", "search:sims=1000")
-net_then_search_3p = _split("neural-3p-move-v1:symmetric=true", "search:sims=400")
+net_then_search_2v2 = _split(f"checkpoint:{WEIGHTS / 'escoba_2v2_move_v1.pt'},symmetric=true",
+                             "search:sims=1000")
+net_then_search_3p = _split(f"checkpoint:{WEIGHTS / 'escoba_3p_move_v1.pt'},symmetric=true",
+                            "search:sims=400")
 
 
 def solo_symmetric(rules=None, seed=None):
@@ -84,8 +93,14 @@ peek_then_exact = _split("search:sims=1000,threat=peek", "hybrid")
 """``hybrid`` with rollouts that judge sweep threats from the sampled deal's next hand (a candidate
 teacher): ``search:sims=1000,threat=peek`` while the stock lasts, the exact solver after it."""
 
-answers_then_playout_at_6 = _split("checkpoint:runs/solo2_ans.pt", "checkpoint:runs/s6_playout.pt", at=6)
-"""The answer-input network, with the counter-input network of the deal before the last at that deal."""
+def answers_then_playout_at_6(rules=None, seed=None):
+    """The answer-input network, with the counter-input network (``lab.playout``) at the deal before
+    the last."""
+    return LastDealSplit(make_agent("checkpoint:runs/solo2_ans.pt", rules=rules, seed=seed),
+                         load_playout_agent("runs/s6_playout.pt", rules=rules, seed=seed), rules, seed, at=6)
+
+
+
 answers_then_hybrid_at_6 = _split("checkpoint:runs/solo2_ans.pt", "hybrid", at=6)
 """The answer-input network, with ``hybrid``'s own moves in the deal before the last."""
 
@@ -93,7 +108,7 @@ answers_then_hybrid_at_6 = _split("checkpoint:runs/solo2_ans.pt", "hybrid", at=6
 def playout_symmetric(rules=None, seed=None, path: str = "runs/solo3_playout.pt"):
     """The counter-input network (``path``) with both networks' values averaged over the plain suits
     (its midgame inputs start with 12 card blocks)."""
-    agent = make_agent(f"checkpoint:{path}", rules=rules, seed=seed)
+    agent = load_playout_agent(path, rules=rules, seed=seed)
     mid, end = agent.midgame, agent.endgame
     agent.midgame = lambda x: symmetric_values(mid, x, 12)
     agent.endgame = lambda x: symmetric_values(end, x)

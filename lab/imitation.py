@@ -1,5 +1,7 @@
 """Fine-tune a trained agent on teacher labels by imitation alone, and score it against expert.
 
+Tried and not shipped: no shipped network is fine-tuned this way.
+
 The experiment behind the model card's "imitating search" figures: cross-entropy toward the
 teacher's choices (``hard``), toward ``softmax(values / param)`` of its per-action rollout values
 (``soft``, needs labels collected with ``--values``), or toward its choice only where it beats
@@ -9,7 +11,7 @@ against two experts; with partnerships: a team against a team), and ``--save PAT
 
     python -m agents.distill --out runs/labels/search_q.npz --labels 60000 --values --seed 31 \\
         --behaviour neural-2p-plain expert greedy --weights 0.5 0.35 0.15
-    python -m agents.training.imitation runs/labels/search_q.npz --mode confident --param 0.6 --epochs 3 \\
+    python -m lab.imitation runs/labels/search_q.npz --mode confident --param 0.6 --epochs 3 \\
         --lr 1e-4
 """
 
@@ -21,13 +23,12 @@ import os
 import numpy as np
 import torch
 
+from agents.distill import load_labels
+from agents.evaluation import play_duplicate
+from agents.expert import ExpertAgent
+from agents.neural import NeuralAgent, checkpoint_dict, save_checkpoint
+from agents.shipped import PLAIN_CHECKPOINT
 from escoba_env.cli import OneLineParser
-
-from ..distill import load_labels
-from ..evaluation import play_duplicate
-from ..expert import ExpertAgent
-from ..neural import NeuralAgent, checkpoint_dict, save_checkpoint
-from ..shipped import PLAIN_CHECKPOINT
 
 
 def targets(arrays: dict[str, np.ndarray], mode: str, param: float) -> tuple[np.ndarray, np.ndarray]:
@@ -52,7 +53,7 @@ def targets(arrays: dict[str, np.ndarray], mode: str, param: float) -> tuple[np.
 
 def main(argv: list[str] | None = None) -> None:
     """Parse arguments, fine-tune, print the cross-entropy and the score per epoch."""
-    ap = OneLineParser(prog="python -m agents.training.imitation", description=__doc__.split("\n\n")[0])
+    ap = OneLineParser(prog="python -m lab.imitation", description=__doc__.split("\n\n")[0])
     ap.add_argument("labels")
     ap.add_argument("--agent", default=PLAIN_CHECKPOINT,
                     help="checkpoint to start from (default: the shipped network without endgame features)")
@@ -99,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
         if args.save:
             out = f"{args.save}_e{epoch}.pt"
             if os.path.exists(out):
-                raise SystemExit(f"python -m agents.training.imitation: {out} already exists; choose "
+                raise SystemExit(f"python -m lab.imitation: {out} already exists; choose "
                                  f"another --save")
             save_checkpoint(out, checkpoint_dict(net, agent.rules))
 

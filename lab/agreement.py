@@ -1,9 +1,9 @@
 """How often agents make the same choice, on the decisions of a labels file (teacher included).
 
-    python scripts/agreement.py runs/labels/search_150k.npz \
+    python -m lab.agreement runs/labels/search_150k.npz \
         --agents neural-2p-plain expert greedy
-    python scripts/agreement.py runs/labels/search_q.npz --limit 0 --regret
-    python scripts/agreement.py runs/labels2p/mid_test.npz --limit 0 --regret --by-stock \
+    python -m lab.agreement runs/labels/search_q.npz --limit 0 --regret
+    python -m lab.agreement runs/labels2p/mid_test.npz --limit 0 --regret --by-stock \
         --agents neural-solo hybrid
 
 With ``--regret`` (labels collected with ``--values``) it also prints each agent's mean regret per

@@ -8,7 +8,9 @@ every live rollout game. With ``net_steps=K`` the network plays only the first `
 each rollout and the greedy policy the rest (cheaper). The worlds are sampled from the observation
 alone (``agents.worlds``), so the network only ever sees observations of sampled worlds.
 
-Registry spec: ``guided`` (``guided:sims=N,net_steps=K,checkpoint=PATH``).
+Tried and not shipped (weaker than the plain search for its cost). From a checkout, the agent spec
+``python:lab.guided:make`` plays it with its defaults; ``GuidedSearchAgent(rules, seed, sims=N,
+net_steps=K, checkpoint=PATH)`` sets the rest.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ import os
 
 import numpy as np
 
+from agents.neural import NeuralAgent
+from agents.search import SearchAgent, rollout_actions
+from agents.shipped import SHIPPED_CHECKPOINTS, shipped_checkpoint, table_name
 from escoba_env.observation import action_masks, encode
 from escoba_env.rules import Rules
-
-from .search import SearchAgent, rollout_actions
-from .shipped import SHIPPED_CHECKPOINTS, shipped_checkpoint, table_name
 
 
 def table_checkpoint(rules: Rules) -> str:
@@ -43,8 +45,6 @@ class GuidedSearchAgent(SearchAgent):
     def __init__(self, rules: Rules | None = None, seed: int | None = None, sims: int = DEFAULT_SIMS,
                  checkpoint: str | None = None, net_steps: int | None = None, threat: str = "count",
                  horizon: int | None = None, max_rows: int = 200_000):
-        from .neural import NeuralAgent
-
         rules = Rules() if rules is None else rules
         bad = isinstance(net_steps, bool) or not isinstance(net_steps, (int, np.integer, type(None)))
         if bad or (net_steps is not None and net_steps < 1):
@@ -75,3 +75,8 @@ class GuidedSearchAgent(SearchAgent):
             return actions
 
         return policy
+
+
+def make(rules: Rules | None = None, seed: int | None = None) -> GuidedSearchAgent:
+    """Return the guided search with its defaults (the ``python:lab.guided:make`` agent spec)."""
+    return GuidedSearchAgent(rules, seed)

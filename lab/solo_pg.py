@@ -1,5 +1,6 @@
 """PPO fine-tuning of ``neural-solo``'s midgame network by play: the policy-gradient route of the
 2-player goal (beat ``hybrid`` with a network only), next to fitting a search teacher's values.
+Tried and not shipped (the shipped networks are fitted to search labels, ``agents.training.solo_fit``).
 
 The learner is the midgame network of a phase-gated checkpoint (``--init``, default the shipped
 ``neural-solo``). While the stock lasts it plays a move drawn from the softmax of its move values
@@ -17,11 +18,11 @@ at ``--lr``).
 Every ``--eval-every`` iterations the learner plays its argmax against the starting network and
 against ``expert`` on ``--eval-pairs`` fixed duplicate deals (seed ``--eval-seed``, never a
 training seed), and the line is printed and kept in the checkpoint's ``midgame_training.curve``
-(``scripts/plot_solo_pg.py`` draws it). ``--out`` (never an existing file) is written at every
+(``lab/plot_solo_pg.py`` draws it). ``--out`` (never an existing file) is written at every
 evaluation and at the end, so a run stopped by Ctrl-C (exit 130) or SIGTERM (exit 143) keeps its last
 evaluated network::
 
-    python -m agents.training.solo_pg --out runs/solo_pg.pt --iterations 200 --pairs 256 \\
+    python -m lab.solo_pg --out runs/solo_pg.pt --iterations 200 --pairs 256 \\
         --opponents self neural-solo expert --weights 0.5 0.3 0.2
 
 ``checkpoint:runs/solo_pg.pt`` then plays it (``evaluate.py --vs checkpoint:runs/solo_pg.pt
@@ -40,16 +41,15 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from agents.base import Agent
+from agents.endgame import endgame_rows
+from agents.moves import best_per_row, lowest_card, masks_to_uint64, move_actions
+from agents.neural import load_checkpoint, save_checkpoint
+from agents.registry import make_agent
+from agents.solo import EndgameNet, SoloAgent, midgame_inputs, solo_checkpoint_dict
 from escoba_env.cli import OneLineParser, positive_float, positive_int, seed_arg
 from escoba_env.engine import EscobaEngine
 from escoba_env.observation import action_masks, encode
-
-from ..base import Agent
-from ..endgame import endgame_rows
-from ..moves import best_per_row, lowest_card, masks_to_uint64, move_actions
-from ..neural import load_checkpoint, save_checkpoint
-from ..registry import make_agent
-from ..solo import EndgameNet, SoloAgent, midgame_inputs, solo_checkpoint_dict
 
 SOLO_CHECKPOINT = "neural-solo"
 """Default ``--init``: the shipped agent (a registry name or a checkpoint file)."""
@@ -239,7 +239,7 @@ def _frozen(agent: SoloAgent, name: str) -> SoloAgent:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line (module doc); return the exit code."""
-    ap = OneLineParser(prog="python -m agents.training.solo_pg",
+    ap = OneLineParser(prog="python -m lab.solo_pg",
                        description="PPO fine-tuning of neural-solo's midgame network by duplicate play")
     ap.add_argument("--init", default=SOLO_CHECKPOINT,
                     help="phase-gated checkpoint with a midgame network (default: the shipped neural-solo)")
