@@ -1,10 +1,10 @@
-"""Plot the curve of a midgame network fine-tuned by ``agents.training.solo_pg``.
+"""Plot the curve of a midgame network fine-tuned by ``lab.solo_pg``.
 
 The checkpoint keeps one row per evaluation: the learner's points per round (argmax play) against
 the network it started from and against ``expert``, each on the same fixed duplicate deals, with
 their 95% half-widths. This draws both against the rounds played in training::
 
-    python scripts/plot_solo_pg.py --checkpoint runs/solo_pg.pt --out docs/figures/solo_pg_curve.png
+    python -m lab.plot_solo_pg --checkpoint runs/solo_pg.pt --out docs/figures/solo_pg_curve.png
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from escoba_env.cli import OneLineParser
 def main(argv: list[str] | None = None) -> int:
     """Draw the curve; return the exit code."""
     ap = OneLineParser(prog=os.path.basename(__file__), description=__doc__.split("\n\n")[0])
-    ap.add_argument("--checkpoint", required=True, help="a checkpoint written by agents.training.solo_pg")
+    ap.add_argument("--checkpoint", required=True, help="a checkpoint written by lab.solo_pg")
     ap.add_argument("--out", required=True, help="the PNG to write")
     args = ap.parse_args(argv)
     try:
@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
         curve = how.get("curve") if how.get("method") == "ppo" else None
         if not curve:
             raise ValueError(f"{args.checkpoint} records no solo_pg curve (write one with "
-                             f"python -m agents.training.solo_pg --out)")
+                             f"python -m lab.solo_pg --out)")
         import matplotlib
 
         matplotlib.use("Agg")

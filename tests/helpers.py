@@ -245,3 +245,42 @@ def other_hand_swapped(e: EscobaEngine) -> EscobaEngine:
     swapped.hands[0, other] = np.uint64(sum(1 << c for c in stock))
     swapped.deck[0, pos:pos + len(hand)] = hand
     return swapped
+
+
+def record_recipe(script: str, args: Sequence[str], env: dict[str, str], tmp) -> list[list[str]]:
+    """Return the steps a bash recipe whose steps are ``"$PYTHON" -m MODULE ARGS...`` runs, each as its
+    argument list, by running it with a stand-in ``$PYTHON`` that records them and creates each step's
+    ``--out`` file empty (so the recipe's globs and its skipping of finished steps see it)."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    tmp = Path(tmp)
+    tmp.mkdir(parents=True, exist_ok=True)
+    log, fake = tmp / "steps.log", tmp / "recording_python"
+    log.write_bytes(b"")
+    fake.write_text(f"#!{shutil.which('bash')}\n"
+                    f"for a in \"$@\"; do printf '%s\\037' \"$a\"; done >> '{log}'\n"
+                    f"printf '\\036' >> '{log}'\n"
+                    'while [ $# -gt 0 ]; do [ "$1" = --out ] && : > "$2"; shift; done\n'
+                    "exit 0\n")
+    fake.chmod(0o755)
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([shutil.which("bash"), script, *args], cwd=root, env={**env, "PYTHON": str(fake)},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return [step.split("\x1f")[:-1] for step in log.read_text().split("\x1e")[:-1]]
+
+
+def replay_recipe(steps: list[list[str]]) -> None:
+    """Run recorded recipe steps (``record_recipe``) in this process, in order, as ``MODULE.main(ARGS)``:
+    the recipe's own programs on its own arguments, without an interpreter start per step."""
+    import importlib
+    from pathlib import Path
+
+    for step in steps:
+        assert step[0] == "-m", step
+        out = Path(step[step.index("--out") + 1])
+        out.unlink()  # the recording's empty stand-in
+        assert importlib.import_module(step[1]).main(step[2:]) in (0, None), step
+        assert out.is_file() and out.stat().st_size > 0, step

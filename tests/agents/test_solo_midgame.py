@@ -9,7 +9,6 @@ import math
 import os
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -37,7 +36,7 @@ from agents.solo import (
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
 from tests.agents.test_solo import PLAIN, ROOT
-from tests.helpers import C, M, set_position
+from tests.helpers import C, M, record_recipe, replay_recipe, set_position
 
 STOCK = "Ro Rc Re Rb 2c 2e"
 
@@ -459,17 +458,18 @@ def test_the_reproduction_script_defaults_to_python3_on_path(tmp_path):
     assert len(log.read_text().splitlines()) == 39
 
 
-@pytest.mark.slow
 def test_the_reproduction_script_runs_every_step_at_a_tiny_scale(tmp_path):
+    """Every step the script runs, on its own arguments at a tiny scale: the steps are recorded from
+    the script itself (``record_recipe``) and run in this process (``replay_recipe``), so the recipe is
+    tested without an interpreter start per step; the tests above run the script with real paths."""
     out = tmp_path / "solo"
-    # The interpreter running the tests, with no python on PATH (a venv that is not activated).
-    env = {**os.environ, "PATH": _bare_path(tmp_path / "bin"), "PYTHON": sys.executable,
-           "PYTHONPATH": ROOT, "MID_CHUNK": "120", "MID_SIMS": "8", "EG_BIG": "60",
-           "EG_FIRST": "60", "EG_SMALL": "80", "TEST_LABELS": "60", "EPOCHS": "1", "PROBE_EPOCHS": "1",
-           "HIDDEN": "8", "ROUND2": "2x60", "ROUND2_TEST": "40", "ROUND2_HIDDEN": "8", "ROUND2_EPOCHS": "1"}
-    cmd = [shutil.which("bash"), REPRODUCE, str(out)]
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-2000:]
+    env = {"PATH": _bare_path(tmp_path / "bin"), "HOME": str(tmp_path), "MID_CHUNK": "120", "MID_SIMS": "8",
+           "EG_BIG": "60", "EG_FIRST": "60", "EG_SMALL": "80", "TEST_LABELS": "60", "EPOCHS": "1",
+           "PROBE_EPOCHS": "1", "HIDDEN": "8", "ROUND2": "2x60", "ROUND2_TEST": "40", "ROUND2_HIDDEN": "8",
+           "ROUND2_EPOCHS": "1"}
+    steps = record_recipe(REPRODUCE, [str(out)], env, tmp_path / "record")
+    assert len(steps) == 43
+    replay_recipe(steps)
     agent = load_checkpoint_agent(out / "escoba_2p_solo.pt")
     assert isinstance(agent, SoloAgent) and agent.midgame.net_config() == {"hidden": [8], "inputs": 280}
     assert len(list((out / "labels").glob("mid_dag_*.npz"))) == 9
@@ -477,12 +477,10 @@ def test_the_reproduction_script_runs_every_step_at_a_tiny_scale(tmp_path):
     assert second.midgame_inputs == "answers"
     assert second.midgame.net_config() == {"hidden": [8], "inputs": 440}
     assert len(list((out / "labels").glob("mid2_*.npz"))) == 3
-    # Started again on the same folder, it overwrites nothing and only redoes what is missing.
-    labels = {p: p.read_bytes() for p in (out / "labels").iterdir()}
+    # Started again on the same folder, it overwrites nothing and only redoes what is missing: the
+    # final network's training (the second round's file exists).
     (out / "escoba_2p_solo.pt").unlink()
-    again = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    assert again.returncode == 0, again.stderr[-2000:]
-    # the final network's training and its line; the second round's file exists, so only its line
-    assert again.stdout.count("wrote") == 3
-    assert {p: p.read_bytes() for p in (out / "labels").iterdir()} == labels
+    again = record_recipe(REPRODUCE, [str(out)], env, tmp_path / "again")
+    assert [s[s.index("--out") + 1] for s in again] == [str(out / "escoba_2p_solo.pt")]
+    replay_recipe(again)
     assert isinstance(load_checkpoint_agent(out / "escoba_2p_solo.pt"), SoloAgent)

@@ -22,7 +22,7 @@ HERE = "tests/project/test_doc_citations.py"  # this file names the old document
 
 _UPPER_DOC = re.compile(r"(?<![\w/.-])([A-Z][A-Z0-9_-]*\.(?:md|rst|txt))\b")
 _PATH = re.compile(r"(?<![\w/.-])((?:docs|agents|escoba_env|escoba_arena|benchmarks|notebooks|scripts|tests|"
-                   r"examples|\.ci)/[\w./-]*\w\.(?:md|ipynb|png|csv|log|py|sh|json|yml))\b")
+                   r"lab|examples|\.ci)/[\w./-]*\w\.(?:md|ipynb|png|csv|log|py|sh|json|yml))\b")
 _LINK = re.compile(r"\]\(([^)\s]+)\)")
 _RULES_SECTION = re.compile(r"rules\.md\)? ?§(\d+)")
 _RULES_ANCHOR = re.compile(r"rules\.md#([\w-]+)")
