@@ -458,6 +458,7 @@ def test_the_reproduction_script_defaults_to_python3_on_path(tmp_path):
     assert len(log.read_text().splitlines()) == 39
 
 
+@pytest.mark.slow
 def test_the_reproduction_script_runs_every_step_at_a_tiny_scale(tmp_path):
     """Every step the script runs, on its own arguments at a tiny scale: the steps are recorded from
     the script itself (``record_recipe``) and run in this process (``replay_recipe``), so the recipe is

@@ -448,6 +448,7 @@ def test_a_move_checkpoint_round_trips_and_checks_what_it_holds(tmp_path):
         TableNetAgent(EndgameNet([8], 274), TEAMS)
 
 
+@pytest.mark.slow
 def test_solo_fit_trains_a_table_move_network_from_search_values(tmp_path, capsys):
     data = collect_labels(
         SearchAgent(TEAMS, seed=0, sims=16),

@@ -30,12 +30,12 @@ def test_the_python_spec_plays_the_lab_agent_from_a_checkout():
 
 @pytest.mark.parametrize("rules", [TWO_V_TWO, THREE])
 def test_guided_search_plays_legal_moves_and_is_deterministic_for_a_seed(rules):
-    _, obs, masks = _observations(rules, games=3)
-    agent = GuidedSearchAgent(rules, seed=8, sims=24)
+    _, obs, masks = _observations(rules, games=2)
+    agent = GuidedSearchAgent(rules, seed=8, sims=8)
     assert isinstance(agent, GuidedSearchAgent)
     acts = agent.act_batch(obs, masks)
     assert masks[np.arange(len(acts)), acts].all()
-    assert np.array_equal(GuidedSearchAgent(rules, seed=8, sims=24).act_batch(obs, masks), acts)
+    assert np.array_equal(GuidedSearchAgent(rules, seed=8, sims=8).act_batch(obs, masks), acts)
     agent.reset(8)
     assert np.array_equal(agent.act_batch(obs, masks), acts)
 
@@ -65,8 +65,8 @@ def test_guided_search_does_not_see_hidden_cards():
     seat = np.array([0])
     assert a.hands[0, 1] != b.hands[0, 1]
     assert np.array_equal(encode(a, seat), encode(b, seat))
-    assert decide(GuidedSearchAgent(THREE, seed=3, sims=60), a) == decide(GuidedSearchAgent(THREE, seed=3,
-                                                                                            sims=60), b)
+    assert decide(GuidedSearchAgent(THREE, seed=3, sims=20), a) == decide(GuidedSearchAgent(THREE, seed=3,
+                                                                                            sims=20), b)
 
 
 def test_guided_search_refuses_bad_settings():

@@ -93,6 +93,7 @@ def test_labels_from_the_policy_oracle_come_with_its_values():
     assert np.array_equal(best, v.max(axis=1))  # the label is a best-valued action
 
 
+@pytest.mark.slow
 def test_the_policy_iteration_recipe_runs_tiny(tmp_path, capsys):
     """Labels of the policy oracle (command line), then a midgame network fitted on them."""
     from agents import distill

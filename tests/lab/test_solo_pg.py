@@ -221,6 +221,7 @@ def test_an_interrupted_run_keeps_its_last_evaluated_network(tmp_path, capsys, m
     assert [c["iteration"] for c in torch.load(out, weights_only=True)["midgame_training"]["curve"]] == [0, 1]
 
 
+@pytest.mark.slow
 def test_a_terminated_run_ends_with_one_line_and_keeps_its_network(tmp_path):
     out = tmp_path / "pg.pt"
     proc = subprocess.Popen([sys.executable, "-m", "lab.solo_pg", "--iterations", "100000",

@@ -1,6 +1,7 @@
 """Layering: ``escoba_env`` imports nothing of ``agents`` or ``escoba_arena``, not even lazily; no
 package of the library (``escoba_env``, ``agents``, ``escoba_arena``) imports the repository's
-``lab/``, which may import the library; and no module imports another module's ``_private`` name.
+``lab/``, which may import the library; no module imports another module's ``_private`` name; and
+no module is over 600 lines.
 
 For ``escoba_env``, two checks: every module's source is scanned (``import``/``from`` statements
 anywhere, relative imports that climb out of the package, and module names given as strings to
@@ -188,3 +189,14 @@ def test_no_module_imports_another_modules_private_names():
         if bad:
             problems[str(p.relative_to(ROOT))] = bad
     assert problems == {}
+
+
+MAX_LINES = 600
+"""No module of the library is longer: a reader finds a thing in a module named for it."""
+
+
+@pytest.mark.parametrize("package", LIBRARY)
+def test_no_library_module_is_over_600_lines(package):
+    long = {str(p.relative_to(ROOT)): n for p in sorted((ROOT / package).rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}
