@@ -74,12 +74,22 @@ def browser():
         b.close()
 
 
+def csp_watch(pg) -> list[str]:
+    """Return a list that collects what the page's Content-Security-Policy refused (it stays empty)."""
+    refused: list[str] = []
+    pg.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
+    pg.on("pageerror", lambda e: refused.append(str(e)) if "Content Security Policy" in str(e) else None)
+    return refused
+
+
 @pytest.fixture
 def page(browser, server):
     pg = browser.new_page(viewport={"width": 1280, "height": 900})
     pg.set_default_timeout(15_000)
+    refused = csp_watch(pg)
     yield pg
     pg.close()
+    assert not refused, f"the page's CSP refused: {refused}"
 
 
 def _cards(page, selector: str) -> list[int]:
@@ -87,7 +97,7 @@ def _cards(page, selector: str) -> list[int]:
 
 
 def _settle(page) -> None:
-    page.wait_for_function("document.body.dataset.busy !== '1'")
+    page.wait_for_selector("body:not([data-busy='1'])", state="attached")
 
 
 def _start(page, server: str, seed: int, target: int, opponent: str) -> None:
@@ -255,7 +265,7 @@ def test_open_a_replay_and_step_through_it(page, server, data):
     assert page.inner_text("#pos").startswith(f"round 2/{len(rec['rounds'])}")
     # A local file opens too (its first game).
     page.set_input_files("#upload", str(data / "replays" / "00_random_vs_greedy.jsonl"))
-    page.wait_for_function("document.getElementById('meta').textContent.includes('rotation 0')")
+    page.wait_for_selector("#meta:has-text('rotation 0')")
     assert "seats: random, greedy" in page.inner_text("#meta")
 
 
