@@ -27,248 +27,35 @@ Room state changes only on the server's event loop; bots think in worker threads
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 import secrets
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents.tournament.replay import FORMAT, check_replay
-from escoba_env.capture import capture_options
-from escoba_env.cards import cards_of, mask_of
+from agents.tournament.replay import check_replay
 from escoba_env.rules import Rules
 
-from .game import AgentFailure, WebGame, _side_summary
+from .game import AgentFailure
 from .guard import ApiError, check_list, short_repr
-from .lobby import MAX_ROUNDS, SEED_BITS, Arena, request_rules
-from .one_game import OneGame
-
-TOKEN_BYTES = 32
-"""Seat tokens are ``secrets.token_urlsafe(TOKEN_BYTES)``: 256 random bits."""
-TAKEOVER_SECONDS = 60.0
-"""A person with no connection for this long, while the game runs, is replaced by a bot."""
-ROOM_IDLE_SECONDS = 3600.0
-"""A room without any message or connection for this long expires."""
-MAX_ROOMS = 1000
-"""The most rooms a server holds; past it, expired and finished rooms go first, then a new room is refused."""
-MAX_DEALS = 200
-"""The longest list of deals a room may play."""
-RATE = 10.0
-"""Messages per second a token may send (a burst of ``BURST`` is allowed)."""
-BURST = 20.0
-DEFAULT_TAKEOVER = "greedy"
-"""The bot that takes a seat whose person has left, unless the room names another."""
-HUMAN = "human"
-_NAME = re.compile(r"[A-Za-z0-9_-]{1,24}")
-
-
-def token_hash(token: str) -> str:
-    """Return the SHA-256 (hex) of a token: what the server keeps instead of the token."""
-    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
-
-
-class RoomGame(WebGame):
-    """One game of a room: ``humans`` are the seats played by people, the rest by ``bots``.
-
-    Unlike ``WebGame`` no bot moves by itself: the room asks for one bot move at a time
-    (``bot_move``) and plays it with ``play_bot``, so that every move is shown at once.
-    """
-
-    def __init__(self, rules: Rules, bots: dict[int, Any], specs: dict[int, str], humans: set[int],
-                 seed: int, game_id: int, names: list[str], *, max_rounds: int | None = None,
-                 bot_timeout: float = 10.0):
-        self.rules, self.bots, self.specs, self.humans = rules, dict(bots), dict(specs), set(humans)
-        self.seed, self.game_id = int(seed), int(game_id)
-        self.seat = -1
-        self.max_rounds, self.bot_timeout, self.note = max_rounds, bot_timeout, None
-        self.names = list(names)
-        self.state = OneGame(rules, max_rounds)
-        self.state.game.reset(self.seed, game_id=self.game_id)
-        self.scripted = False
-        self.log: list[dict] = []
-        self.rounds: list[dict] = []
-        self.error: str | None = None
-        self.moves_played = 0
-        self.deal_entries: list[int] = []
-        self._new_round()
-
-    def _run_bots(self) -> None:  # the room drives the bots, one move at a time
-        """Do nothing: see ``bot_move``."""
-
-    def bot_to_act(self) -> int:
-        """Return the bot seat to act, or -1 (a person is to act, or the game is over)."""
-        if self.done or self.state.to_act in self.humans:
-            return -1
-        return self.state.to_act
-
-    def bot_move(self) -> tuple[int, int, int]:
-        """Return (seat, card, capture mask) of the bot to act; call it off the event loop."""
-        seat = self.bot_to_act()
-        card, capture = self._bot_move(seat)
-        return seat, card, capture
-
-    def moves_for(self, seat: int) -> dict[int, list[list[int]]]:
-        """Return the legal cards -> capture options of ``seat`` (empty unless it is to act)."""
-        st = self.state
-        if self.done or seat < 0 or st.to_act != seat:
-            return {}
-        return {c: [cards_of(o) for o in capture_options(c, st.table, self.rules)] or [[]]
-                for c in cards_of(st.legal)}
-
-    def apply(self, seat: int, card: int, capture: list[int]) -> None:
-        """Play ``card`` taking ``capture`` for ``seat``; ValueError (nothing changes) if not legal."""
-        if self.done:
-            raise ValueError("the game is over")
-        if self.state.to_act != seat:
-            raise ValueError("it is not this seat's turn")
-        moves = self.moves_for(seat)
-        if card not in moves:
-            raise ValueError(f"card {card} is not a legal card to play now (legal: {sorted(moves)})")
-        want = sorted(capture)
-        if want not in [sorted(o) for o in moves[card]]:
-            raise ValueError(f"{short_repr(want)} is not a capture option of card {card} "
-                             f"(options: {moves[card]})")
-        self._execute(seat, card, mask_of(want))
-        self.moves_played += 1
-
-    def fail(self, message: str) -> None:
-        """Stop the game with ``message`` (a bot failed)."""
-        self.error = f"{message}; the game was stopped"
-        self.log.append({"type": "error", "message": self.error})
-
-    def view_for(self, seat: int) -> dict:
-        """Return what ``seat`` may see (``-1``: a spectator): never another hand or the stock order."""
-        st, r = self.state, self.rules
-        p = r.num_players
-        piles, escobas = st.piles(), st.escobas()
-        sides = [_side_summary(self._side_mask(piles, s),
-                               sum(escobas[q] for q in range(p) if r.side_of(q) == s))
-                 for s in range(r.num_sides)]
-        moves = self.moves_for(seat) if seat in self.humans else {}
-        return {
-            "rules": r.to_dict(), "seat": seat, "names": self.names, "side_names": self.team_names(),
-            "my_side": r.side_of(seat) if seat >= 0 else -1,
-            "round": len(self.rounds), "dealer": self.rounds[-1]["dealer"],
-            "to_act": -1 if self.done else st.to_act, "your_turn": bool(moves),
-            "hand": cards_of(st.hand(seat)) if seat >= 0 else [], "table": cards_of(st.table),
-            "hand_counts": [st.hand(q).bit_count() for q in range(p)], "stock": st.stock_left,
-            "scores": st.scores(), "sides": sides,
-            "moves": [{"card": c, "options": o} for c, o in moves.items()],
-            "done": self.done, "winner": st.winner if st.done else -1, "truncated": st.truncated,
-            "error": self.error, "moves_played": self.moves_played,
-            "log": self.log[self._log_start():], "log_start": self._log_start(),
-        }
-
-    def _log_start(self) -> int:
-        """Return where the log shown starts: the deal of the previous round (a message stays small)."""
-        deals = self.deal_entries
-        return deals[-2] if len(deals) >= 2 else 0
-
-    def _new_round(self) -> None:
-        self.deal_entries.append(len(self.log))
-        super()._new_round()
-
-    def team_names(self) -> list[str]:
-        """Return the display name of each scoring side (the seats' names)."""
-        r = self.rules
-        return [" + ".join(self.names[q] for q in range(r.num_players) if r.side_of(q) == s)
-                for s in range(r.num_sides)]
-
-    def record(self, labels: list[str], extra: dict) -> dict:
-        """Return the finished game as one ``escoba-replay/1`` record; ValueError before the end."""
-        st = self.state
-        if not st.done:
-            raise ValueError("the record is available once the game is over")
-        return {"format": FORMAT, "seed": self.seed, "game_id": self.game_id, "rotation": 0,
-                "rules": self.rules.to_dict(), "mode": "games", "max_rounds": self.max_rounds,
-                "lineup": list(labels), "seats": list(labels), "rounds": self.rounds,
-                "final_scores": st.scores(), "winner": st.winner, "truncated": st.truncated, **extra}
-
-
-@dataclass
-class Seat:
-    """One seat of a room: a person (``human``) or a bot ``spec``; people carry a pseudonym."""
-
-    kind: str
-    spec: str
-    name: str
-    token: str | None = None
-    """The SHA-256 of the seat's token (people only)."""
-    taken: bool = False
-    connections: int = 0
-    left_at: float | None = None
-    replaced: str | None = None
-    """The bot spec that took this person's seat, once they left."""
-    bucket: float = -1.0
-    """Tokens left in the rate bucket (-1: full, set on first use)."""
-    bucket_at: float = 0.0
-
-    @property
-    def label(self) -> str:
-        """The seat's name in records and reports: ``human:<pseudonym>`` or the bot spec."""
-        return f"{HUMAN}:{self.name}" if self.kind == HUMAN else self.spec
-
-    def public(self) -> dict:
-        return {"kind": self.kind, "name": self.name, "spec": self.spec if self.kind != HUMAN else None,
-                "taken": self.taken, "connected": self.connections > 0, "replaced": self.replaced}
-
-
-@dataclass
-class Room:
-    """A table of people and bots that plays one game per deal (``deals``)."""
-
-    rid: str
-    rules: Rules
-    seats: list[Seat]
-    deals: list[tuple[int, int]]
-    fixed_deals: bool
-    record: bool
-    takeover: str
-    max_rounds: int | None
-    watch_token: str
-    created: float
-    game_index: int = 0
-    game: RoomGame | None = None
-    results: list[dict] = field(default_factory=list)
-    takeovers: list[dict] = field(default_factory=list)
-    last_use: float = 0.0
-    expired: str | None = None
-    records: list[str] = field(default_factory=list)
-    watch_bucket: dict = field(default_factory=dict)
-    bots: dict = field(default_factory=dict)
-    finished: list[dict] = field(default_factory=list)
-    """The record of every finished game (every hand): shown to the spectator."""
-
-    @property
-    def humans(self) -> list[int]:
-        return [s for s, seat in enumerate(self.seats) if seat.kind == HUMAN]
-
-    @property
-    def status(self) -> str:
-        if self.expired:
-            return "expired"
-        if self.game is None:
-            return "waiting"
-        if self.game.done and self.game_index >= len(self.deals) - 1:
-            return "over"
-        return "playing"
-
-    def info(self) -> dict:
-        """Return what anyone in the room may know about it (no token, no seed before the end)."""
-        return {"id": self.rid, "status": self.status, "seats": [s.public() for s in self.seats],
-                "rules": self.rules.to_dict(), "record": self.record, "takeover": self.takeover,
-                "game": self.game_index + 1, "games": len(self.deals), "fixed_deals": self.fixed_deals,
-                "results": self.results, "takeovers": self.takeovers, "expired": self.expired,
-                "max_rounds": self.max_rounds,
-                "record_note": ("This room records its games for research: each finished game is kept as "
-                                "a replay, with seats named by pseudonym." if self.record else
-                                "This room does not record its games.")}
+from .lobby import SEED_BITS, Arena
+from .room_game import RoomGame
+from .room_settings import parse_settings
+from .room_table import (
+    BURST,
+    HUMAN,
+    MAX_ROOMS,
+    RATE,
+    ROOM_IDLE_SECONDS,
+    TAKEOVER_SECONDS,
+    TOKEN_BYTES,
+    Room,
+    Seat,
+    token_hash,
+)
 
 
 class Rooms:
@@ -298,70 +85,7 @@ class Rooms:
 
     def parse(self, body: Any) -> dict:
         """Return the validated settings of a new room (ApiError 400 on the first bad field)."""
-        rules = request_rules(body, {"rules", "seats", "record", "takeover", "max_rounds", "deals", "seed"})
-        p = rules.num_players
-        seats_in = check_list(body.get("seats", [HUMAN] * p), "seats", 4)
-        if len(seats_in) != p:
-            raise ApiError(400, f"give one seat per player: {p} seats, got {len(seats_in)}")
-        seats, names = [], set()
-        for k, s in enumerate(seats_in):
-            if isinstance(s, str):
-                s = {"kind": HUMAN} if s == HUMAN else {"kind": "bot", "spec": s}
-            if (not isinstance(s, dict) or set(s) - {"kind", "spec", "name"}
-                    or s.get("kind") not in (HUMAN, "bot")):
-                raise ApiError(400, f"seat {k} must be \"human\", an agent spec, or "
-                                    "{\"kind\": \"human\"|\"bot\", \"spec\": ..., \"name\": ...}")
-            if s["kind"] == HUMAN:
-                name = s.get("name") or f"p{k}-{secrets.token_hex(3)}"
-                if not isinstance(name, str) or not _NAME.fullmatch(name):
-                    raise ApiError(400, f"seat {k}: a pseudonym is 1-24 letters, digits, '_' or '-', "
-                                        f"got {short_repr(name, 40)}")
-                if name in names:
-                    raise ApiError(400, f"seat {k}: pseudonym {name!r} is used twice")
-                names.add(name)
-                seats.append({"kind": HUMAN, "spec": HUMAN, "name": name})
-            else:
-                spec = self.arena.resolve_spec(s.get("spec"))
-                seats.append({"kind": "bot", "spec": spec, "name": spec})
-        if not any(s["kind"] == HUMAN for s in seats):
-            raise ApiError(400, "a room needs at least one human seat (bots alone: use evaluate.py)")
-        record = body.get("record", False)
-        if not isinstance(record, bool):
-            raise ApiError(400, f"record must be true or false, got {short_repr(record)}")
-        if record and self.records_dir is None:
-            raise ApiError(400, "this server keeps no records: start it with --rooms-dir DIR to record rooms")
-        takeover = self.arena.resolve_spec(body.get("takeover", DEFAULT_TAKEOVER))
-        max_rounds = body.get("max_rounds")
-        if max_rounds is not None and (isinstance(max_rounds, bool) or not isinstance(max_rounds, int)
-                                       or not 1 <= max_rounds <= MAX_ROUNDS):
-            raise ApiError(400, f"max_rounds must be an integer from 1 to {MAX_ROUNDS}, "
-                                f"got {short_repr(max_rounds)}")
-        deals = body.get("deals")
-        fixed = deals is not None
-        top = 2**SEED_BITS - 1
-        if fixed:
-            check_list(deals, "deals", MAX_DEALS)
-            if not deals:
-                raise ApiError(400, "deals must list at least one deal")
-            out = []
-            for k, d in enumerate(deals):
-                ok = isinstance(d, dict) and set(d) == {"seed", "game_id"} and all(
-                    isinstance(d[x], int) and not isinstance(d[x], bool) and 0 <= d[x] <= top
-                    for x in ("seed", "game_id"))
-                if not ok:
-                    raise ApiError(400, f"deal {k} must be {{\"seed\": int, \"game_id\": int}} "
-                                        "(each 0 to 2**64-1)")
-                out.append((d["seed"], d["game_id"]))
-            deals = out
-        else:
-            seed = body.get("seed")
-            if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
-                                     or not 0 <= seed <= top):
-                raise ApiError(400, f"seed must be an integer from 0 to {top}, got {short_repr(seed)}")
-            # A drawn seed has 64 random bits, as for games: the deal cannot be found from a view.
-            deals = [(secrets.randbits(SEED_BITS) if seed is None else seed, 0)]
-        return {"rules": rules.to_dict(), "seats": seats, "record": record, "takeover": takeover,
-                "max_rounds": max_rounds, "deals": [list(d) for d in deals], "fixed_deals": fixed}
+        return parse_settings(self.arena, body, self.records_dir is not None)
 
     def open(self, body: Any) -> tuple[Room, dict[int, str], str]:
         """Open a room from a request body; return (room, seat -> token, spectator token).

@@ -34,7 +34,8 @@ from escoba_env.cards import cards_of
 from .game import AgentFailure
 from .guard import MAX_DEPTH, MAX_GAME_BODY, ApiError, json_depth, read_json, short_message
 from .lobby import Arena
-from .rooms import BURST, RATE, ROOM_IDLE_SECONDS, TAKEOVER_SECONDS, Room, Rooms
+from .room_table import BURST, RATE, ROOM_IDLE_SECONDS, TAKEOVER_SECONDS, Room
+from .rooms import Rooms
 
 LOG = logging.getLogger("escoba_arena.web.rooms")
 MAX_MESSAGE_BYTES = 4096
