@@ -103,6 +103,8 @@ def _handler(fn):
             return _error(exc.status, exc.message)
         except FileNotFoundError as exc:
             return _error(404, str(exc))
+        except PermissionError as exc:
+            return _error(403, str(exc))
         except ReplayError as exc:
             return _error(422, str(exc))
         except ValueError as exc:
@@ -332,6 +334,12 @@ def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 10.0,
     arena = Arena(list(roots or []), bot_timeout, allow=allow_agents, max_games=max_games,
                   idle_seconds=idle_seconds)
     hub = make_hub(arena, rooms)
+    records = hub.rooms.records_dir
+    if records is not None:
+        # A record holds every hand and the seed: never served while its deal may still be dealt.
+        arena.roots.gate = hub.rooms.record_withheld
+        if not hub.options.serve_records:
+            arena.roots.private.append(records.resolve())
     routes = [
         *room_routes(hub),
         Route("/", index),

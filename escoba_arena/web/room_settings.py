@@ -14,6 +14,15 @@ from .lobby import MAX_ROUNDS, SEED_BITS, Arena, request_rules
 from .room_table import DEFAULT_TAKEOVER, HUMAN, MAX_DEALS, PSEUDONYM
 
 
+def seat_of_text(text: str) -> dict:
+    """Return the seat a text names: ``human``, ``human:NAME`` (a person and their pseudonym), or a spec."""
+    if text == HUMAN:
+        return {"kind": HUMAN}
+    if text.startswith(HUMAN + ":"):
+        return {"kind": HUMAN, "name": text[len(HUMAN) + 1:]}
+    return {"kind": "bot", "spec": text}
+
+
 def parse_settings(arena: Arena, body: Any, can_record: bool) -> dict:
     """Return the validated settings of a new room (ApiError 400 on the first bad field)."""
     rules = request_rules(body, {"rules", "seats", "record", "takeover", "max_rounds", "deals", "seed"})
@@ -24,10 +33,10 @@ def parse_settings(arena: Arena, body: Any, can_record: bool) -> dict:
     seats, names = [], set()
     for k, s in enumerate(seats_in):
         if isinstance(s, str):
-            s = {"kind": HUMAN} if s == HUMAN else {"kind": "bot", "spec": s}
+            s = seat_of_text(s)
         if (not isinstance(s, dict) or set(s) - {"kind", "spec", "name"}
                 or s.get("kind") not in (HUMAN, "bot")):
-            raise ApiError(400, f"seat {k} must be \"human\", an agent spec, or "
+            raise ApiError(400, f"seat {k} must be \"human\", \"human:NAME\", an agent spec, or "
                                 "{\"kind\": \"human\"|\"bot\", \"spec\": ..., \"name\": ...}")
         if s["kind"] == HUMAN:
             name = s.get("name") or f"p{k}-{secrets.token_hex(3)}"
@@ -82,4 +91,4 @@ def parse_settings(arena: Arena, body: Any, can_record: bool) -> dict:
             "max_rounds": max_rounds, "deals": [list(d) for d in deals], "fixed_deals": fixed}
 
 
-__all__ = ["parse_settings"]
+__all__ = ["parse_settings", "seat_of_text"]

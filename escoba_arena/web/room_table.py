@@ -9,10 +9,12 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from escoba_env.rules import Rules
+if TYPE_CHECKING:  # the command line reads the limits below without loading the engine
+    from escoba_env.rules import Rules
 
-from .room_game import RoomGame
+    from .room_game import RoomGame
 
 TOKEN_BYTES = 32
 """Seat tokens are ``secrets.token_urlsafe(TOKEN_BYTES)``: 256 random bits."""
@@ -20,6 +22,18 @@ TAKEOVER_SECONDS = 60.0
 """A person with no connection for this long, while the game runs, is replaced by a bot."""
 ROOM_IDLE_SECONDS = 3600.0
 """A room without any message or connection for this long expires."""
+UNJOINED_SECONDS = 600.0
+"""A room that nobody has joined this long after it was opened expires."""
+ROOMS_PER_CLIENT = 50
+"""The most rooms one client (one address) may have open at a time, waiting or playing."""
+WAITING_PER_CLIENT = 10
+"""The most rooms one client may have waiting for their people at a time."""
+CONNECTIONS_PER_LINK = 4
+"""The most WebSocket connections one link (a seat's or the spectator's token) may hold at a time."""
+MAX_CONNECTIONS = 2000
+"""The most WebSocket connections the server holds at a time, said hello or not."""
+MAX_MESSAGE_BYTES = 4096
+"""The largest WebSocket message a page may send (a larger frame is refused before it is read)."""
 MAX_ROOMS = 1000
 """The most rooms a server holds; past it, expired and finished rooms go first, then a new room is refused."""
 MAX_DEALS = 200
@@ -64,6 +78,7 @@ class Seat:
         return f"{HUMAN}:{self.name}" if self.kind == HUMAN else self.spec
 
     def public(self) -> dict:
+        """Return what anyone in the room may know about this seat."""
         return {"kind": self.kind, "name": self.name, "spec": self.spec if self.kind != HUMAN else None,
                 "taken": self.taken, "connected": self.connections > 0, "replaced": self.replaced}
 
@@ -92,14 +107,20 @@ class Room:
     watch_bucket: dict = field(default_factory=dict)
     bots: dict = field(default_factory=dict)
     finished: list[dict] = field(default_factory=list)
-    """The record of every finished game (every hand): shown to the spectator."""
+    """The record of every finished game (every hand): shown to the spectator once the room is over."""
+    client: str = ""
+    """Who opened the room: a short hash of the client's address (for the per-client quotas)."""
+    watchers: int = 0
+    """Open spectator connections."""
 
     @property
     def humans(self) -> list[int]:
+        """The seats played by people."""
         return [s for s, seat in enumerate(self.seats) if seat.kind == HUMAN]
 
     @property
     def status(self) -> str:
+        """``waiting`` (for its people), ``playing``, ``over`` or ``expired`` (closed)."""
         if self.expired:
             return "expired"
         if self.game is None:
@@ -107,6 +128,17 @@ class Room:
         if self.game.done and self.game_index >= len(self.deals) - 1:
             return "over"
         return "playing"
+
+    @property
+    def live(self) -> bool:
+        """True while the room is waiting or playing (not over, not closed)."""
+        return self.status in ("waiting", "playing")
+
+    def deals_ahead(self) -> list[tuple[int, int]]:
+        """Return the deals this room may still deal: the game in play (or waiting) and the next ones."""
+        if not self.live:
+            return []
+        return self.deals[self.game_index:]
 
     def info(self) -> dict:
         """Return what anyone in the room may know about it (no token, no seed before the end)."""
@@ -120,5 +152,7 @@ class Room:
                                 "This room does not record its games.")}
 
 
-__all__ = ["BURST", "DEFAULT_TAKEOVER", "HUMAN", "MAX_DEALS", "MAX_ROOMS", "PSEUDONYM", "RATE",
-           "ROOM_IDLE_SECONDS", "Room", "Seat", "TAKEOVER_SECONDS", "TOKEN_BYTES", "token_hash"]
+__all__ = ["BURST", "CONNECTIONS_PER_LINK", "DEFAULT_TAKEOVER", "HUMAN", "MAX_CONNECTIONS", "MAX_DEALS",
+           "MAX_MESSAGE_BYTES", "MAX_ROOMS",
+           "PSEUDONYM", "RATE", "ROOMS_PER_CLIENT", "ROOM_IDLE_SECONDS", "Room", "Seat", "TAKEOVER_SECONDS",
+           "TOKEN_BYTES", "UNJOINED_SECONDS", "WAITING_PER_CLIENT", "token_hash"]

@@ -16,9 +16,13 @@ journal or a replay, and the links are shown to the host once.
 - A room may play a fixed list of deals (``deals``: ``(seed, game_id)`` pairs, as an
   ``evaluate.py`` run deals them), one game per deal, for duplicate studies.
 - A finished game of a room that opted in to recording is written atomically as one
-  ``escoba-replay/1`` record (the format of ``evaluate.py --save-replays``), re-checked by the
-  engine first; seats carry pseudonyms (``human:<name>``), never tokens.
-- A room nobody has touched for ``idle_seconds`` expires: its pages say so, its tokens stop working.
+  ``escoba-replay/1`` record (``room_records``); seats carry pseudonyms (``human:<name>``), never
+  tokens. No record is shown while its deal may still be dealt to someone.
+- A room nobody has touched for ``idle_seconds``, or nobody joined within ``unjoined_seconds``,
+  expires: its pages say so, its tokens stop working. One client (address) may hold at most
+  ``per_client`` open rooms, ``waiting_per_client`` of them waiting for their people.
+- A room whose background work fails (a takeover bot that cannot be built, a record that cannot be
+  written) is closed with a message to its pages; the other rooms go on (``close``).
 
 Room state changes only on the server's event loop; bots think in worker threads (the routes in
 ``rooms_routes`` drive them). Everything that changes a room is first appended to the journal
@@ -28,9 +32,8 @@ Room state changes only on the server's event loop; bots think in worker threads
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import tempfile
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -43,19 +46,29 @@ from .game import AgentFailure
 from .guard import ApiError, check_list, short_repr
 from .lobby import SEED_BITS, Arena
 from .room_game import RoomGame
+from .room_records import game_record, record_head, record_path, withheld, write_atomic
 from .room_settings import parse_settings
 from .room_table import (
     BURST,
+    CONNECTIONS_PER_LINK,
     HUMAN,
     MAX_ROOMS,
     RATE,
     ROOM_IDLE_SECONDS,
+    ROOMS_PER_CLIENT,
     TAKEOVER_SECONDS,
     TOKEN_BYTES,
+    UNJOINED_SECONDS,
+    WAITING_PER_CLIENT,
     Room,
     Seat,
     token_hash,
 )
+
+
+def client_key(address: str) -> str:
+    """Return what a room keeps of the address that opened it: a short hash (for the quotas)."""
+    return token_hash("client " + address)[:16]
 
 
 class Rooms:
@@ -63,23 +76,29 @@ class Rooms:
 
     def __init__(self, arena: Arena, directory: str | Path | None = None, *,
                  takeover_seconds: float = TAKEOVER_SECONDS, idle_seconds: float = ROOM_IDLE_SECONDS,
-                 max_rooms: int = MAX_ROOMS, clock: Callable[[], float] = time.monotonic,
+                 unjoined_seconds: float = UNJOINED_SECONDS, max_rooms: int = MAX_ROOMS,
+                 per_client: int = ROOMS_PER_CLIENT, waiting_per_client: int = WAITING_PER_CLIENT,
+                 per_link: int = CONNECTIONS_PER_LINK, clock: Callable[[], float] = time.monotonic,
                  warn: Callable[[str], None] | None = None, rate: float = RATE, burst: float = BURST):
         from .journal import Journal
 
         self.arena = arena
         self.takeover_seconds, self.idle_seconds = float(takeover_seconds), float(idle_seconds)
+        self.unjoined_seconds = float(unjoined_seconds)
         self.max_rooms, self.clock = int(max_rooms), clock
+        self.per_client, self.waiting_per_client, self.per_link = per_client, waiting_per_client, per_link
         self.rate, self.burst = float(rate), float(burst)
         self.rooms: dict[str, Room] = {}
         self.by_token: dict[str, tuple[str, int]] = {}
+        self.lost: dict[str, str] = {}
+        """Token hash -> why its room is gone (its journal entry was damaged)."""
         self.dir = None if directory is None else Path(directory)
         self.records_dir = None if self.dir is None else self.dir / "records"
-        self.warn = warn or (lambda line: print(line, file=__import__("sys").stderr, flush=True))
+        self.warn = warn or (lambda line: print(line, file=sys.stderr, flush=True))
         self.journal = None
         if self.dir is not None:
             self.records_dir.mkdir(parents=True, exist_ok=True)
-            self.journal = Journal(self.dir / "rooms.journal", warn=self.warn)
+            self.journal = Journal(self.dir / "rooms.journal")
 
     # ------------------------------------------------------------------ opening
 
@@ -87,35 +106,62 @@ class Rooms:
         """Return the validated settings of a new room (ApiError 400 on the first bad field)."""
         return parse_settings(self.arena, body, self.records_dir is not None)
 
-    def open(self, body: Any) -> tuple[Room, dict[int, str], str]:
-        """Open a room from a request body; return (room, seat -> token, spectator token).
+    def prepare(self, body: Any) -> tuple[dict, dict[int, Any]]:
+        """Return the settings of a new room and its bots, every agent spec built (ApiError 400).
 
-        Builds the bots (slow for networks: call it off the event loop).
+        The takeover bot is built too, and dropped: a spec that cannot be built is refused now,
+        not when a person leaves. Slow for networks: call it off the event loop.
         """
         settings = self.parse(body)
+        rules, seed = Rules.from_dict(settings["rules"]), settings["deals"][0][0]
+        bots = {k: self._build(s["spec"], rules, seed, k) for k, s in enumerate(settings["seats"])
+                if s["kind"] != HUMAN}
+        self._build(settings["takeover"], rules, seed, 0)
+        return settings, bots
+
+    def admit(self, settings: dict, bots: dict[int, Any], client: str = ""
+              ) -> tuple[Room, dict[int, str], str]:
+        """Open a room of checked settings for ``client`` (an address); return (room, tokens, watch).
+
+        ApiError 429 past the client's quotas, 503 when the server is full of rooms in play.
+        """
+        key = client_key(client)
+        mine = [r for r in self.rooms.values() if r.client == key and r.live]
+        if len(mine) >= self.per_client:
+            raise ApiError(429, f"this address has {len(mine)} rooms open, the most one client may have; "
+                                "try again once one is over")
+        waiting = sum(r.game is None for r in mine)
+        if waiting >= self.waiting_per_client:
+            raise ApiError(429, f"this address has {waiting} rooms waiting for their people, the most one "
+                                "client may have; try again once people have joined them")
         self._make_space()
         tokens = {s: secrets.token_urlsafe(TOKEN_BYTES) for s, x in enumerate(settings["seats"])
                   if x["kind"] == HUMAN}
         watch = secrets.token_urlsafe(TOKEN_BYTES)
         rid = secrets.token_urlsafe(9)
-        hashes = {s: token_hash(t) for s, t in tokens.items()}
-        entry = {"e": "open", "room": rid, "settings": settings,
-                 "tokens": {str(s): h for s, h in hashes.items()}, "watch": token_hash(watch)}
-        room = self.create(entry)
+        entry = {"e": "open", "room": rid, "settings": settings, "client": key,
+                 "tokens": {str(s): token_hash(t) for s, t in tokens.items()}, "watch": token_hash(watch)}
+        room = self.create(entry, bots)
         if self.journal is not None:
             self.journal.append(entry)
         return room, tokens, watch
 
+    def open(self, body: Any, client: str = "") -> tuple[Room, dict[int, str], str]:
+        """Open a room from a request body; return (room, seat -> token, spectator token)."""
+        return self.admit(*self.prepare(body), client)
+
     def _make_space(self) -> None:
         if len(self.rooms) < self.max_rooms:
             return
-        for rid in [r for r, room in self.rooms.items() if room.expired or room.status == "over"]:
-            self.forget(rid)
+        done = sorted((r for r in self.rooms.values() if not r.live), key=lambda r: r.last_use)
+        for room in done:
+            self.forget(room.rid)
             if len(self.rooms) < self.max_rooms:
                 return
         raise ApiError(503, f"the server holds {self.max_rooms} rooms in play; try again later")
 
     def forget(self, rid: str) -> None:
+        """Drop a room and its tokens (journaled: a restart does not bring it back)."""
         room = self.rooms.pop(rid, None)
         if room is None:
             return
@@ -123,19 +169,22 @@ class Rooms:
             if s.token:
                 self.by_token.pop(s.token, None)
         self.by_token.pop(room.watch_token, None)
+        if self.journal is not None:
+            self.journal.append({"e": "drop", "room": rid})
 
-    def create(self, entry: dict) -> Room:
+    def create(self, entry: dict, bots: dict[int, Any] | None = None) -> Room:
         """Make the room of an ``open`` entry (a new room, or one read back from the journal)."""
         st = entry["settings"]
         rules = Rules.from_dict(st["rules"])
         seats = [Seat(x["kind"], x["spec"], x["name"], entry["tokens"].get(str(k)))
                  for k, x in enumerate(st["seats"])]
         room = Room(entry["room"], rules, seats, [tuple(d) for d in st["deals"]], st["fixed_deals"],
-                    st["record"], st["takeover"], st["max_rounds"], entry["watch"], self.clock())
+                    st["record"], st["takeover"], st["max_rounds"], entry["watch"], self.clock(),
+                    client=str(entry.get("client", "")))
         room.last_use = self.clock()
         for k, s in enumerate(seats):
             if s.kind != HUMAN:
-                room.bots[k] = self._build(s.spec, rules, room.deals[0][0], k)
+                room.bots[k] = self._build(s.spec, rules, room.deals[0][0], k) if bots is None else bots[k]
         self.rooms[room.rid] = room
         for k, s in enumerate(seats):
             if s.token:
@@ -153,19 +202,17 @@ class Rooms:
     def load(self) -> int:
         """Replay the journal: rooms in progress go on where they were; return the rooms read back.
 
-        A bad line, or an entry that no longer applies, is reported with one line and skipped.
+        A damaged line, or an entry that no longer applies, costs at most its room: one warning
+        line per damaged room (``room_load``).
         """
+        from .room_load import replay_journal
+
         if self.journal is None:
             return 0
         journal, self.journal = self.journal, None  # nothing read back is journaled again
         try:
-            for entry in journal.read():
-                try:
-                    self._replay(entry)
-                except Exception as exc:  # a bad entry never stops the server
-                    what = f"{entry.get('e')} of room {str(entry.get('room'))[:16]}"
-                    self.warn(f"escoba-arena: rooms journal entry ({what}) does not apply "
-                              f"({type(exc).__name__}: {' '.join(str(exc).split())[:120]}); skipped")
+            for line in replay_journal(self, journal):
+                self.warn(line)
         finally:
             self.journal = journal
         now = self.clock()
@@ -176,11 +223,13 @@ class Rooms:
                     s.left_at = now  # after a restart everyone gets the whole delay to come back
         return len(self.rooms)
 
-    def _replay(self, entry: dict) -> None:
+    def replay(self, entry: dict) -> None:
+        """Apply one journal entry read back (KeyError, ValueError, ApiError if it does not apply)."""
         kind = entry["e"]
         if kind == "open":
             if entry["room"] in self.rooms:
                 raise ValueError("opened twice")
+            self._make_space()
             self.create(entry)
             return
         room = self.rooms[entry["room"]]
@@ -195,9 +244,11 @@ class Rooms:
         elif kind == "takeover":
             self.take_over(room, entry["seat"])
         elif kind == "expire":
-            self.expire(room)
+            self.close(room, str(entry.get("why") or self.idle_reason()))
+        elif kind == "drop":
+            self.forget(room.rid)
         else:
-            raise ValueError(f"unknown entry {kind[:20]!r}")
+            raise ValueError(f"unknown entry {str(kind)[:20]!r}")
 
     # ------------------------------------------------------------------ who is who
 
@@ -205,8 +256,11 @@ class Rooms:
         """Return (room, seat) of a token (seat -1: the spectator); ApiError 403/410 otherwise."""
         if not isinstance(token, str) or not 20 <= len(token) <= 100:
             raise ApiError(403, "not a room token")
-        hit = self.by_token.get(token_hash(token))
+        h = token_hash(token)
+        hit = self.by_token.get(h)
         if hit is None:
+            if h in self.lost:
+                raise ApiError(410, self.lost[h])
             raise ApiError(403, "this token does not open any room here")
         room = self.rooms[hit[0]]
         if room.expired:
@@ -237,8 +291,15 @@ class Rooms:
         return True
 
     def join(self, room: Room, seat: int) -> bool:
-        """Mark a connection to ``seat``; return True if that started the game."""
+        """Mark a connection to ``seat``; return True if that started the game.
+
+        ApiError 429 if the link already holds ``per_link`` connections.
+        """
+        held = room.watchers if seat < 0 else room.seats[seat].connections
+        if held >= self.per_link:
+            raise ApiError(429, f"this link is open in {held} places already, the most one link may be")
         if seat < 0:
+            room.watchers += 1
             return False
         s = room.seats[seat]
         s.connections += 1
@@ -251,7 +312,9 @@ class Rooms:
         return self.maybe_start(room)
 
     def leave(self, room: Room, seat: int) -> None:
+        """Mark a connection to ``seat`` gone (the takeover clock starts when a seat has none)."""
         if seat < 0:
+            room.watchers = max(0, room.watchers - 1)
             return
         s = room.seats[seat]
         s.connections = max(0, s.connections - 1)
@@ -259,6 +322,7 @@ class Rooms:
             s.left_at = self.clock()
 
     def maybe_start(self, room: Room) -> bool:
+        """Start the room's game if every person has joined; return True if it started now."""
         if room.game is not None or room.expired or not all(room.seats[h].taken for h in room.humans):
             return False
         self._start_game(room)
@@ -279,6 +343,7 @@ class Rooms:
 
     @staticmethod
     def display(s: Seat) -> str:
+        """Return the name a seat is shown with (a person replaced by a bot says so)."""
         if s.kind == HUMAN:
             return s.name + (f" (now {s.replaced})" if s.replaced else "")
         return s.spec
@@ -299,6 +364,8 @@ class Rooms:
         check_list(capture, "capture", 40)
         if not all(isinstance(c, int) and not isinstance(c, bool) for c in capture):
             raise ApiError(400, "capture must be a list of card ids (integers)")
+        if room.expired:
+            raise ApiError(410, f"this room is closed: {room.expired}")
         game = room.game
         if game is None:
             raise ApiError(409, "the game has not started: it starts once every person has joined")
@@ -328,7 +395,7 @@ class Rooms:
                                  "winner": game.state.winner if not game.error else -1,
                                  "error": game.error})
             if not game.error:
-                room.finished.append(self.game_record(room))
+                room.finished.append(game_record(room, self.labels(room)))
                 if room.record:
                     self.write_record(room, again=self.journal is not None)
         if room.game_index + 1 < len(room.deals):
@@ -366,14 +433,27 @@ class Rooms:
                 if s.kind == HUMAN and not s.replaced and s.connections == 0 and s.left_at is not None
                 and now - s.left_at > self.takeover_seconds]
 
-    def idle_rooms(self) -> list[Room]:
-        now = self.clock()
-        return [r for r in self.rooms.values() if not r.expired and now - r.last_use > self.idle_seconds]
+    def idle_reason(self) -> str:
+        """Return why a room without activity was closed."""
+        return f"it expired after {self.idle_seconds / 60:g} minutes without activity"
 
-    def expire(self, room: Room) -> None:
-        room.expired = f"it expired after {self.idle_seconds / 60:g} minutes without activity"
+    def due_to_close(self) -> list[tuple[Room, str]]:
+        """Return the open rooms to close now, and why: idle too long, or nobody joined in time."""
+        now, out = self.clock(), []
+        for room in list(self.rooms.values()):
+            if room.expired:
+                continue
+            if now - room.last_use > self.idle_seconds:
+                out.append((room, self.idle_reason()))
+            elif not any(s.taken for s in room.seats) and now - room.created > self.unjoined_seconds:
+                out.append((room, f"nobody joined it within {self.unjoined_seconds / 60:g} minutes"))
+        return out
+
+    def close(self, room: Room, why: str) -> None:
+        """Close ``room`` (its tokens answer 410 with ``why``); journaled."""
+        room.expired = why
         if self.journal is not None:
-            self.journal.append({"e": "expire", "room": room.rid})
+            self.journal.append({"e": "expire", "room": room.rid, "why": why})
 
     # ------------------------------------------------------------------ views and records
 
@@ -383,20 +463,17 @@ class Rooms:
         game = room.game
         out["view"] = None if game is None else game.view_for(seat)
         if seat < 0 and room.results:
-            # The spectator sees every hand of the games that are over.
-            out["finished"] = room.finished
+            # The spectator sees every hand of the games that are over, once no one can be dealt them.
+            why = next((w for rec in room.finished if (w := withheld(rec, self.rooms.values()))), None)
+            if why is None:
+                out["finished"] = room.finished
+            else:
+                out["finished_note"] = f"The finished games' hands are not shown yet: {why}."
         return out
 
     def labels(self, room: Room) -> list[str]:
+        """Return each seat's name in records: ``human:<pseudonym>`` or the bot spec."""
         return [s.label for s in room.seats]
-
-    def game_record(self, room: Room) -> dict:
-        game = room.game
-        meta = {"room": {"id": room.rid, "game": room.game_index + 1, "games": len(room.deals),
-                         "fixed_deals": room.fixed_deals,
-                         "humans": [k for k, s in enumerate(room.seats) if s.kind == HUMAN],
-                         "takeovers": [t for t in room.takeovers if t["game"] == room.game_index + 1]}}
-        return game.record(self.labels(room), meta)
 
     def write_record(self, room: Room, again: bool = True) -> Path:
         """Write the finished game of ``room`` as one replay line, atomically; return the path.
@@ -404,7 +481,7 @@ class Rooms:
         ``again=False`` (reading the journal back) keeps a record already written.
         """
         rec = room.finished[-1]
-        path = self.records_dir / f"room-{room.rid}-g{room.game_index + 1:03d}.jsonl"
+        path = record_path(self.records_dir, room)
         if not again and path.exists():
             room.records.append(path.name)
             return path
@@ -413,24 +490,12 @@ class Rooms:
         room.records.append(path.name)
         return path
 
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder, fsynced, then renamed."""
-    fd, tmp = tempfile.mkstemp(prefix="." + path.name, suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dfd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+    def record_withheld(self, path: Path) -> str | None:
+        """Return why the file ``path`` may not be listed or read now (a room record), or None."""
+        if self.records_dir is None or not path.resolve().is_relative_to(self.records_dir.resolve()):
+            return None
+        rec = record_head(path)
+        return None if rec is None else withheld(rec, list(self.rooms.values()))
 
 
-__all__ = ["AgentFailure", "Room", "RoomGame", "Rooms", "Seat", "token_hash", "write_atomic"]
+__all__ = ["AgentFailure", "Room", "RoomGame", "Rooms", "Seat", "client_key", "token_hash", "write_atomic"]
