@@ -242,3 +242,27 @@ def test_a_phone_seat_page_keeps_the_token_out_of_sight_shows_who_left_and_names
         assert no_sideways_scroll(p)
     sp.wait_for_selector("body[data-status='over']")
     assert sp.inner_text("#game-over").startswith(f"Game over: {['ana', 'bea'][w]} wins.")
+
+
+def test_a_page_without_its_token_says_how_to_get_in_and_each_outcome_reads_right(people, rooms_server):
+    url, _ = rooms_server
+    pg = people.open(url + "/room.html", **PHONE)
+    pg.wait_for_selector("body[data-ready='1']")
+    assert "Open your link again" in pg.inner_text("#message")
+    base = {"error": None, "side_names": ["ana", "bea", "carl"], "rules": {"partnerships": False}}
+    team = {**base, "side_names": ["ana + carl", "bea + dani"], "rules": {"partnerships": True}}
+    cases = [({**base, "winner": 1, "scores": [3, 21, 9]}, 1, "you win"),
+             ({**base, "winner": 1, "scores": [3, 21, 9]}, -1, "bea wins"),
+             ({**base, "winner": -1, "scores": [7, 7, 2]}, 0, "a tie at 7"),
+             ({**base, "winner": -1, "scores": [7, 5, 2]}, 0, "no winner (the round limit ended it)"),
+             ({**base, "winner": -1, "scores": [7, 5, 2], "error": "bot failed"}, 0, "the game was stopped"),
+             ({**team, "winner": 0, "scores": [21, 4]}, 0, "your side (ana + carl) wins"),
+             ({**team, "winner": 0, "scores": [21, 4]}, 1, "the side ana + carl wins"),
+             ({**team, "winner": 1, "scores": [4, 21]}, -1, "the side bea + dani wins")]
+    for view, side, said in cases:
+        assert pg.evaluate("([v, s]) => outcome(v, s)", [view, side]) == said, (view, side)
+    # A multi-deal room lists its games so far, each winner named.
+    room = {"results": [{"game": 1, "winner": 1, "scores": [3, 21, 9], "error": None},
+                        {"game": 2, "winner": -1, "scores": [0, 0, 0], "error": "bot failed"}]}
+    assert pg.evaluate("([r, n]) => gamesSoFar(r, n)", [room, base["side_names"]]) == \
+        "game 1: bea won (ana 3, bea 21, carl 9) · game 2: stopped (ana 0, bea 0, carl 0)"

@@ -86,6 +86,12 @@ function outcome(v, mySide) {
   return v.winner === mySide ? `your side (${name}) wins` : `the side ${name} wins`;
 }
 
+// The games of a multi-deal room played so far: "game 1: ana won (ana 21, bea 15)".
+function gamesSoFar(r, sideNames) {
+  return r.results.map(x => `game ${x.game}: ` + (x.error ? "stopped" : x.winner >= 0 ? `${sideNames[x.winner]} won` : "no winner") +
+                            ` (${perSide(sideNames, x.scores)})`).join(" · ");
+}
+
 // A person who has opened their link but has no page open now (and whose seat no bot has taken).
 function away(r, s) { return s.kind === "human" && s.taken && !s.connected && !s.replaced && r.status === "playing"; }
 
@@ -117,6 +123,7 @@ function render(m) {
   const me = m.seat < 0 ? "You are watching (public information only while the game runs)." : `You are seat ${m.seat} (${r.seats[m.seat].name}).`;
   document.getElementById("room-status").textContent = `${me} Room: ${r.status}` +
       (r.games > 1 ? ` · game ${r.game} of ${r.games} (fixed deals)` : "") +
+      (r.games > 1 && v && r.results.length && r.status !== "over" ? ` · ${gamesSoFar(r, v.side_names)}` : "") +
       (r.status === "waiting" ? " · the game starts when every person has opened their link" : "");
   renderPeople(r);
   const over = document.getElementById("game-over");
@@ -164,11 +171,8 @@ function render(m) {
   document.getElementById("log").replaceChildren(...[...v.log].reverse().map(e => el("div", {text: describe(e, v)})));
   if (v.done) {
     const mine = m.seat < 0 ? -1 : v.my_side;
-    const res = r.results.map(x => `game ${x.game}: ${x.winner >= 0 ? v.side_names[x.winner] + " won" : "no winner"}, ` +
-                                   perSide(v.side_names, x.scores)).join(" · ");
-    const said = outcome(v, mine);
-    over.textContent = `Game over: ${said}. Final score: ${perSide(v.side_names, v.scores)}.` +
-        (r.games > 1 ? ` (${res})` : "");
+    over.textContent = `Game over: ${outcome(v, mine)}. Final score: ${perSide(v.side_names, v.scores)}.` +
+        (r.games > 1 ? ` Games: ${gamesSoFar(r, v.side_names)}.` : "");
     over.dataset.winner = String(v.winner);
   }
   const fin = document.getElementById("finished");
