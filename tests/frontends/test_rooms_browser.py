@@ -219,7 +219,7 @@ def test_a_phone_seat_page_keeps_the_token_out_of_sight_shows_who_left_and_names
     assert srcs == [[f"/suits/{SUIT_NAMES[c % 4]}.svg", True] for c in cards]
     assert no_sideways_scroll(ana) and no_sideways_scroll(bea)
     # bea closes her tab: ana's page says so at once (long before a bot would take the seat).
-    people.contexts[people.contexts.index(bea.context)].close()
+    bea.context.close()
     ana.wait_for_selector("#people tr[data-seat='1'].away", timeout=10_000)
     assert ana.inner_text("#away").startswith("bea has left the table.")
     assert "away" in ana.inner_text("#opponents .seat[data-seat='1'] .label")
