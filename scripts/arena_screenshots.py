@@ -52,13 +52,13 @@ def main() -> int:
                 # Play the first card each turn until the first round is over, then a few more moves.
                 extra = 0
                 while extra < 3:
-                    page.wait_for_function("document.body.dataset.busy !== '1'")
+                    page.wait_for_selector("body:not([data-busy='1'])", state="attached")
                     if page.is_visible("#round-table"):
                         extra += 1
                     page.locator("#hand .card.playable").first.click()
                     if page.is_visible("#options"):
                         page.locator("#options button.option").first.click()
-                page.wait_for_function("document.body.dataset.busy !== '1'")
+                page.wait_for_selector("body:not([data-busy='1'])", state="attached")
                 page.screenshot(path=str(out / "arena_play.png"), full_page=True)
                 page.goto(f"{url}replay.html?file=0/replays/01_random_vs_expert.jsonl&game=0")
                 page.wait_for_selector("body[data-frame='0']")

@@ -2,7 +2,8 @@
 
 Starts ``escoba-arena --rooms-dir`` in a temporary folder and drives headless Chromium (Playwright,
 the system ``chromium``): the host's rooms page with the links of a room of two people and a bot,
-then one person's page a few moves into the game. Writes ``docs/figures/rooms_{host,seat}.png``.
+then one person's page a few moves into the game on a desktop window, and the other person's on a
+phone 390 px wide. Writes ``docs/figures/rooms_{host,seat,phone}.png``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,12 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def ready(pages) -> bool:
+    """Return True a few moves in, with the phone's person to act and cards in hand (the figures)."""
+    return (pages[0].locator("#log div").count() >= 8 and pages[1].get_attribute("body", "data-turn") == "1"
+            and pages[1].locator("#hand .card").count() >= 2)
 
 
 def main() -> int:
@@ -50,31 +57,36 @@ def main() -> int:
                 host.screenshot(path=str(out / "rooms_host.png"))
                 links = host.locator("tr.seat-link a").evaluate_all("els => els.map(e => e.href)")
                 pages = []
-                for link in links:
-                    pg = browser.new_context(viewport={"width": 1280, "height": 1000}).new_page()
+                desktop = {"viewport": {"width": 1280, "height": 1000}}
+                # One image pixel per CSS pixel: the figure shows the page at the phone's 390 px.
+                phone = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+                for k, link in enumerate(links):
+                    pg = browser.new_context(**(phone if k == 1 else desktop)).new_page()
                     pg.goto(link)
                     pages.append(pg)
                 for pg in pages:
                     pg.wait_for_selector("body[data-status='playing']")
-                for _ in range(60):
-                    moved = False
+                for _ in range(200):
+                    if ready(pages):
+                        break
                     for pg in pages:
                         playable = pg.locator("#hand .card.playable")
+                        if ready(pages):
+                            break
                         if pg.get_attribute("body", "data-turn") == "1" and playable.count():
-                            pg.locator("#hand .card.playable").first.click()
+                            playable.first.click()
                             if pg.is_visible("#options"):
                                 pg.locator("#options button.option").first.click()
-                            moved = True
                     pages[0].wait_for_timeout(150)
-                    if moved and len(pages[0].locator("#log div").all()) >= 8:
-                        break
                 pages[0].wait_for_timeout(500)
                 pages[0].screenshot(path=str(out / "rooms_seat.png"))
+                pages[1].evaluate("document.getElementById('room-status').scrollIntoView()")
+                pages[1].screenshot(path=str(out / "rooms_phone.png"))
                 browser.close()
         finally:
             server.terminate()
             server.wait(10)
-    print(f"wrote {out / 'rooms_host.png'}, {out / 'rooms_seat.png'}")
+    print(f"wrote {out / 'rooms_host.png'}, {out / 'rooms_seat.png'}, {out / 'rooms_phone.png'}")
     return 0
 
 

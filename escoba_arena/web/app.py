@@ -6,6 +6,8 @@ message, and nothing in the server log). Bodies are read with limits (``guard.re
 POSTs. Games live in memory (``lobby.Arena``); bots move in worker threads of their own
 (``BOT_THREADS``), so a slow bot never holds up the event loop or another user's file listing.
 Files are read only under the data directories the server was started with (``files.DataRoots``).
+Every HTTP answer carries ``SECURITY_HEADERS``: the pages run only the scripts and styles the
+package ships (no inline script), are never framed, and send no Referer.
 """
 
 from __future__ import annotations
@@ -53,6 +55,40 @@ MAX_CAPTURE = 40
 """The longest capture list a move may send (the whole deck)."""
 
 
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+"""The Content-Security-Policy of every answer: same-origin scripts, styles, images and connections
+(WebSockets included) only, no inline script or style, no framing. ``data:`` is the empty favicon."""
+SECURITY_HEADERS = (
+    (b"content-security-policy", CSP.encode()),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+)
+"""Headers added to every HTTP answer (pages, static files, the API, errors, refusals)."""
+
+
+class SecurityHeaders:
+    """ASGI middleware: add ``SECURITY_HEADERS`` to every HTTP answer (replacing any of the same name)."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        names = {name for name, _ in SECURITY_HEADERS}
+
+        async def send_with_headers(message) -> None:
+            if message["type"] == "http.response.start":
+                kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
+                message = {**message, "headers": kept + list(SECURITY_HEADERS)}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": short_message(message)}, status_code=status)
 
@@ -67,6 +103,8 @@ def _handler(fn):
             return _error(exc.status, exc.message)
         except FileNotFoundError as exc:
             return _error(404, str(exc))
+        except PermissionError as exc:
+            return _error(403, str(exc))
         except ReplayError as exc:
             return _error(422, str(exc))
         except ValueError as exc:
@@ -296,6 +334,12 @@ def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 10.0,
     arena = Arena(list(roots or []), bot_timeout, allow=allow_agents, max_games=max_games,
                   idle_seconds=idle_seconds)
     hub = make_hub(arena, rooms)
+    records = hub.rooms.records_dir
+    if records is not None:
+        # A record holds every hand and the seed: never served while its deal may still be dealt.
+        arena.roots.gate = hub.rooms.record_withheld
+        if not hub.options.serve_records:
+            arena.roots.private.append(records.resolve())
     routes = [
         *room_routes(hub),
         Route("/", index),
@@ -303,7 +347,9 @@ def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 10.0,
         Route("/api/{rest:path}", not_found, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),
         Mount("/", StaticFiles(directory=STATIC), name="static"),
     ]
-    middleware = [] if allowed_hosts is None else [Middleware(HostOriginGuard, allowed=list(allowed_hosts))]
+    middleware = [Middleware(SecurityHeaders)]  # outermost: the guard's refusals carry the headers too
+    if allowed_hosts is not None:
+        middleware.append(Middleware(HostOriginGuard, allowed=list(allowed_hosts)))
     app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan_for(hub))
     app.state.arena = arena
     app.state.bot_threads = anyio.CapacityLimiter(BOT_THREADS)

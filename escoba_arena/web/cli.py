@@ -14,6 +14,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from .room_table import (
+    CONNECTIONS_PER_LINK,
+    MAX_CONNECTIONS,
+    MAX_MESSAGE_BYTES,
+    ROOMS_PER_CLIENT,
+    UNJOINED_SECONDS,
+    WAITING_PER_CLIENT,
+)
+
 PROG = "escoba-arena"
 PUBLIC_WARNING = (
     "WARNING: --public: the arena answers every machine that can reach {where}. It protects: no code "
@@ -83,7 +92,39 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a person away from a running room game this long is replaced by a bot (default 60)")
     p.add_argument("--room-idle-seconds", type=_seconds, default=3600.0, metavar="SECONDS",
                    help="a room without any activity this long is closed (default 3600)")
+    p.add_argument("--room-unjoined-seconds", type=_seconds, default=UNJOINED_SECONDS, metavar="SECONDS",
+                   help=f"a room nobody has joined this long after it was opened is closed "
+                        f"(default {UNJOINED_SECONDS:g})")
+    p.add_argument("--serve-records", action="store_true",
+                   help="let the pages list and open the rooms' records (DIR/records) when a --data "
+                        "folder holds them; each record is shown only once no open room can deal its "
+                        "cards. Without it the records folder is never served")
+    p.add_argument("--rooms-per-client", type=_count, default=ROOMS_PER_CLIENT, metavar="N",
+                   help=f"the most open rooms (waiting or playing) one client address may hold "
+                        f"(default {ROOMS_PER_CLIENT})")
+    p.add_argument("--waiting-per-client", type=_count, default=WAITING_PER_CLIENT, metavar="N",
+                   help=f"the most rooms one client address may hold waiting for their people "
+                        f"(default {WAITING_PER_CLIENT}); a room nobody joins is closed after "
+                        "--room-unjoined-seconds")
+    p.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDRESS",
+                   help="the address of a reverse proxy in front of the server: for requests from it, "
+                        "the client is the last address of X-Forwarded-For (for the per-client "
+                        "quotas); repeat for several")
+    p.add_argument("--max-connections", type=_count, default=MAX_CONNECTIONS, metavar="N",
+                   help=f"the most WebSocket connections the server holds at a time (default "
+                        f"{MAX_CONNECTIONS}). A WebSocket message is at most {MAX_MESSAGE_BYTES} bytes: "
+                        "a larger frame is refused before it is read")
+    p.add_argument("--connections-per-link", type=_count, default=CONNECTIONS_PER_LINK, metavar="N",
+                   help=f"the most WebSocket connections one room link (a seat's or the spectator's) may "
+                        f"hold at a time (default {CONNECTIONS_PER_LINK})")
     return p
+
+
+def _count(text: str) -> int:
+    """Return ``text`` as a count 1-1000000."""
+    if not text.isdigit() or not 1 <= int(text) <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 1000000, got {text!r}")
+    return int(text)
 
 
 def is_loopback_address(host: str) -> bool:
@@ -142,7 +183,7 @@ def report_main(argv: Sequence[str]) -> int:
     if out is not None:
         import json
 
-        from .rooms import write_atomic
+        from .room_records import write_atomic
 
         write_atomic(out, json.dumps(results, indent=2, allow_nan=False) + "\n")
         print(f"wrote {out}")
@@ -167,6 +208,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: --host {args.host} can be reached from other machines; add --public to "
               "serve the arena to them (see --help)", file=sys.stderr)
         return 2
+    if args.rooms_dir is not None:
+        # Made first: the documented study command serves the rooms folder as a data folder too.
+        try:
+            Path(args.rooms_dir).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            print(f"{PROG}: error: cannot make --rooms-dir {args.rooms_dir!r}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return 2
     roots = list(args.data) or [d for d in ("results", "replays") if Path(d).is_dir()]
     for d in roots:
         if not Path(d).is_dir():
@@ -185,15 +234,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         allowed.append(args.host)  # the address itself, as a browser writes it in the Host header
     from .rooms_routes import RoomOptions
 
-    if args.rooms_dir is not None:
-        Path(args.rooms_dir).mkdir(parents=True, exist_ok=True)
     rooms = RoomOptions(directory=args.rooms_dir, takeover_seconds=args.takeover_seconds,
-                        idle_seconds=args.room_idle_seconds)
+                        idle_seconds=args.room_idle_seconds, unjoined_seconds=args.room_unjoined_seconds,
+                        per_client=args.rooms_per_client, waiting_per_client=args.waiting_per_client,
+                        per_link=args.connections_per_link, max_connections=args.max_connections,
+                        trusted_proxies=list(args.trusted_proxy), serve_records=args.serve_records)
     app = create_app(roots, args.bot_timeout, allowed, allow_agents=args.allow_agent, rooms=rooms)
     if args.rooms_dir is not None:
         print(f"Rooms: journal and records in {Path(args.rooms_dir).resolve()} "
               f"({app.state.rooms.loaded} room(s) read back)", flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    # A WebSocket frame larger than a message may be is refused from its header, before it is read.
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", ws_max_size=MAX_MESSAGE_BYTES))
     # uvicorn shuts down cleanly on SIGINT/SIGTERM, then raises the signal again: end with one line.
     previous = (signal.signal(signal.SIGINT, signal.default_int_handler),
                 signal.signal(signal.SIGTERM, _terminated))

@@ -2,12 +2,16 @@
 
 A file is named by its root's index and its path relative to that root (``0/replays/x.jsonl``); any
 name that resolves outside every root (``..``, an absolute path, a symbolic link leading out) is
-refused with ValueError, so the server never reads a file it was not started with.
+refused with ValueError, so the server never reads a file it was not started with. Files under a
+``private`` folder (the rooms' records, unless the operator serves them) are neither listed nor
+read, and a ``gate`` may withhold a file for now (a room record whose deal is still in play):
+``PermissionError``.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 MAX_FILES = 500
@@ -22,6 +26,16 @@ class DataRoots:
 
     def __init__(self, roots: list[str | Path]):
         self.roots = [Path(r).resolve() for r in roots]
+        self.private: list[Path] = []
+        """Folders whose files are never listed or read (the rooms' records unless served)."""
+        self.gate: Callable[[Path], str | None] | None = None
+        """Returns why a file may not be read now, or None."""
+
+    def refusal(self, path: Path) -> str | None:
+        """Return why the file ``path`` (resolved) may not be listed or read, or None."""
+        if any(path.is_relative_to(p) for p in self.private):
+            return "it is in a private folder of the server (the rooms' records)"
+        return None if self.gate is None else self.gate(path)
 
     def resolve(self, name: str, suffix: str) -> Path:
         """Return the path of file ``name`` (``<root index>/<relative path>``); ValueError if not allowed."""
@@ -40,6 +54,9 @@ class DataRoots:
             raise ValueError(f"{name!r} is not a {suffix} file")
         if not path.is_file():
             raise FileNotFoundError(f"no such file: {name!r}")
+        why = self.refusal(path)
+        if why is not None:
+            raise PermissionError(f"{name!r} is not shown: {why}")
         if path.stat().st_size > MAX_BYTES:
             raise ValueError(f"{name!r} is larger than {MAX_BYTES // 2**20} MB")
         return path
@@ -62,7 +79,8 @@ class DataRoots:
                 if root.is_dir():
                     found.update((p.resolve(), None) for p in root.rglob(pattern) if p.is_file()
                                  and p.resolve().is_relative_to(root))
-            for p in sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)[:MAX_FILES]:
+            shown = [p for p in found if self.refusal(p) is None]
+            for p in sorted(shown, key=lambda p: p.stat().st_mtime, reverse=True)[:MAX_FILES]:
                 name = self.name_of(p)
                 if name is not None:
                     out[kind].append({"name": name, "size": p.stat().st_size})

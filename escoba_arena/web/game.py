@@ -54,7 +54,8 @@ def call_with_timeout(fn: Callable[[], Any], timeout: float, what: str, limit: f
     return box["value"]
 
 
-def _side_summary(mask: int, escobas: int) -> dict:
+def side_summary(mask: int, escobas: int) -> dict:
+    """Return the public summary of a captured pile: cards, oros, sevens, velo, jokers, escobas."""
     return {"count": mask.bit_count(), "oros": (mask & OROS).bit_count(),
             "sevens": (mask & SEVENS).bit_count(), "velo": bool(mask >> VELO & 1),
             "jokers": (mask & JOKER_MASK).bit_count(), "escobas": escobas}
@@ -149,7 +150,7 @@ class WebGame:
             if last >= 0:
                 piles[last] |= left
         r = self.rules
-        sides = [_side_summary(mask_of(c for q in range(r.num_players) if r.side_of(q) == s
+        sides = [side_summary(mask_of(c for q in range(r.num_players) if r.side_of(q) == s
                                        for c in cards_of(piles[q])),
                                sum(escobas[q] for q in range(r.num_players) if r.side_of(q) == s))
                  for s in range(r.num_sides)]
@@ -222,14 +223,19 @@ class WebGame:
 
     # ------------------------------------------------------------------ views
 
+    def side_summaries(self) -> list[dict]:
+        """Return each side's public pile summary (counts, oros, sevens, velo, jokers, escobas)."""
+        st, r = self.state, self.rules
+        piles, escobas = st.piles(), st.escobas()
+        return [side_summary(self._side_mask(piles, s),
+                             sum(escobas[q] for q in range(r.num_players) if r.side_of(q) == s))
+                for s in range(r.num_sides)]
+
     def view(self) -> dict:
         """Return what the human's seat may see: own hand, table, public counts and the public log."""
         st, r = self.state, self.rules
         p = r.num_players
-        piles, escobas = st.piles(), st.escobas()
-        sides = [_side_summary(self._side_mask(piles, s),
-                               sum(escobas[q] for q in range(p) if r.side_of(q) == s))
-                 for s in range(r.num_sides)]
+        sides = self.side_summaries()
         moves = self.moves()
         return {
             "rules": r.to_dict(), "seat": self.seat, "names": self.names,

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from agents.tournament.replay import check_replay
-from escoba_env.cards import cards_of
+from escoba_env.cards import SUIT_NAMES, cards_of
 from escoba_env.engine import EscobaEngine
 from escoba_env.rules import Rules
 from tests.frontends.arena_support import ROOT, client, run_evaluate
@@ -74,12 +74,22 @@ def browser():
         b.close()
 
 
+def csp_watch(pg) -> list[str]:
+    """Return a list that collects what the page's Content-Security-Policy refused (it stays empty)."""
+    refused: list[str] = []
+    pg.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
+    pg.on("pageerror", lambda e: refused.append(str(e)) if "Content Security Policy" in str(e) else None)
+    return refused
+
+
 @pytest.fixture
 def page(browser, server):
     pg = browser.new_page(viewport={"width": 1280, "height": 900})
     pg.set_default_timeout(15_000)
+    refused = csp_watch(pg)
     yield pg
     pg.close()
+    assert not refused, f"the page's CSP refused: {refused}"
 
 
 def _cards(page, selector: str) -> list[int]:
@@ -87,7 +97,7 @@ def _cards(page, selector: str) -> list[int]:
 
 
 def _settle(page) -> None:
-    page.wait_for_function("document.body.dataset.busy !== '1'")
+    page.wait_for_selector("body:not([data-busy='1'])", state="attached")
 
 
 def _start(page, server: str, seed: int, target: int, opponent: str) -> None:
@@ -255,7 +265,7 @@ def test_open_a_replay_and_step_through_it(page, server, data):
     assert page.inner_text("#pos").startswith(f"round 2/{len(rec['rounds'])}")
     # A local file opens too (its first game).
     page.set_input_files("#upload", str(data / "replays" / "00_random_vs_greedy.jsonl"))
-    page.wait_for_function("document.getElementById('meta').textContent.includes('rotation 0')")
+    page.wait_for_selector("#meta:has-text('rotation 0')")
     assert "seats: random, greedy" in page.inner_text("#meta")
 
 
@@ -281,17 +291,49 @@ def test_open_a_results_page(page, server, data):
     assert "random, greedy" in page.inner_text("#meta")
 
 
+def test_the_pages_fit_a_phone_and_draw_spanish_suits(browser, server):
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    pg = ctx.new_page()
+    pg.set_default_timeout(15_000)
+    refused = csp_watch(pg)
+
+    def width() -> int:  # a phone lays out a page wider than its screen at the page's width
+        return pg.evaluate("document.documentElement.scrollWidth")
+
+    _start(pg, server, seed=3, target=3, opponent="greedy")
+    assert width() <= 390
+    pg.locator("#hand .card.playable").first.tap()
+    if pg.is_visible("#options"):
+        pg.locator("#options button.option").first.tap()
+    _settle(pg)
+    assert width() <= 390
+    gid = pg.evaluate("document.body.dataset.game")
+    v = pg.request.get(f"{server}api/games/{gid}").json()["view"]
+    suits = pg.locator("#table .card img.suit").evaluate_all(
+        "els => els.map(e => new URL(e.src).pathname.split('/').pop())")
+    assert suits == [f"{SUIT_NAMES[c % 4]}.svg" for c in v["table"]]
+    labels = pg.locator("#table .card").evaluate_all("els => els.map(e => e.getAttribute('aria-label'))")
+    assert all(x.endswith(" de " + SUIT_NAMES[c % 4]) for x, c in zip(labels, v["table"], strict=True))
+    replay = "replay.html?file=0/replays/00_random_vs_greedy.jsonl&game=1"
+    for path in (replay, "results.html?file=0/res.json", "rooms.html"):
+        pg.goto(server + path)
+        pg.wait_for_selector("body[data-ready='1']")
+        assert width() <= 390, path
+    ctx.close()
+    assert not refused, refused
+
+
 def test_page_text_legend_small_cards_and_no_stale_error(page, server):
     _start(page, server, seed=4, target=3, opponent="greedy")
     assert page.inner_text("#legend") == "(S sota = 8, C caballo = 9, R rey = 10)"
     # Each agent is named once in the help line (the shipped network's alias with its description).
     names = re.sub(r"\s*\([^)]*\)", "", page.inner_text("#agents-help").removeprefix("Agents: ")).split(", ")
     assert len(names) == len(set(names)) and {"neural", "greedy"} <= set(names), names
-    # Suit names stay inside the small cards of the recent-moves strip.
+    # Suit drawings stay inside the small cards of the recent-moves strip.
     page.locator("#hand .card.playable").first.click()
     _settle(page)
     fits = page.locator("#last-move .card .suit").evaluate_all(
-        "els => els.map(e => e.scrollWidth <= e.parentElement.clientWidth)")
+        "els => els.map(e => e.getBoundingClientRect().right <= e.parentNode.getBoundingClientRect().right)")
     assert fits and all(fits)
     # A server error, then a form the browser itself refuses: the old error is cleared.
     page.fill("input[name=opponents]", "nonsense")

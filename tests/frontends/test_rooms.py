@@ -319,10 +319,10 @@ class _HeldSocket:
     async def accept(self):
         pass
 
-    async def receive_text(self):
+    async def receive(self):
         if self.token is not None:
             token, self.token = self.token, None
-            return json.dumps({"type": "hello", "token": token})
+            return {"type": "websocket.receive", "text": json.dumps({"type": "hello", "token": token})}
         import anyio
 
         await anyio.sleep_forever()

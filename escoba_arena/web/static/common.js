@@ -1,26 +1,42 @@
-// Shared helpers of the arena pages: card drawing and JSON calls.
+// Shared helpers of the arena pages: card drawing, names, results and JSON calls.
 "use strict";
+// The engine's names (escoba_env/cards.py): suit 0 oros, 1 copas, 2 espadas, 3 bastos; ranks 1-7, S, C, R.
 const SUITS = ["oros", "copas", "espadas", "bastos"];
 const RANKS = ["1", "2", "3", "4", "5", "6", "7", "S", "C", "R"];
+const RANK_WORDS = {S: "sota", C: "caballo", R: "rey"};
 
+// "7 de oros", "sota de copas"; a joker of the jokers variant is "joker 1".
 function cardName(id) {
   if (id >= 40) return "joker " + (id - 39);
-  return RANKS[id >> 2] + " " + SUITS[id & 3];
+  const r = RANKS[id >> 2];
+  return (RANK_WORDS[r] || r) + " de " + SUITS[id & 3];
 }
 
+// A face-up card: its rank in the corner and its Spanish suit drawn from the shipped SVG.
 function cardEl(id, cls) {
-  const el = document.createElement("div");
-  el.className = "card " + (id >= 40 ? "joker" : "s" + (id & 3)) + (cls ? " " + cls : "");
-  el.dataset.card = id;
-  el.title = cardName(id);
+  const e = document.createElement("div");
+  e.className = "card " + (id >= 40 ? "joker" : "s" + (id & 3)) + (cls ? " " + cls : "");
+  e.dataset.card = id;
+  e.title = cardName(id);
+  e.setAttribute("role", "img");
+  e.setAttribute("aria-label", cardName(id));
   const r = document.createElement("span");
   r.className = "rank";
   r.textContent = id >= 40 ? "★" + (id - 39) : RANKS[id >> 2];
-  const s = document.createElement("span");
-  s.className = "suit";
-  s.textContent = id >= 40 ? "joker" : SUITS[id & 3];
-  el.append(r, s);
-  return el;
+  if (id >= 40) {
+    const s = document.createElement("span");
+    s.className = "suit";
+    s.textContent = "joker";
+    e.append(r, s);
+    return e;
+  }
+  const img = document.createElement("img");
+  img.className = "suit";
+  img.src = `/suits/${SUITS[id & 3]}.svg`;
+  img.alt = "";
+  img.draggable = false;
+  e.append(r, img);
+  return e;
 }
 
 function backEl(cls) {
@@ -50,7 +66,7 @@ function el(tag, attrs, ...children) {
   return e;
 }
 
-const CATEGORY_LABELS = [["cards", "most cards"], ["oros", "most oros"], ["velo", "velo (7 oros)"],
+const CATEGORY_LABELS = [["cards", "most cards"], ["oros", "most oros"], ["velo", "velo (7 de oros)"],
                          ["sevens", "sevens"], ["escobas", "escobas"]];
 
 // The end-of-round table: one column per side, one row per category, then round and total points.
@@ -66,4 +82,12 @@ function roundTable(sideNames, rnd) {
   t.append(el("tr", {"data-cat": "total"}, el("th", {text: "total"}),
               ...rnd.scores.map(v => el("th", {text: String(v)}))));
   return t;
+}
+
+// "ana 3, bea 1": one number per side, each named.
+function perSide(sideNames, values) { return sideNames.map((n, s) => `${n} ${values[s]}`).join(", "); }
+
+// The one-line summary of a round_over log entry, naming each side.
+function roundSummary(sideNames, e) {
+  return `Round over: points ${perSide(sideNames, e.points)}; total ${perSide(sideNames, e.scores)}.`;
 }

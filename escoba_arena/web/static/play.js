@@ -65,7 +65,7 @@ function describe(e, v) {
     return [e.seat >= 0 ? `The last table cards ${names(e.cards)} go to ${who(e.seat)}.`
                         : `Nobody captured: ${names(e.cards)} stay unclaimed.`, ""];
   }
-  if (e.type === "round_over") return [`Round over: ${e.points.join(" – ")} points; total ${e.scores.join(" – ")}.`, ""];
+  if (e.type === "round_over") return [roundSummary(v.side_names, e), ""];
   if (e.type === "game_over") return ["Game over.", ""];
   if (e.type === "error") return [e.message, "escoba"];
   return [JSON.stringify(e), ""];
@@ -159,7 +159,7 @@ function render(data) {
     if (v.error) t = "Game stopped.";
     else if (v.truncated || v.winner < 0) t = "Game over: no winner.";
     else t = v.winner === v.my_side ? `Game over: you win!` : `Game over: ${v.side_names[v.winner]} wins.`;
-    over.textContent = `${t} Final score ${v.scores.join(" – ")}.`;
+    over.textContent = `${t} Final score: ${perSide(v.side_names, v.scores)}.`;
     document.getElementById("watch").href = `/replay.html?game=${encodeURIComponent(data.id)}`;
     document.getElementById("save").href = `/api/games/${encodeURIComponent(data.id)}/replay`;
     for (const id of ["watch", "save"]) document.getElementById(id).classList.toggle("hidden", !v.replayable);

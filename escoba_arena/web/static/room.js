@@ -1,16 +1,42 @@
 // A room's page for one seat (or the spectator): the token comes after "#t=" in the link and is
-// sent in the WebSocket's first message, never in a URL the server sees. Every change comes pushed.
+// sent in the WebSocket's first message, never in a URL the server sees. Once read, it leaves the
+// address bar (so history, bookmarks and a shared screen do not keep it) and stays in this tab's
+// sessionStorage, so a reload keeps the seat. Every change comes pushed.
 "use strict";
-const token = new URLSearchParams(location.hash.slice(1)).get("t") || "";
+const TOKEN_KEY = "escoba-room-token";
+const token = takeToken();
 let ws = null;
 let state = null;
 let stopped = false;
 let retry = 0;
 
+function stored(value) {
+  // sessionStorage can be refused (storage off): the page then works until the tab closes.
+  try {
+    if (value === undefined) return sessionStorage.getItem(TOKEN_KEY) || "";
+    if (value) sessionStorage.setItem(TOKEN_KEY, value); else sessionStorage.removeItem(TOKEN_KEY);
+  } catch (e) { /* nothing kept */ }
+  return value || "";
+}
+
+function takeToken() {
+  const fromLink = new URLSearchParams(location.hash.slice(1)).get("t");
+  if (!fromLink) return stored();
+  stored(fromLink);
+  history.replaceState(null, "", location.pathname + location.search);
+  return fromLink;
+}
+
 function showError(text) {
   const m = document.getElementById("message");
   m.textContent = text;
   m.classList.toggle("hidden", !text);
+}
+
+function showRejoin() {
+  const link = `${location.origin}/room.html#t=${token}`;
+  document.getElementById("my-link").textContent = link;
+  document.getElementById("rejoin").classList.remove("hidden");
 }
 
 function connect() {
@@ -22,7 +48,10 @@ function connect() {
     if (m.type === "state") { showError(""); render(m); }
     else if (m.type === "error") {
       showError(m.message);
-      if (m.status === 403 || m.status === 410) stopped = true;
+      if (m.status === 403 || m.status === 410) {
+        stopped = true;
+        if (m.status === 403) stored("");  // not a seat's token: a reload must not try it again
+      }
     } else if (m.type === "closed") { stopped = true; showError(m.message); document.body.dataset.closed = "1"; }
   };
   ws.onclose = () => {
@@ -39,10 +68,51 @@ function describe(e, v) {
   if (e.type === "move") return e.captured.length ? `${who(v, e.seat)} plays ${cardName(e.card)} and takes ${names(e.captured)}${e.escoba ? " · ESCOBA!" : "."}`
                                                   : `${who(v, e.seat)} lays ${cardName(e.card)} on the table.`;
   if (e.type === "last_cards") return e.seat >= 0 ? `The last table cards ${names(e.cards)} go to ${who(v, e.seat)}.` : `Nobody captured: ${names(e.cards)} stay unclaimed.`;
-  if (e.type === "round_over") return `Round over: ${e.points.join(" – ")} points; total ${e.scores.join(" – ")}.`;
+  if (e.type === "round_over") return roundSummary(v.side_names, e);
   if (e.type === "game_over") return "Game over.";
   if (e.type === "takeover" || e.type === "error") return e.message;
   return "";
+}
+
+// Who won a finished game, for the reader (a seat, or the spectator: mySide -1).
+function outcome(v, mySide) {
+  if (v.error) return "the game was stopped";
+  if (v.winner < 0) {
+    const top = Math.max(...v.scores);
+    return v.scores.filter(x => x === top).length > 1 ? `a tie at ${top}` : "no winner (the round limit ended it)";
+  }
+  const name = v.side_names[v.winner];
+  if (!v.rules.partnerships) return v.winner === mySide ? "you win" : `${name} wins`;
+  return v.winner === mySide ? `your side (${name}) wins` : `the side ${name} wins`;
+}
+
+// The games of a multi-deal room played so far: "game 1: ana won (ana 21, bea 15)".
+function gamesSoFar(r, sideNames) {
+  return r.results.map(x => `game ${x.game}: ` + (x.error ? "stopped" : x.winner >= 0 ? `${sideNames[x.winner]} won` : "no winner") +
+                            ` (${perSide(sideNames, x.scores)})`).join(" · ");
+}
+
+// A person who has opened their link but has no page open now (and whose seat no bot has taken).
+function away(r, s) { return s.kind === "human" && s.taken && !s.connected && !s.replaced && r.status === "playing"; }
+
+function seatState(r, s) {
+  if (s.kind !== "human") return "";
+  if (s.replaced) return `left; ${s.replaced} plays`;
+  if (!s.taken) return "not yet joined";
+  return s.connected ? "here" : "away";
+}
+
+function renderPeople(r) {
+  const people = document.getElementById("people");
+  people.replaceChildren(el("tr", {}, ...["seat", "who", "status"].map(h => el("th", {text: h}))));
+  r.seats.forEach((s, k) => people.append(el("tr", {"data-seat": k, class: away(r, s) ? "away" : ""},
+      el("td", {text: String(k)}), el("td", {text: s.kind === "human" ? s.name : "bot " + s.spec}),
+      el("td", {class: "presence", text: seatState(r, s)}))));
+  const gone = r.seats.filter(s => away(r, s)).map(s => s.name);
+  const box = document.getElementById("away");
+  box.textContent = gone.length ? `${gone.join(" and ")} ${gone.length > 1 ? "have" : "has"} left the table. ` +
+      `The game waits for them to come back; if they stay away, ${r.takeover} plays their seat.` : "";
+  box.classList.toggle("hidden", !gone.length);
 }
 
 function render(m) {
@@ -53,13 +123,9 @@ function render(m) {
   const me = m.seat < 0 ? "You are watching (public information only while the game runs)." : `You are seat ${m.seat} (${r.seats[m.seat].name}).`;
   document.getElementById("room-status").textContent = `${me} Room: ${r.status}` +
       (r.games > 1 ? ` · game ${r.game} of ${r.games} (fixed deals)` : "") +
+      (r.games > 1 && v && r.results.length && r.status !== "over" ? ` · ${gamesSoFar(r, v.side_names)}` : "") +
       (r.status === "waiting" ? " · the game starts when every person has opened their link" : "");
-  const people = document.getElementById("people");
-  people.replaceChildren(el("tr", {}, ...["seat", "who", "joined", "connected"].map(h => el("th", {text: h}))));
-  r.seats.forEach((s, k) => people.append(el("tr", {}, el("td", {text: String(k)}),
-      el("td", {text: s.kind === "human" ? s.name + (s.replaced ? ` (left; ${s.replaced} plays)` : "") : "bot " + s.spec}),
-      el("td", {text: s.kind === "human" ? (s.taken ? "yes" : "not yet") : ""}),
-      el("td", {text: s.kind === "human" ? (s.connected ? "yes" : "no") : ""}))));
+  renderPeople(r);
   const over = document.getElementById("game-over");
   over.classList.toggle("hidden", !(v && v.done));
   if (!v) return;
@@ -73,8 +139,9 @@ function render(m) {
     if (s === v.seat) return;
     const row = el("div", {class: "row"});
     for (let i = 0; i < v.hand_counts[s]; i++) row.append(backEl("small"));
+    const gone = away(r, r.seats[s]) ? " · away" : "";
     opp.append(el("div", {class: "seat" + (s === v.to_act ? " toact" : ""), "data-seat": s},
-                  el("div", {class: "label", text: `${n} · ${v.hand_counts[s]} in hand`}), row));
+                  el("div", {class: "label", text: `${n} · ${v.hand_counts[s]} in hand${gone}`}), row));
   });
   document.getElementById("table").replaceChildren(...v.table.map(c => cardEl(c)));
   const sum = v.table.filter(c => c < 40).reduce((a, c) => a + (c >> 2) + 1, 0);
@@ -86,7 +153,7 @@ function render(m) {
     if (legal.has(c)) e.addEventListener("click", () => choose(c, legal.get(c)));
     return e;
   }));
-  document.getElementById("turn").textContent = v.your_turn ? "· your turn: click a card" : "";
+  document.getElementById("turn").textContent = v.your_turn ? "· your turn: tap a card" : "";
   document.body.dataset.turn = v.your_turn ? "1" : "0";
   document.getElementById("options").classList.add("hidden");
   const sc = document.getElementById("scores");
@@ -97,10 +164,16 @@ function render(m) {
                  el("td", {text: String(d.count)}), el("td", {text: String(d.oros)}), el("td", {text: String(d.sevens)}),
                  el("td", {text: String(d.escobas)})));
   });
+  const ro = [...v.log].reverse().find(e => e.type === "round_over");
+  const rbox = document.getElementById("round-over");
+  rbox.replaceChildren();
+  if (ro) rbox.append(el("div", {class: "label", text: "Last round"}), roundTable(v.side_names, ro));
   document.getElementById("log").replaceChildren(...[...v.log].reverse().map(e => el("div", {text: describe(e, v)})));
   if (v.done) {
-    const res = r.results.map(x => `game ${x.game}: ${x.scores.join(" – ")}`).join(" · ");
-    over.textContent = (r.status === "over" ? "Game over. " : "") + `Final score ${v.scores.join(" – ")}.` + (r.games > 1 ? ` (${res})` : "");
+    const mine = m.seat < 0 ? -1 : v.my_side;
+    over.textContent = `Game over: ${outcome(v, mine)}. Final score: ${perSide(v.side_names, v.scores)}.` +
+        (r.games > 1 ? ` Games: ${gamesSoFar(r, v.side_names)}.` : "");
+    over.dataset.winner = String(v.winner);
   }
   const fin = document.getElementById("finished");
   fin.replaceChildren();
@@ -129,6 +202,6 @@ function choose(card, options) {
   box.classList.remove("hidden");
 }
 
-if (!token) showError("This link has no room token (it ends with #t=...). Ask the host for your link.");
-else connect();
+if (!token) showError("This page has no room token. Open your link again (the one the host sent you, ending with #t=...).");
+else { showRejoin(); connect(); }
 document.body.dataset.ready = "1";
