@@ -49,10 +49,11 @@ def rss_mib(pid: int) -> float | None:
     return None
 
 
-def start_server() -> tuple[subprocess.Popen, int]:
-    """Start the arena on a free loopback port; return (process, port) once it answers."""
+def start_server(extra: list[str] | None = None) -> tuple[subprocess.Popen, int]:
+    """Start the arena on a free loopback port (``extra``: more options); return (process, port)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen([sys.executable, "-m", "escoba_arena.web", "--host", "127.0.0.1", "--port", "0"],
+    proc = subprocess.Popen([sys.executable, "-m", "escoba_arena.web", "--host", "127.0.0.1", "--port", "0",
+                             *(extra or [])],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
     if not line.startswith("Escoba arena: http://"):
@@ -141,7 +142,11 @@ async def _room_people(port: int, rng: random.Random, target: int, think: float,
                       f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n{body}").encode())
         raw = await reader.read()
         writer.close()
-        ans = json.loads(raw.split(b"\r\n\r\n", 1)[1])
+        head, _, payload = raw.partition(b"\r\n\r\n")
+        status = head.split(b"\r\n", 1)[0].decode(errors="replace")
+        if " 201 " not in status:
+            raise RuntimeError(f"POST /api/rooms: {status}: {payload.decode(errors='replace')[:200]}")
+        ans = json.loads(payload)
         tokens = [x["link"].split("#t=", 1)[1] for x in ans["links"]]
         sent: dict[int, float] = {}
         seen: dict[int, int] = {}
@@ -186,7 +191,11 @@ def rooms_main(args, load: str) -> int:
     """The ``--rooms`` mode (module docstring)."""
     import asyncio
 
-    proc, port = start_server()
+    # Every simulated person comes from one address: lift the per-client quotas (a real study's people
+    # come from their own), and let every person have a connection.
+    n = str(max(args.rooms, 10))
+    proc, port = start_server(["--rooms-per-client", n, "--waiting-per-client", n,
+                               "--max-connections", str(max(4 * args.rooms + 100, 2000))])
     try:
         before = rss_mib(proc.pid)
         lat: list[float] = []

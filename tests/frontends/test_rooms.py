@@ -75,19 +75,21 @@ def test_no_message_to_any_seat_of_4_person_games_holds_another_hand_or_the_stoc
     with rooms_client() as tc:
         hub = tc.app.state.rooms
         made = []
-        real = hub.rooms.message
+        real = hub.rooms.messages
 
         failures = []
 
-        def checked(room, seat):
-            try:
-                check(room, seat)
-            except AssertionError as exc:  # reported by the test, not lost in the server's task
-                failures.append(repr(exc)[:500])
-            return real(room, seat)
+        def checked(room, seats):
+            texts = real(room, seats)  # exactly what the connections are sent
+            for seat, text in texts.items():
+                try:
+                    check(room, seat, json.loads(text))
+                except AssertionError as exc:  # reported by the test, not lost in the server's task
+                    failures.append(repr(exc)[:500])
+            return texts
 
-        def check(room, seat):
-            msg = real(room, seat)
+        def check(room, seat, msg):
+            assert msg == hub.rooms.message(room, seat)
             game = room.game
             if game is not None and not game.done:
                 hidden = hidden_cards(game.state, seat) if seat >= 0 else hidden_cards(game.state, -1)
@@ -101,7 +103,7 @@ def test_no_message_to_any_seat_of_4_person_games_holds_another_hand_or_the_stoc
                 assert msg["view"]["hand"] == (cards_of(game.state.hand(seat)) if seat >= 0 else [])
             made.append(seat)
 
-        hub.rooms.message = checked
+        hub.rooms.messages = checked
         for seed in (1, 2):
             ans = _open(tc, rules={"num_players": 4, "partnerships": partnerships, "target_score": 11},
                         seed=seed)

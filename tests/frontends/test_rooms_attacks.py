@@ -303,8 +303,8 @@ def test_a_waiting_test_fails_in_seconds_naming_the_seat_that_was_sent_another_v
 
     with rooms_client() as tc:
         hub = tc.app.state.rooms
-        real = hub.rooms.message
-        hub.rooms.message = lambda room, seat: real(room, 0)  # the planted bug
+        real = hub.rooms.messages
+        hub.rooms.messages = lambda room, seats: {s: real(room, [0])[0] for s in seats}  # the planted bug
         ans = open_room(tc, seats=["human", "human"], seed=8)
         people = [Person(tc, t) for t in tokens_of(ans)]
         start = time.monotonic()
