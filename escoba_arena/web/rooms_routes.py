@@ -361,7 +361,7 @@ class RoomHub:
         try:
             while True:
                 text = await receive_text(ws)
-                error = await self._message(room, seat, text)
+                error = await self.handle(room, seat, text)
                 if error is not None:
                     strikes = strikes + 1 if error.status == 429 else 0
                     await self._send(ws, json.dumps({"type": "error", "status": error.status,
@@ -383,8 +383,8 @@ class RoomHub:
             raise ApiError(400, "say {\"type\": \"hello\", \"token\": \"...\"} first")
         return self.rooms.lookup(msg.get("token"))
 
-    async def _message(self, room: Room, seat: int, text: str) -> ApiError | None:
-        """Handle one message of a connection; return the refusal, if any."""
+    async def handle(self, room: Room, seat: int, text: str) -> ApiError | None:
+        """Handle one message of a connection of ``seat``; return the refusal, if any."""
         if not self.rooms.allow_message(room, seat):
             return ApiError(429, "too many messages: slow down")
         try:

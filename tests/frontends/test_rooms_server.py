@@ -129,3 +129,24 @@ def test_help_states_the_connection_caps_and_the_frame_limit():
                   "--waiting-per-client N", "--trusted-proxy ADDRESS", "--serve-records",
                   "--room-unjoined-seconds"):
         assert words in text, words
+
+
+def _bench(*args: str) -> list[str]:
+    res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_arena.py"), *args], cwd=ROOT,
+                         text=True, capture_output=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert res.returncode == 0, res.stderr[-2000:]
+    return res.stdout.splitlines()
+
+
+@pytest.mark.slow
+def test_the_rooms_benchmark_opens_more_rooms_than_one_clients_quota():
+    """Every simulated person of ``bench_arena.py --rooms`` shares one address: it lifts the quotas."""
+    lines = _bench("--rooms", "12", "--seconds", "3", "--think", "0.05", "--room-target", "2")
+    assert lines[1].startswith("12 rooms x 4 people") and int(lines[1].split(": ")[1].split()[0]) >= 10
+
+
+def test_the_broadcast_benchmark_times_the_servers_work_per_move():
+    lines = _bench("--broadcast-games", "1", "--room-target", "2")
+    assert lines[1].startswith("1 games of 4 people in one process (no network): ")
+    assert " ms per move from its message to the 4 state messages sent" in lines[1]
