@@ -71,6 +71,13 @@ class BinaryFrame(Exception):
     """A connection sent a binary frame."""
 
 
+class RoomFailure(Exception):
+    """A room's own work failed (not the request's fault): the room is closed."""
+
+    def __init__(self, cause: BaseException):
+        super().__init__(f"{type(cause).__name__}: {cause}")
+
+
 @dataclass
 class RoomOptions:
     """How a server keeps rooms: ``directory`` (journal and records; None: memory only, no records)."""
@@ -208,8 +215,11 @@ class RoomHub:
         memory it is a few microseconds of engine work, done on the loop without a thread's hand-off.
         """
         def step() -> None:
-            self.rooms.play(room, seat, card, capture, bot)
-            self.rooms.after_move(room)
+            self.rooms.play(room, seat, card, capture, bot)  # ValueError: an illegal move, nothing changed
+            try:
+                self.rooms.after_move(room)
+            except Exception as exc:  # a record that cannot be written: the room's failure, not the move's
+                raise RoomFailure(exc) from exc
 
         if self.rooms.journal is None:
             step()
@@ -218,11 +228,12 @@ class RoomHub:
 
     async def fail_room(self, room: Room, exc: BaseException) -> None:
         """Close ``room`` because its background work failed: one log line, a message to its pages."""
-        what = exc.message if isinstance(exc, ApiError) else f"{type(exc).__name__}: {exc}"
-        what = " ".join(str(what).split())[:200]
-        LOG.warning("rooms: room %s closed: %s", room.rid, what)
+        what = exc.message if isinstance(exc, ApiError) else \
+            str(exc) if isinstance(exc, RoomFailure) else f"{type(exc).__name__}: {exc}"
+        what = self.rooms.arena.scrub(" ".join(str(what).split()))[:200]
         if room.expired:
             return
+        LOG.warning("rooms: room %s closed: %s", room.rid, what)
         with contextlib.suppress(Exception):  # closing is best effort: the journal may be the failure
             self.rooms.close(room, f"the server could not go on with it ({what})")
         room.expired = room.expired or f"the server could not go on with it ({what})"
@@ -405,6 +416,9 @@ class RoomHub:
                 return exc
             except ValueError as exc:
                 return ApiError(400, str(exc))
+            except RoomFailure as exc:
+                await self.fail_room(room, exc)
+                return None
             await self.broadcast(room)
         self.spawn(self.drive(room))
         return None

@@ -15,6 +15,7 @@ from tests.frontends.rooms_support import (  # noqa: E402
     close_all,
     finish_game,
     open_room,
+    play_people,
     receive_json,
     rooms_client,
     tokens_of,
@@ -143,6 +144,32 @@ def test_a_failing_room_is_closed_alone_with_one_log_line_and_the_others_go_on(c
         with tc.websocket_connect("/api/rooms/ws") as ws:
             e = _hello(tc, ws, tokens_of(a)[0])
             assert e["status"] == 410 and "could not go on" in e["message"]
+
+
+def test_a_record_that_cannot_be_written_closes_its_room_only(tmp_path, caplog):
+    """The last move of a recording room whose record cannot be written (a full disk).
+
+    Before, the exception left the person's connection handler with a traceback and the room stuck.
+    """
+    with rooms_client(tmp_path) as tc:
+        rooms = _rooms(tc)
+        real = rooms.write_record
+
+        def write_record(room, again=True):
+            if room.rid == broken["room"]["id"]:
+                raise OSError(28, "No space left on device")
+            return real(room, again)
+
+        rooms.write_record = write_record
+        broken = open_room(tc, rules={"target_score": 2}, seats=["human", "greedy"], seed=3, record=True)
+        healthy = open_room(tc, rules={"target_score": 2}, seats=["human", "greedy"], seed=3, record=True)
+        caplog.set_level(logging.WARNING, logger="escoba_arena.web.rooms")
+        (person,) = play_people(tc, tokens_of(broken))
+        assert person.messages[-1]["type"] == "closed" and "No space left" in person.messages[-1]["message"]
+        play_people(tc, tokens_of(healthy))
+        assert rooms.rooms[healthy["room"]["id"]].status == "over"
+        lines = [r.getMessage() for r in caplog.records if r.name.startswith("escoba_arena")]
+        assert len(lines) == 1 and broken["room"]["id"] in lines[0], lines
 
 
 # ---------------------------------------------------------------------- fair shares
