@@ -146,10 +146,13 @@ def test_a_failing_room_is_closed_alone_with_one_log_line_and_the_others_go_on(c
             assert e["status"] == 410 and "could not go on" in e["message"]
 
 
-def test_a_record_that_cannot_be_written_closes_its_room_only(tmp_path, caplog):
+# The last move is a person's, then a bot's.
+@pytest.mark.parametrize("seats", [["human", "human"], ["human", "greedy"]])
+def test_a_record_that_cannot_be_written_closes_its_room_only(tmp_path, caplog, seats):
     """The last move of a recording room whose record cannot be written (a full disk).
 
-    Before, the exception left the person's connection handler with a traceback and the room stuck.
+    Before, the exception left the mover's connection handler (or the bots' task) with a traceback
+    and the room stuck.
     """
     with rooms_client(tmp_path) as tc:
         rooms = _rooms(tc)
@@ -161,11 +164,12 @@ def test_a_record_that_cannot_be_written_closes_its_room_only(tmp_path, caplog):
             return real(room, again)
 
         rooms.write_record = write_record
-        broken = open_room(tc, rules={"target_score": 2}, seats=["human", "greedy"], seed=3, record=True)
-        healthy = open_room(tc, rules={"target_score": 2}, seats=["human", "greedy"], seed=3, record=True)
+        broken = open_room(tc, rules={"target_score": 2}, seats=seats, seed=3, record=True)
+        healthy = open_room(tc, rules={"target_score": 2}, seats=seats, seed=3, record=True)
         caplog.set_level(logging.WARNING, logger="escoba_arena.web.rooms")
-        (person,) = play_people(tc, tokens_of(broken))
-        assert person.messages[-1]["type"] == "closed" and "No space left" in person.messages[-1]["message"]
+        for person in play_people(tc, tokens_of(broken)):
+            last = person.messages[-1]
+            assert last["type"] == "closed" and "No space left" in last["message"], last
         play_people(tc, tokens_of(healthy))
         assert rooms.rooms[healthy["room"]["id"]].status == "over"
         lines = [r.getMessage() for r in caplog.records if r.name.startswith("escoba_arena")]
