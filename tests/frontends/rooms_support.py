@@ -141,7 +141,7 @@ def play_people(tc, tokens: list[str], timeout: float = 30.0, **kw) -> list[Pers
     return people
 
 
-def receive_json(tc, ws, what: str, seconds: float = 10.0) -> dict:
+def receive_json(tc, ws, what: str = "the server's next message", seconds: float = 10.0) -> dict:
     """Return the next message of a test WebSocket, or fail after ``seconds`` naming ``what`` was awaited.
 
     The wait runs in a thread; past the limit every server connection is closed, so nothing hangs.
