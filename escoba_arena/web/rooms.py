@@ -94,6 +94,8 @@ class Rooms:
         self.rate, self.burst = float(rate), float(burst)
         self.rooms: dict[str, Room] = {}
         self.by_token: dict[str, tuple[str, int]] = {}
+        self.heads: dict[tuple[Path, int], dict] = {}
+        """(record file, its mtime) -> its room and deal: a listing does not read every record again."""
         self.lost: dict[str, str] = {}
         """Token hash -> why its room is gone (its journal entry was damaged)."""
         self.dir = None if directory is None else Path(directory)
@@ -519,8 +521,17 @@ class Rooms:
         """Return why the file ``path`` may not be listed or read now (a room record), or None."""
         if self.records_dir is None or not path.resolve().is_relative_to(self.records_dir.resolve()):
             return None
-        rec = record_head(path)
-        return None if rec is None else withheld(rec, list(self.rooms.values()))
+        try:
+            key = (path, path.stat().st_mtime_ns)
+        except OSError:
+            return "it cannot be read"
+        head = self.heads.get(key)
+        if head is None:
+            head = record_head(path)
+            if head is None:
+                return "it cannot be read as a record"
+            self.heads[key] = head
+        return withheld(head, list(self.rooms.values()))
 
 
 __all__ = ["AgentFailure", "Room", "RoomGame", "Rooms", "Seat", "client_key", "token_hash", "write_atomic"]
