@@ -15,6 +15,12 @@ With ``--rooms R`` it opens R rooms of 4 simulated people instead (WebSocket cli
 asyncio loop), who play whole games (to ``--room-target``), each waiting ``--think`` seconds
 before a move; it prints moves/s, the move-to-broadcast latency (from a person's move until all 4
 people of the table have the new state: p50/p99/max) and the server's RSS.
+
+With ``--broadcast-games N`` it runs no server: N games of 4 people are played through the rooms'
+message handler in this process, to stubs of connections, and it prints the server's work per move
+(checking the move, playing it, making and sending the 4 state messages), without the network.
+
+    python benchmarks/bench_arena.py --broadcast-games 30
 """
 
 from __future__ import annotations
@@ -49,10 +55,11 @@ def rss_mib(pid: int) -> float | None:
     return None
 
 
-def start_server() -> tuple[subprocess.Popen, int]:
-    """Start the arena on a free loopback port; return (process, port) once it answers."""
+def start_server(extra: list[str] | None = None) -> tuple[subprocess.Popen, int]:
+    """Start the arena on a free loopback port (``extra``: more options); return (process, port)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen([sys.executable, "-m", "escoba_arena.web", "--host", "127.0.0.1", "--port", "0"],
+    proc = subprocess.Popen([sys.executable, "-m", "escoba_arena.web", "--host", "127.0.0.1", "--port", "0",
+                             *(extra or [])],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
     if not line.startswith("Escoba arena: http://"):
@@ -141,7 +148,11 @@ async def _room_people(port: int, rng: random.Random, target: int, think: float,
                       f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n{body}").encode())
         raw = await reader.read()
         writer.close()
-        ans = json.loads(raw.split(b"\r\n\r\n", 1)[1])
+        head, _, payload = raw.partition(b"\r\n\r\n")
+        status = head.split(b"\r\n", 1)[0].decode(errors="replace")
+        if " 201 " not in status:
+            raise RuntimeError(f"POST /api/rooms: {status}: {payload.decode(errors='replace')[:200]}")
+        ans = json.loads(payload)
         tokens = [x["link"].split("#t=", 1)[1] for x in ans["links"]]
         sent: dict[int, float] = {}
         seen: dict[int, int] = {}
@@ -186,7 +197,11 @@ def rooms_main(args, load: str) -> int:
     """The ``--rooms`` mode (module docstring)."""
     import asyncio
 
-    proc, port = start_server()
+    # Every simulated person comes from one address: lift the per-client quotas (a real study's people
+    # come from their own), and let every person have a connection.
+    n = str(max(args.rooms, 10))
+    proc, port = start_server(["--rooms-per-client", n, "--waiting-per-client", n,
+                               "--max-connections", str(max(4 * args.rooms + 100, 2000))])
     try:
         before = rss_mib(proc.pid)
         lat: list[float] = []
@@ -232,6 +247,52 @@ def rooms_main(args, load: str) -> int:
     return 0
 
 
+def broadcast_main(args, load: str) -> int:
+    """The ``--broadcast-games`` mode: the server's move-to-broadcast work alone, in this process."""
+    import asyncio
+
+    from escoba_arena.web.lobby import Arena
+    from escoba_arena.web.rooms_routes import RoomHub, RoomOptions
+
+    class Sink:
+        """A connection that keeps only the size of what it is sent."""
+
+        sent = 0
+
+        async def send_text(self, text: str) -> None:
+            Sink.sent += len(text)
+
+    async def run() -> tuple[int, float]:
+        hub = RoomHub(Arena([]), RoomOptions(rate=1e9, burst=1e9))
+        rng, moves, spent = random.Random(args.seed), 0, 0.0
+        for g in range(args.broadcast_games):
+            room, _, _ = hub.rooms.open({"rules": {"num_players": 4, "target_score": args.room_target},
+                                         "seats": ["human"] * 4, "seed": args.seed + g})
+            hub.conns[room.rid] = {(Sink(), s) for s in range(4)}
+            for s in range(4):
+                hub.rooms.join(room, s)
+            while room.status == "playing":
+                seat = room.game.state.to_act
+                mv = rng.choice(room.game.view_for(seat)["moves"])
+                text = json.dumps({"type": "move", "card": mv["card"], "capture": rng.choice(mv["options"])})
+                t0 = time.perf_counter()
+                refused = await hub.handle(room, seat, text)
+                spent += time.perf_counter() - t0
+                if refused is not None:
+                    raise RuntimeError(f"move refused: {refused.message}")
+                moves += 1
+            hub.rooms.forget(room.rid)
+        return moves, spent
+
+    moves, spent = asyncio.run(run())
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs{load}, "
+          f"python {platform.python_version()}")
+    print(f"{args.broadcast_games} games of 4 people in one process (no network): {moves} moves, "
+          f"{spent / moves * 1e3:.3f} ms per move from its message to the 4 state messages sent, "
+          f"{Sink.sent / moves / 4 / 1024:.1f} KiB per message")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the load test and print its figures; return the exit status."""
     ap = OneLineParser(prog="bench_arena.py", description=__doc__,
@@ -249,8 +310,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="rooms mode: seconds a person waits before a move, on average (default 1)")
     ap.add_argument("--room-target", type=positive_int, default=11,
                     help="rooms mode: target score of the rooms' games (default 11)")
+    ap.add_argument("--broadcast-games", type=positive_int, default=None, metavar="N",
+                    help="rooms mode without a server: play N games of 4 people through the rooms' message "
+                         "handler in this process and time the move-to-broadcast work alone")
     args = ap.parse_args(argv)
     load = ", load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()) if hasattr(os, "getloadavg") else ""
+    if args.broadcast_games is not None:
+        return broadcast_main(args, load)
     if args.rooms is not None:
         return rooms_main(args, load)
     proc, port = start_server()

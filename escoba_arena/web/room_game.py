@@ -33,6 +33,8 @@ class RoomGame(WebGame):
         self.seat = -1
         self.max_rounds, self.bot_timeout, self.note = max_rounds, bot_timeout, None
         self.names = list(names)
+        self.rules_dict = rules.to_dict()
+        """The rules as a dict, made once: every view of every seat carries them."""
         self.state = OneGame(rules, max_rounds)
         self.state.game.reset(self.seed, game_id=self.game_id)
         self.scripted = False
@@ -89,23 +91,29 @@ class RoomGame(WebGame):
 
     def view_for(self, seat: int) -> dict:
         """Return what ``seat`` may see (``-1``: a spectator): never another hand or the stock order."""
+        return {**self.view_shared(), **self.view_personal(seat)}
+
+    def view_shared(self) -> dict:
+        """Return the part of every seat's view that is the same for all: public information only."""
         st, r = self.state, self.rules
         p = r.num_players
-        sides = self.side_summaries()
-        moves = self.moves_for(seat) if seat in self.humans else {}
         return {
-            "rules": r.to_dict(), "seat": seat, "names": self.names, "side_names": self.team_names(),
-            "my_side": r.side_of(seat) if seat >= 0 else -1,
+            "rules": self.rules_dict, "names": self.names, "side_names": self.team_names(),
             "round": len(self.rounds), "dealer": self.rounds[-1]["dealer"],
-            "to_act": -1 if self.done else st.to_act, "your_turn": bool(moves),
-            "hand": cards_of(st.hand(seat)) if seat >= 0 else [], "table": cards_of(st.table),
+            "to_act": -1 if self.done else st.to_act, "table": cards_of(st.table),
             "hand_counts": [st.hand(q).bit_count() for q in range(p)], "stock": st.stock_left,
-            "scores": st.scores(), "sides": sides,
-            "moves": [{"card": c, "options": o} for c, o in moves.items()],
+            "scores": st.scores(), "sides": self.side_summaries(),
             "done": self.done, "winner": st.winner if st.done else -1, "truncated": st.truncated,
             "error": self.error, "moves_played": self.moves_played,
             "log": self.log[self._log_start():], "log_start": self._log_start(),
         }
+
+    def view_personal(self, seat: int) -> dict:
+        """Return the part of the view that is ``seat``'s own: its hand and its legal moves."""
+        moves = self.moves_for(seat) if seat in self.humans else {}
+        return {"seat": seat, "my_side": self.rules.side_of(seat) if seat >= 0 else -1,
+                "your_turn": bool(moves), "hand": cards_of(self.state.hand(seat)) if seat >= 0 else [],
+                "moves": [{"card": c, "options": o} for c, o in moves.items()]}
 
     def _log_start(self) -> int:
         """Return where the log shown starts: the deal of the previous round (a message stays small)."""

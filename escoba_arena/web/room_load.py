@@ -14,7 +14,7 @@ one line per damaged room:
 from __future__ import annotations
 
 from .guard import ApiError
-from .journal import Journal, Line
+from .journal import Journal
 
 LOST = "this room was lost: its entry in the server's journal is damaged"
 DAMAGED = "the server's journal of this room is damaged; it cannot go on"
@@ -22,48 +22,44 @@ DAMAGED = "the server's journal of this room is damaged; it cannot go on"
 
 def replay_journal(rooms, journal: Journal) -> list[str]:
     """Apply ``journal`` to ``rooms`` (a ``Rooms``); return one warning line per damaged room."""
-    notes: dict[str, str] = {}  # room id -> its one line
-    closed: set[str] = set()
-    orphans: list[Line] = []  # damaged lines that name no room
-    loose: list[str] = []
     where = f"escoba-arena: rooms journal {journal.path.name}"
+    notes: dict[str, str] = {}  # room id -> its one line
+    stopped: set[str] = set()  # rooms lost or closed: their later entries are skipped quietly
+    orphans: list[int] = []  # damaged lines whose room is unknown (its id may be the damaged part)
     for line in journal.lines():
         rid = line.room
         if line.entry is None:
-            for h in line.hashes:
-                if h not in rooms.by_token:
-                    rooms.lost[h] = LOST
-            if rid is None:
-                orphans.append(line)
+            if line.hashes:  # an opening line: its room is lost, and its links say so
+                for h in line.hashes:
+                    rooms.lost.setdefault(h, LOST)
+                key = rid or f"line {line.number}"
+                notes.setdefault(key, f"{where}: line {line.number} (the opening of room {rid}) is damaged; "
+                                      "the room is lost")
+                stopped.add(key)
             elif rid in rooms.rooms:
-                notes.setdefault(rid, f"{where}: line {line.number} (room {rid}) is damaged; skipped, "
-                                      "the room goes on")
+                notes.setdefault(rid, f"{where}: line {line.number} (room {rid}) is damaged; skipped, the "
+                                      "room goes on")
             else:
-                notes.setdefault(rid, f"{where}: line {line.number} (room {rid}) is damaged; the room is "
-                                      "lost")
+                orphans.append(line.number)
             continue
-        if rid in closed or (rid is not None and rid in notes and rid not in rooms.rooms):
-            continue  # a room already lost or closed: its later entries say nothing new
+        if rid in stopped:
+            continue
         try:
             rooms.replay(line.entry)
         except (KeyError, ValueError, TypeError, IndexError, AttributeError, ApiError) as exc:
             why = exc.message if isinstance(exc, ApiError) else f"{type(exc).__name__}: {exc}"
-            why = " ".join(str(why).split())[:120]
-            kind = str(line.entry.get("e"))[:20]
+            what = (f"its {str(line.entry.get('e'))[:20]} entry at line {line.number} does not apply "
+                    f"({' '.join(str(why).split())[:120]})")
+            if rid not in notes and orphans:
+                what = f"line {orphans.pop(0)} is damaged; {what}"
+            head = notes[rid].split("; ")[0] if rid in notes else f"{where}: room {rid}"
             if rid in rooms.rooms:
                 rooms.rooms[rid].expired = DAMAGED
-                closed.add(rid)
-                first = notes.get(rid, "").split(";")[0] or f"{where}: room {rid}"
-                notes[rid] = f"{first}; its {kind} entry at line {line.number} does not apply ({why}); " \
-                             "the room is closed"
-            elif rid is not None:
-                cause = (f"line {orphans.pop(0).number} is damaged" if orphans
-                         else f"its {kind} entry at line {line.number} does not apply ({why})")
-                notes[rid] = f"{where}: room {rid}: {cause}; the room is lost"
+                notes[rid] = f"{head}; {what}; the room is closed"
             else:
-                loose.append(f"{where}: line {line.number} does not apply ({why}); skipped")
-    loose += [f"{where}: line {o.number} is damaged; skipped" for o in orphans]
-    return [*notes.values(), *loose]
+                notes[rid] = f"{head}; {what}; the room is lost"
+            stopped.add(rid)
+    return [*notes.values(), *(f"{where}: line {n} is damaged; skipped" for n in orphans)]
 
 
 __all__ = ["DAMAGED", "LOST", "replay_journal"]

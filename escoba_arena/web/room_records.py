@@ -21,8 +21,8 @@ from pathlib import Path
 
 from .room_table import HUMAN, Room
 
-HEAD_BYTES = 1 << 20
-"""How much of a record file is read to learn its room and deal."""
+MAX_RECORD_BYTES = 64 << 20
+"""The longest record line read to learn its room and deal (the arena's largest file)."""
 
 
 def game_record(room: Room, labels: list[str]) -> dict:
@@ -53,14 +53,17 @@ def withheld(record: dict, rooms: Iterable[Room]) -> str | None:
 
 
 def record_head(path: Path) -> dict | None:
-    """Return the first record of a replay file (its room and deal), or None if it is not one."""
+    """Return the room and deal of a record file (``seed``, ``game_id``, ``room``), or None if unreadable."""
     try:
         with open(path, "rb") as fh:
-            line = fh.readline(HEAD_BYTES)
-        rec = json.loads(line)
+            rec = json.loads(fh.readline(MAX_RECORD_BYTES))
     except (OSError, ValueError):
         return None
-    return rec if isinstance(rec, dict) else None
+    if not isinstance(rec, dict):
+        return None
+    meta = rec.get("room")
+    return {"seed": rec.get("seed"), "game_id": rec.get("game_id"),
+            "room": {"id": meta.get("id")} if isinstance(meta, dict) else None}
 
 
 def write_atomic(path: Path, text: str) -> None:

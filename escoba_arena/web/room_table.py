@@ -112,6 +112,11 @@ class Room:
     """Who opened the room: a short hash of the client's address (for the per-client quotas)."""
     watchers: int = 0
     """Open spectator connections."""
+    rules_dict: dict = field(default_factory=dict, repr=False)
+    """The rules as a dict (made once: every message carries them)."""
+
+    def __post_init__(self) -> None:
+        self.rules_dict = self.rules.to_dict()
 
     @property
     def humans(self) -> list[int]:
@@ -143,7 +148,7 @@ class Room:
     def info(self) -> dict:
         """Return what anyone in the room may know about it (no token, no seed before the end)."""
         return {"id": self.rid, "status": self.status, "seats": [s.public() for s in self.seats],
-                "rules": self.rules.to_dict(), "record": self.record, "takeover": self.takeover,
+                "rules": self.rules_dict, "record": self.record, "takeover": self.takeover,
                 "game": self.game_index + 1, "games": len(self.deals), "fixed_deals": self.fixed_deals,
                 "results": self.results, "takeovers": self.takeovers, "expired": self.expired,
                 "max_rounds": self.max_rounds,

@@ -35,7 +35,7 @@ import json
 import secrets
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,10 @@ from .room_table import (
 )
 
 
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
 def client_key(address: str) -> str:
     """Return what a room keeps of the address that opened it: a short hash (for the quotas)."""
     return token_hash("client " + address)[:16]
@@ -90,6 +94,8 @@ class Rooms:
         self.rate, self.burst = float(rate), float(burst)
         self.rooms: dict[str, Room] = {}
         self.by_token: dict[str, tuple[str, int]] = {}
+        self.heads: dict[tuple[Path, int], dict] = {}
+        """(record file, its mtime) -> its room and deal: a listing does not read every record again."""
         self.lost: dict[str, str] = {}
         """Token hash -> why its room is gone (its journal entry was damaged)."""
         self.dir = None if directory is None else Path(directory)
@@ -462,14 +468,35 @@ class Rooms:
         out: dict[str, Any] = {"type": "state", "room": room.info(), "seat": seat}
         game = room.game
         out["view"] = None if game is None else game.view_for(seat)
-        if seat < 0 and room.results:
-            # The spectator sees every hand of the games that are over, once no one can be dealt them.
-            why = next((w for rec in room.finished if (w := withheld(rec, self.rooms.values()))), None)
-            if why is None:
-                out["finished"] = room.finished
-            else:
-                out["finished_note"] = f"The finished games' hands are not shown yet: {why}."
+        out.update(self._finished(room, seat))
         return out
+
+    def messages(self, room: Room, seats: Iterable[int]) -> dict[int, str]:
+        """Return the state message of each of ``seats`` as JSON text (what ``message`` holds).
+
+        What every seat is sent alike (the room, the public part of the view) is encoded once, and
+        each seat's own part (its hand, its moves) is joined to it: a move is shown to four people
+        for little more than the cost of one message.
+        """
+        head = '{"type":"state","room":' + _dumps(room.info())
+        game = room.game
+        shared = None if game is None else _dumps(game.view_shared())[:-1]
+        out = {}
+        for seat in set(seats):
+            view = "null" if game is None else shared + "," + _dumps(game.view_personal(seat))[1:]
+            rest = self._finished(room, seat)
+            out[seat] = (f'{head},"seat":{seat},"view":{view}'
+                         + ("," + _dumps(rest)[1:-1] if rest else "") + "}")
+        return out
+
+    def _finished(self, room: Room, seat: int) -> dict:
+        if seat >= 0 or not room.results:
+            return {}
+        # The spectator sees every hand of the games that are over, once no one can be dealt them.
+        why = next((w for rec in room.finished if (w := withheld(rec, self.rooms.values()))), None)
+        if why is None:
+            return {"finished": room.finished}
+        return {"finished_note": f"The finished games' hands are not shown yet: {why}."}
 
     def labels(self, room: Room) -> list[str]:
         """Return each seat's name in records: ``human:<pseudonym>`` or the bot spec."""
@@ -494,8 +521,17 @@ class Rooms:
         """Return why the file ``path`` may not be listed or read now (a room record), or None."""
         if self.records_dir is None or not path.resolve().is_relative_to(self.records_dir.resolve()):
             return None
-        rec = record_head(path)
-        return None if rec is None else withheld(rec, list(self.rooms.values()))
+        try:
+            key = (path, path.stat().st_mtime_ns)
+        except OSError:
+            return "it cannot be read"
+        head = self.heads.get(key)
+        if head is None:
+            head = record_head(path)
+            if head is None:
+                return "it cannot be read as a record"
+            self.heads[key] = head
+        return withheld(head, list(self.rooms.values()))
 
 
 __all__ = ["AgentFailure", "Room", "RoomGame", "Rooms", "Seat", "client_key", "token_hash", "write_atomic"]

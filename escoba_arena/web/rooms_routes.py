@@ -71,6 +71,13 @@ class BinaryFrame(Exception):
     """A connection sent a binary frame."""
 
 
+class RoomFailure(Exception):
+    """A room's own work failed (not the request's fault): the room is closed."""
+
+    def __init__(self, cause: BaseException):
+        super().__init__(f"{type(cause).__name__}: {cause}")
+
+
 @dataclass
 class RoomOptions:
     """How a server keeps rooms: ``directory`` (journal and records; None: memory only, no records)."""
@@ -168,10 +175,9 @@ class RoomHub:
     async def broadcast(self, room: Room) -> None:
         """Send every connection of ``room`` its own state message (caller holds the room's lock)."""
         conns = list(self.conns.get(room.rid, ()))
-        cache: dict[int, str] = {}
-        for _, seat in conns:
-            if seat not in cache:
-                cache[seat] = json.dumps(self.rooms.message(room, seat), separators=(",", ":"))
+        if not conns:
+            return
+        cache = self.rooms.messages(room, [seat for _, seat in conns])
         await asyncio.gather(*(self._send(ws, cache[seat]) for ws, seat in conns))
 
     @staticmethod
@@ -199,17 +205,35 @@ class RoomHub:
                     self.rooms.after_move(room)
                     await self.broadcast(room)
                     return
-                await self.in_thread(self.rooms.play, room, seat, card, cards_of(capture), True)
-                await self.in_thread(self.rooms.after_move, room)
+                await self.play(room, seat, card, cards_of(capture), True)
                 await self.broadcast(room)
+
+    async def play(self, room: Room, seat: int, card: int, capture: list[int], bot: bool = False) -> None:
+        """Play one move and finish the game it ends (ValueError if illegal: nothing changes).
+
+        With a journal (an fsync) or records (files) it runs in a worker thread, in one hop; in
+        memory it is a few microseconds of engine work, done on the loop without a thread's hand-off.
+        """
+        def step() -> None:
+            self.rooms.play(room, seat, card, capture, bot)  # ValueError: an illegal move, nothing changed
+            try:
+                self.rooms.after_move(room)
+            except Exception as exc:  # a record that cannot be written: the room's failure, not the move's
+                raise RoomFailure(exc) from exc
+
+        if self.rooms.journal is None:
+            step()
+        else:
+            await self.in_thread(step)
 
     async def fail_room(self, room: Room, exc: BaseException) -> None:
         """Close ``room`` because its background work failed: one log line, a message to its pages."""
-        what = exc.message if isinstance(exc, ApiError) else f"{type(exc).__name__}: {exc}"
-        what = " ".join(str(what).split())[:200]
-        LOG.warning("rooms: room %s closed: %s", room.rid, what)
+        what = exc.message if isinstance(exc, ApiError) else \
+            str(exc) if isinstance(exc, RoomFailure) else f"{type(exc).__name__}: {exc}"
+        what = self.rooms.arena.scrub(" ".join(str(what).split()))[:200]
         if room.expired:
             return
+        LOG.warning("rooms: room %s closed: %s", room.rid, what)
         with contextlib.suppress(Exception):  # closing is best effort: the journal may be the failure
             self.rooms.close(room, f"the server could not go on with it ({what})")
         room.expired = room.expired or f"the server could not go on with it ({what})"
@@ -348,7 +372,7 @@ class RoomHub:
         try:
             while True:
                 text = await receive_text(ws)
-                error = await self._message(room, seat, text)
+                error = await self.handle(room, seat, text)
                 if error is not None:
                     strikes = strikes + 1 if error.status == 429 else 0
                     await self._send(ws, json.dumps({"type": "error", "status": error.status,
@@ -370,8 +394,8 @@ class RoomHub:
             raise ApiError(400, "say {\"type\": \"hello\", \"token\": \"...\"} first")
         return self.rooms.lookup(msg.get("token"))
 
-    async def _message(self, room: Room, seat: int, text: str) -> ApiError | None:
-        """Handle one message of a connection; return the refusal, if any."""
+    async def handle(self, room: Room, seat: int, text: str) -> ApiError | None:
+        """Handle one message of a connection of ``seat``; return the refusal, if any."""
         if not self.rooms.allow_message(room, seat):
             return ApiError(429, "too many messages: slow down")
         try:
@@ -387,12 +411,14 @@ class RoomHub:
         async with self.lock(room.rid):
             try:
                 card, capture = self.rooms.check_move(room, seat, msg)
-                await self.in_thread(self.rooms.play, room, seat, card, capture)
+                await self.play(room, seat, card, capture)
             except ApiError as exc:
                 return exc
             except ValueError as exc:
                 return ApiError(400, str(exc))
-            await self.in_thread(self.rooms.after_move, room)
+            except RoomFailure as exc:
+                await self.fail_room(room, exc)
+                return None
             await self.broadcast(room)
         self.spawn(self.drive(room))
         return None

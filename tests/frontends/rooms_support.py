@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 
 import pytest
 
@@ -13,21 +14,38 @@ FAST = {"rate": 1000.0, "burst": 1000.0}
 """Rate settings for simulated people who answer at machine speed (the limit has its own test)."""
 
 
-def rooms_client(directory=None, **options):
+def rooms_client(directory=None, roots=(), **options):
     """Return a TestClient on an arena whose rooms keep their journal and records in ``directory``."""
     pytest.importorskip("starlette")
     from escoba_arena.web.rooms_routes import RoomOptions
 
-    return client(rooms=RoomOptions(directory=directory, **{**FAST, **options}))
+    return client(roots, rooms=RoomOptions(directory=directory, **{**FAST, **options}))
 
 
-def tokens_of(answer: dict) -> list[str]:
+class SeatToken(str):
+    """A seat's token, that knows its seat (-1: the spectator's): a Person checks what it is sent."""
+
+    seat: int
+
+    def __new__(cls, token: str, seat: int) -> SeatToken:
+        out = super().__new__(cls, token)
+        out.seat = seat
+        return out
+
+
+def tokens_of(answer: dict) -> list[SeatToken]:
     """Return the seat tokens of a POST /api/rooms answer, in seat order (from the links' ``#t=``)."""
-    return [x["link"].split("#t=", 1)[1] for x in answer["links"]]
+    return [SeatToken(x["link"].split("#t=", 1)[1], x["seat"]) for x in answer["links"]]
 
 
-def watch_token(answer: dict) -> str:
-    return answer["watch"].split("#t=", 1)[1]
+def watch_token(answer: dict) -> SeatToken:
+    """Return the spectator's token of a POST /api/rooms answer."""
+    return SeatToken(answer["watch"].split("#t=", 1)[1], -1)
+
+
+def close_all(tc) -> None:
+    """Close every room connection of the server (a test that gave up waiting unblocks its people)."""
+    tc.portal.call(tc.app.state.rooms.close_connections)
 
 
 class Person(threading.Thread):
@@ -40,6 +58,8 @@ class Person(threading.Thread):
     def __init__(self, tc, token: str, seed: int = 0, stop_after: int | None = None, until: str = "over"):
         super().__init__(daemon=True)
         self.tc, self.token, self.rng = tc, token, random.Random(seed)
+        self.seat = getattr(token, "seat", None)
+        """The seat the token opens, if known: every state message must be that seat's."""
         self.stop_after, self.until = stop_after, until
         self.messages: list[dict] = []
         self.moves = 0
@@ -57,6 +77,10 @@ class Person(threading.Thread):
                         return
                     if m["type"] != "state":
                         continue
+                    got = (m["seat"], (m["view"] or {}).get("seat", m["seat"]))
+                    if self.seat is not None and got != (self.seat, self.seat):
+                        raise AssertionError(f"seat {self.seat} was sent the state of seat {got[0]} "
+                                             f"(view of seat {got[1]})")
                     if m["room"]["status"] == self.until:
                         return
                     v = m["view"]
@@ -77,13 +101,90 @@ class Person(threading.Thread):
         return [m for m in self.messages if m["type"] == "state"][-1]
 
 
-def play_people(tc, tokens: list[str], timeout: float = 60.0, **kw) -> list[Person]:
-    """Run one Person per token until the room is over; return them (fails on a stuck game)."""
+def describe(p: Person) -> str:
+    """Return who ``p`` is and the last thing it was sent (for a failure message)."""
+    last = p.messages[-1] if p.messages else None
+    if last and last.get("type") == "state":
+        v = last["view"] or {}
+        last = (f"state: room {last['room']['status']}, to act {v.get('to_act')}, "
+                f"moves played {v.get('moves_played')}")
+    return f"seat {p.seat} ({p.moves} moves made; last message: {str(last)[:160]})"
+
+
+def wait_people(tc, people: list[Person], timeout: float, what: str = "the room to be over") -> None:
+    """Wait for ``people`` to finish; on a failure or past ``timeout`` s, close every connection and fail.
+
+    Fails at once when one of them failed (a seat sent another seat's view), naming the seat; never
+    hangs: the server's connections are closed so that every person's thread ends.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(p.is_alive() for p in people) \
+            and not any(p.error for p in people):
+        time.sleep(0.01)
+    failed = [p for p in people if p.error is not None]
+    waiting = [p for p in people if p.is_alive()]
+    if waiting:
+        close_all(tc)
+        for p in waiting:
+            p.join(5)
+    assert not failed, f"{describe(failed[0])}: {failed[0].error!r}"
+    assert not waiting, (f"waited {timeout:g} s for {what}; still waiting: "
+                         + "; ".join(describe(p) for p in waiting))
+
+
+def play_people(tc, tokens: list[str], timeout: float = 30.0, **kw) -> list[Person]:
+    """Run one Person per token until the room is over; return them (fails in seconds on a stuck game)."""
     people = [Person(tc, t, seed=i, **kw) for i, t in enumerate(tokens)]
     for p in people:
         p.start()
-    for p in people:
-        p.join(timeout)
-        assert not p.is_alive(), "a person is still waiting: the game is stuck"
-        assert p.error is None, repr(p.error)
+    wait_people(tc, people, timeout)
     return people
+
+
+def receive_json(tc, ws, what: str = "the server's next message", seconds: float = 10.0) -> dict:
+    """Return the next message of a test WebSocket, or fail after ``seconds`` naming ``what`` was awaited.
+
+    The wait runs in a thread; past the limit every server connection is closed, so nothing hangs.
+    """
+    box: dict = {}
+
+    def get():
+        try:
+            box["m"] = ws.receive_json()
+        except BaseException as exc:  # reported below
+            box["e"] = exc
+
+    t = threading.Thread(target=get, daemon=True)
+    t.start()
+    t.join(seconds)
+    if t.is_alive():
+        close_all(tc)
+        t.join(5)
+        raise AssertionError(f"waited {seconds:g} s for {what}")
+    if "e" in box:
+        raise box["e"]
+    return box["m"]
+
+
+def open_room(tc, **body) -> dict:
+    """Return the answer of POST /api/rooms with ``body`` (fails unless 201)."""
+    r = tc.post("/api/rooms", json=body)
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+def finish_game(rooms, room) -> None:
+    """Play the room's current game to its end on the server's ``Rooms`` (people move at random)."""
+    rng = random.Random(0)
+    game = room.game
+    while not game.done:
+        seat = game.state.to_act
+        if seat in game.humans:
+            mv = rng.choice(game.view_for(seat)["moves"])
+            rooms.play(room, seat, mv["card"], rng.choice(mv["options"]))
+        else:
+            s, card, capture = game.bot_move()
+            from escoba_env.cards import cards_of
+
+            rooms.play(room, s, card, cards_of(capture), bot=True)
+    rooms.after_move(room)

@@ -14,8 +14,10 @@ from tests.frontends.arena_support import card_fields, hidden_cards  # noqa: E40
 from tests.frontends.rooms_support import (  # noqa: E402
     Person,
     play_people,
+    receive_json,
     rooms_client,
     tokens_of,
+    wait_people,
     watch_token,
 )
 
@@ -75,19 +77,21 @@ def test_no_message_to_any_seat_of_4_person_games_holds_another_hand_or_the_stoc
     with rooms_client() as tc:
         hub = tc.app.state.rooms
         made = []
-        real = hub.rooms.message
+        real = hub.rooms.messages
 
         failures = []
 
-        def checked(room, seat):
-            try:
-                check(room, seat)
-            except AssertionError as exc:  # reported by the test, not lost in the server's task
-                failures.append(repr(exc)[:500])
-            return real(room, seat)
+        def checked(room, seats):
+            texts = real(room, seats)  # exactly what the connections are sent
+            for seat, text in texts.items():
+                try:
+                    check(room, seat, json.loads(text))
+                except AssertionError as exc:  # reported by the test, not lost in the server's task
+                    failures.append(repr(exc)[:500])
+            return texts
 
-        def check(room, seat):
-            msg = real(room, seat)
+        def check(room, seat, msg):
+            assert msg == hub.rooms.message(room, seat)
             game = room.game
             if game is not None and not game.done:
                 hidden = hidden_cards(game.state, seat) if seat >= 0 else hidden_cards(game.state, -1)
@@ -101,14 +105,14 @@ def test_no_message_to_any_seat_of_4_person_games_holds_another_hand_or_the_stoc
                 assert msg["view"]["hand"] == (cards_of(game.state.hand(seat)) if seat >= 0 else [])
             made.append(seat)
 
-        hub.rooms.message = checked
+        hub.rooms.messages = checked
         for seed in (1, 2):
             ans = _open(tc, rules={"num_players": 4, "partnerships": partnerships, "target_score": 11},
                         seed=seed)
             watcher = Person(tc, watch_token(ans))
             watcher.start()
             people = play_people(tc, tokens_of(ans))
-            watcher.join(30)
+            wait_people(tc, [watcher], 30, "the spectator to see the end")
             assert not failures, failures[:3]
             assert all(p.last["room"]["status"] == "over" for p in people)
             # The spectator saw every hand once it was over: the whole record, re-checked.
@@ -125,9 +129,9 @@ def test_a_token_acts_only_for_its_seat_and_only_on_its_turn():
         t0, t1 = tokens_of(ans)
         with tc.websocket_connect("/api/rooms/ws") as a, tc.websocket_connect("/api/rooms/ws") as b:
             a.send_json({"type": "hello", "token": t0})
-            assert a.receive_json()["view"] is None  # waiting for seat 1
+            assert receive_json(tc, a)["view"] is None  # waiting for seat 1
             b.send_json({"type": "hello", "token": t1})
-            va, vb = a.receive_json(), b.receive_json()
+            va, vb = receive_json(tc, a), receive_json(tc, b)
             assert va["room"]["status"] == "playing" and va["seat"] == 0 and vb["seat"] == 1
             mover, other = (a, b) if va["view"]["your_turn"] else (b, a)
             ov = vb if mover is a else va
@@ -135,16 +139,17 @@ def test_a_token_acts_only_for_its_seat_and_only_on_its_turn():
             # The other seat's token cannot play, nor claim the seat to act.
             card = ov["view"]["hand"][0]
             other.send_json({"type": "move", "card": card, "capture": []})
-            assert other.receive_json() == {"type": "error", "status": 409, "message": "it is not your turn"}
+            refused = receive_json(tc, other)
+            assert refused == {"type": "error", "status": 409, "message": "it is not your turn"}
             other.send_json({"type": "move", "card": mv["card"], "capture": mv["options"][0],
                              "seat": 1 - ov["seat"]})
-            e = other.receive_json()
+            e = receive_json(tc, other)
             assert e["status"] == 403 and "own seat" in e["message"]
             # An illegal move of the seat to act changes nothing.
             mover.send_json({"type": "move", "card": 99, "capture": []})
-            assert mover.receive_json()["status"] == 400
+            assert receive_json(tc, mover)["status"] == 400
             mover.send_json({"type": "move", "card": mv["card"], "capture": mv["options"][0]})
-            assert mover.receive_json()["type"] == "state"
+            assert receive_json(tc, mover)["type"] == "state"
 
 
 def test_forged_and_unknown_tokens_are_refused():
@@ -154,11 +159,11 @@ def test_forged_and_unknown_tokens_are_refused():
         for forged in ["x" * 43, real[:-1] + ("A" if real[-1] != "A" else "B"), "", None, 12, "a" * 500]:
             with tc.websocket_connect("/api/rooms/ws") as ws:
                 ws.send_json({"type": "hello", "token": forged})
-                e = ws.receive_json()
+                e = receive_json(tc, ws)
                 assert e["type"] == "error" and e["status"] == 403, e
         with tc.websocket_connect("/api/rooms/ws") as ws:
             ws.send_json({"type": "move", "card": 1})
-            assert ws.receive_json()["status"] == 400
+            assert receive_json(tc, ws)["status"] == 400
 
 
 def test_a_token_after_the_game_sees_the_end_and_cannot_move():
@@ -168,10 +173,10 @@ def test_a_token_after_the_game_sees_the_end_and_cannot_move():
         end = people[0].last["view"]
         with tc.websocket_connect("/api/rooms/ws") as ws:
             ws.send_json({"type": "hello", "token": tokens_of(ans)[0]})
-            m = ws.receive_json()
+            m = receive_json(tc, ws)
             assert m["room"]["status"] == "over" and m["view"]["scores"] == end["scores"]
             ws.send_json({"type": "move", "card": 0, "capture": []})
-            assert ws.receive_json() == {"type": "error", "status": 409, "message": "the game is over"}
+            assert receive_json(tc, ws) == {"type": "error", "status": 409, "message": "the game is over"}
 
 
 def test_reconnecting_with_the_token_gives_back_the_seat():
@@ -182,12 +187,11 @@ def test_reconnecting_with_the_token_gives_back_the_seat():
         other = Person(tc, t1, seed=1)
         first.start()
         other.start()
-        first.join(30)
+        wait_people(tc, [first], 30, "the first person's 3 moves")
         assert first.moves == 3
         back = Person(tc, t0, seed=5)
         back.start()
-        back.join(60)
-        other.join(60)
+        wait_people(tc, [back, other], 30)
         assert back.error is None and back.messages[0]["seat"] == 0
         assert back.messages[0]["view"]["hand"] and back.last["room"]["status"] == "over"
         assert back.last["room"]["takeovers"] == []
@@ -202,8 +206,8 @@ def test_a_person_gone_past_the_limit_is_replaced_by_a_bot_and_the_record_says_s
         goes = Person(tc, t1, seed=1, stop_after=2, until="never")
         stays.start()
         goes.start()
-        goes.join(30)
-        stays.join(60)
+        wait_people(tc, [goes], 30, "the person who goes to make 2 moves")
+        wait_people(tc, [stays], 30)
         assert stays.error is None and stays.last["room"]["status"] == "over"
         room = stays.last["room"]
         assert room["seats"][1]["replaced"] == "greedy"
@@ -213,7 +217,7 @@ def test_a_person_gone_past_the_limit_is_replaced_by_a_bot_and_the_record_says_s
         # The person who left cannot move any more.
         with tc.websocket_connect("/api/rooms/ws") as ws:
             ws.send_json({"type": "hello", "token": t1})
-            assert ws.receive_json()["room"]["seats"][1]["replaced"] == "greedy"
+            assert receive_json(tc, ws)["room"]["seats"][1]["replaced"] == "greedy"
     rec = json.loads(next((tmp_path / "records").glob("*.jsonl")).read_text())
     check_replay(rec)
     assert rec["seats"] == ["human:stays", "human:goes"]
@@ -227,12 +231,12 @@ def test_the_rate_limit_holds_per_token():
         ans = _open(tc, seats=["human", "greedy"])
         with tc.websocket_connect("/api/rooms/ws") as ws:
             ws.send_json({"type": "hello", "token": tokens_of(ans)[0]})
-            ws.receive_json()
+            receive_json(tc, ws)
             for _ in range(40):
                 ws.send_json({"type": "ping"})
             got = []
             while len(got) < 40:
-                m = ws.receive_json()
+                m = receive_json(tc, ws)
                 if m["type"] != "state":  # a bot's move may come in between
                     got.append(m)
         assert [m["type"] for m in got[:20]] == ["pong"] * 20
@@ -262,15 +266,15 @@ def test_a_foreign_origin_cannot_open_a_room_websocket():
 
     from escoba_arena.web.app import create_app
 
-    tc = TestClient(create_app([], allowed_hosts=[]), base_url="http://127.0.0.1:8765")
-    with pytest.raises(WebSocketDisconnect) as err, tc.websocket_connect(
-            "ws://127.0.0.1:8765/api/rooms/ws", headers={"origin": "http://evil.example"}) as ws:
-        ws.receive_json()
-    assert err.value.code == 4403
-    same = {"origin": "http://127.0.0.1:8765"}
-    with tc.websocket_connect("ws://127.0.0.1:8765/api/rooms/ws", headers=same) as ws:
-        ws.send_json({"type": "hello", "token": "x" * 43})
-        assert ws.receive_json()["status"] == 403
+    with TestClient(create_app([], allowed_hosts=[]), base_url="http://127.0.0.1:8765") as tc:
+        with pytest.raises(WebSocketDisconnect) as err, tc.websocket_connect(
+                "ws://127.0.0.1:8765/api/rooms/ws", headers={"origin": "http://evil.example"}) as ws:
+            receive_json(tc, ws, "the refusal of a foreign origin")
+        assert err.value.code == 4403
+        same = {"origin": "http://127.0.0.1:8765"}
+        with tc.websocket_connect("ws://127.0.0.1:8765/api/rooms/ws", headers=same) as ws:
+            ws.send_json({"type": "hello", "token": "x" * 43})
+            assert receive_json(tc, ws, "the refusal of an unknown token")["status"] == 403
 
 
 def test_bad_rooms_are_refused_with_one_line():
@@ -302,11 +306,11 @@ def test_idle_rooms_expire_with_a_message(tmp_path):
         t0 = tokens_of(ans)[0]
         p = Person(tc, t0, until="never")
         p.start()
-        p.join(10)
+        wait_people(tc, [p], 10, "the room to close")
         assert p.messages[-1]["type"] == "closed" and "expired" in p.messages[-1]["message"]
         with tc.websocket_connect("/api/rooms/ws") as ws:
             ws.send_json({"type": "hello", "token": t0})
-            e = ws.receive_json()
+            e = receive_json(tc, ws)
             assert e["status"] == 410 and "expired" in e["message"]
 
 

@@ -18,7 +18,14 @@ from agents.tournament.replay import check_replay  # noqa: E402
 from escoba_arena.web.cli import main as arena_main  # noqa: E402
 from escoba_arena.web.files import load_results  # noqa: E402
 from tests.frontends.arena_support import ROOT, client  # noqa: E402
-from tests.frontends.rooms_support import Person, play_people, rooms_client, tokens_of  # noqa: E402
+from tests.frontends.rooms_support import (  # noqa: E402
+    Person,
+    play_people,
+    receive_json,
+    rooms_client,
+    tokens_of,
+    wait_people,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 DEALS = [{"seed": 5, "game_id": 0}, {"seed": 5, "game_id": 1}]
@@ -91,8 +98,7 @@ def _stop_midway(tc, ans, moves):
     people = [Person(tc, t, seed=i, stop_after=moves, until="never") for i, t in enumerate(tokens_of(ans))]
     for p in people:
         p.start()
-    for p in people:
-        p.join(30)
+    wait_people(tc, people, 30, f"each person to make {moves} moves")
     return people
 
 
@@ -137,10 +143,10 @@ def test_a_corrupt_or_cut_journal_entry_is_one_line_and_skipped(tmp_path, capsys
         assert len(err) == 2 and all("line" in e and "damaged" in e for e in err), err
         with tc.websocket_connect("/api/rooms/ws") as ws:
             ws.send_json({"type": "hello", "token": tokens_of(b)[0]})
-            assert ws.receive_json()["type"] == "state"
+            assert receive_json(tc, ws, "the answer to hello")["type"] == "state"
         with tc.websocket_connect("/api/rooms/ws") as ws:
             ws.send_json({"type": "hello", "token": tokens_of(a)[0]})
-            e = ws.receive_json()
+            e = receive_json(tc, ws, "the answer to hello")
             assert e["status"] == 410 and "lost" in e["message"], e
         # New entries go on a line of their own after the cut one.
         _open(tc, rules=RULES, seats=["human", "greedy"], seed=3)
