@@ -50,9 +50,12 @@ def _waits(tree: ast.AST) -> list[tuple[int, float]]:
     ``time.monotonic() + N`` deadlines."""
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.keyword) and node.arg in ("timeout", "timeout_s") and isinstance(
-                node.value, ast.Constant) and isinstance(node.value.value, (int, float)):
-            found.append((node.lineno, float(node.value.value)))
+        if isinstance(node, ast.Call):
+            # Playwright's waits (page.wait_for_selector(..., timeout=10_000)) count milliseconds.
+            scale = 1000.0 if getattr(node.func, "attr", "").startswith("wait_for") else 1.0
+            found += [(k.value.lineno, float(k.value.value) / scale) for k in node.keywords
+                      if k.arg in ("timeout", "timeout_s") and isinstance(k.value, ast.Constant)
+                      and isinstance(k.value.value, (int, float))]
         elif (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and isinstance(node.left, ast.Call)
               and getattr(node.left.func, "attr", "") in ("monotonic", "time")
               and isinstance(node.right, ast.Constant) and isinstance(node.right.value, (int, float))):
@@ -62,8 +65,9 @@ def _waits(tree: ast.AST) -> list[tuple[int, float]]:
 
 def test_the_wait_scan_finds_timeouts_and_deadlines():
     src = ("subprocess.run(cmd, timeout=900)\nproc.communicate(timeout=5)\n"
-           "deadline = time.monotonic() + 120\nx = f(timeout=None)\n")
-    assert sorted(s for _, s in _waits(ast.parse(src))) == [5.0, 120.0, 900.0]
+           "deadline = time.monotonic() + 120\nx = f(timeout=None)\n"
+           "page.wait_for_selector('#x', timeout=700_000)\n")
+    assert sorted(s for _, s in _waits(ast.parse(src))) == [5.0, 120.0, 700.0, 900.0]
 
 
 def test_no_test_waits_longer_than_the_per_test_limit():
