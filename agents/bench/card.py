@@ -16,7 +16,13 @@ It holds:
   the panel and the card says ``"anchored": false``. The card keeps every deal's points per round
   (``per_deal``), so the leaderboard fits the rating again once a reference exists;
 - SPEC's decision time (mean and 95th percentile, one game at a time, in this process);
-- the protocol version, the deal set's digest, the project version, the spec and the machine.
+- the protocol version, the deal set's digest, the project version, the spec and the machine;
+- ``agent_code``: the fingerprint of whatever the spec loads from outside the project (a
+  ``python:`` agent's source and weights, a checkpoint's bytes: ``agents.fingerprint``), so two
+  cards under one spec can be told apart.
+
+Before the first block the table's deals are dealt with today's engine and checked against the
+digest the protocol pins (``protocol.check_deals``): an engine that deals otherwise is refused.
 """
 
 from __future__ import annotations
@@ -54,7 +60,7 @@ def card_config(spec: str, version: str = "v1", table: str = "2p", *, quick: boo
     return TournamentConfig(agents=panel, vs=spec, rules=t.rules(),
                             deals=t.quick_deals if quick else t.deals, seed=p.seed(table),
                             block_deals=t.block_deals, workers=workers, backend=backend,
-                            ray_address=ray_address)
+                            ray_address=ray_address, orders=t.orders)
 
 
 def panel_config(version: str = "v1", table: str = "2p", *, quick: bool = False,
@@ -63,7 +69,8 @@ def panel_config(version: str = "v1", table: str = "2p", *, quick: bool = False,
     p = protocol(version)
     t = p.table(table)
     return TournamentConfig(agents=t.panel, rules=t.rules(), deals=t.quick_deals if quick else t.deals,
-                            seed=p.seed(table), block_deals=t.block_deals, workers=workers)
+                            seed=p.seed(table), block_deals=t.block_deals, workers=workers,
+                            orders=t.orders)
 
 
 def panel_reference_path(version: str, table: str, quick: bool = False) -> Path:
@@ -106,7 +113,7 @@ def per_deal_points(run: TournamentRun) -> dict:
     lineups, values = [], []
     for lineup, blocks in zip(run.lineups, run.blocks, strict=True):
         d = lineup_arrays(blocks)
-        agents = sorted(set(lineup))
+        agents = list(dict.fromkeys(lineup))  # order of play (v1's lineups are increasing indices)
         cols = []
         for a in agents:
             pa = [k for k, e in enumerate(lineup) if e == a]
@@ -217,6 +224,7 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
     state taken when the run started (default: now); ``provenance``: ``play``'s, for a card that
     may have been finished from a journal (its ``timing`` then covers only this sitting's blocks,
     and ``sittings`` says where every part was played)."""
+    from ..fingerprint import spec_fingerprint
     from ..tournament import analysis
     from ..tournament.report import _clean, git_state, versions
     from .protocol import deal_set_digest
@@ -253,11 +261,12 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
         "panel": list(c.agents),
         "deal_set": {"seed": c.seed, "deals": c.deals, "rotations": c.rules.num_sides,
                      "digest": deal_set_digest(version, table, c.deals), "rules": c.rules.to_dict(),
-                     "block_deals": c.block_deals},
+                     "block_deals": c.block_deals, **({"orders": c.orders} if c.orders > 1 else {})},
         "headline": headline(per_deal, spec, p.table(table).panel, c.confidence),
         "opponents": opponents,
         "rating": anchored_rating(per_deal, spec, reference, c.confidence),
         "decision_time": times,
+        "agent_code": spec_fingerprint(spec),
         "project_version": project_version(),
         "versions": versions(),
         "git": git_state() if git is None else git,
@@ -358,9 +367,12 @@ def play(config: TournamentConfig, out: Path, *, resume: bool, overwrite: bool, 
 def run_card(spec: str, *, version: str = "v1", table: str = "2p", quick: bool = False,
              out: str | Path | None = None, resume: bool = False, overwrite: bool = False,
              workers: int = 1, progress: bool = False, timing_deals: int = 8) -> tuple[dict, Path]:
-    """Play and write a report card; return (card, path)."""
+    """Play and write a report card; return (card, path). Refuses before playing an engine that
+    deals the table's set otherwise than the protocol pins."""
     from ..tournament.report import git_state
+    from .protocol import check_deals
 
+    check_deals(version, table, quick)
     config = card_config(spec, version, table, quick=quick, workers=workers)
     path = Path(out) if out else default_out(spec, version, table, quick)
     if path.suffix != ".json":
@@ -382,8 +394,9 @@ def run_panel(*, version: str = "v1", table: str = "2p", quick: bool = False, ou
     """Play the panel's round robin and write its reference ratings; return (data, path)."""
     from ..tournament import analysis
     from ..tournament.report import _clean
-    from .protocol import deal_set_digest
+    from .protocol import check_deals, deal_set_digest
 
+    check_deals(version, table, quick)
     config = panel_config(version, table, quick=quick, workers=workers)
     path = Path(out) if out else panel_reference_path(version, table, quick)
     run, journal, provenance = play(config, path, resume=resume, overwrite=overwrite, progress=progress)

@@ -130,13 +130,22 @@ def _main(argv: list[str] | None) -> int:
     from .protocol import protocol
 
     if args.command == "digest":
-        from .protocol import deal_set_digest
+        from .protocol import deal_set_digest, pinned_digest
 
         p = protocol(args.version)
+        bad = []
         for name, t in p.tables.items():
-            print(f"bench-{p.version} {name}: seed {p.seed(name)}, {t.deals} deals "
-                  f"{deal_set_digest(p.version, name)}; quick {t.quick_deals} "
-                  f"{deal_set_digest(p.version, name, t.quick_deals)}")
+            for quick, n in ((False, t.deals), (True, t.quick_deals)):
+                got, want = deal_set_digest(p.version, name, n), pinned_digest(p.version, name, quick)
+                state = ("not pinned" if want is None else "matches the pinned digest" if got == want
+                         else f"DIFFERS from the pinned {want}")
+                print(f"bench-{p.version} {name}{' quick' if quick else ''}: seed {p.seed(name)}, "
+                      f"{n} deals, today's engine {got} ({state})")
+                if want is not None and got != want:
+                    bad.append(f"{name}{' quick' if quick else ''}")
+        if bad:
+            raise ValueError(f"this engine deals bench-{p.version} {', '.join(bad)} otherwise than the "
+                             "protocol pins: it cannot play those cards")
         return 0
     if args.command == "leaderboard":
         from .leaderboard import load_cards, render

@@ -1,9 +1,10 @@
 """The leaderboard page: ``docs/leaderboard.md`` generated from the card files kept in the repository.
 
 Every ``benchmarks/leaderboard/*.json`` is a report card (``escoba-bench card``). A file is valid
-when it has the card format, a known protocol version and table, and a deal-set digest equal to the
-one the protocol's deals give today. The page lists, per table, every card sorted by its headline
-margin (best first), full-set cards and ``--quick`` cards in separate tables.
+when it has the card format, a known protocol version and table, and the deal-set digest the
+protocol pins (the package's constant, not one recomputed with today's engine). The page lists,
+per table, every card sorted by its headline margin (best first), full-set cards and ``--quick``
+cards in separate tables.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import math
 from pathlib import Path
 
 from .card import CARD_FORMAT
-from .protocol import deal_set_digest, protocol
+from .protocol import deal_set_digest, pinned_digest, protocol
 
 LEADERBOARD_DIR = Path("benchmarks/leaderboard")
 EXPECTED = {
@@ -60,8 +61,12 @@ def validate(card: dict, name: str = "card") -> None:
                          f"{'quick subset' if card['quick'] else 'set'} has {want}")
     if ds.get("seed") != p.seed(card["table"]):
         raise ValueError(f"{name}: deal seed {ds.get('seed')} is not the protocol's")
-    if ds.get("digest") != deal_set_digest(card["protocol"], card["table"], want):
-        raise ValueError(f"{name}: deal-set digest differs from the protocol's deals")
+    pinned = pinned_digest(card["protocol"], card["table"], card["quick"])
+    if pinned is None:  # an unpublished protocol: today's deals are all there is
+        pinned = deal_set_digest(card["protocol"], card["table"], want)
+    if ds.get("digest") != pinned:
+        raise ValueError(f"{name}: deal-set digest {ds.get('digest')} is not the one the protocol pins, "
+                         f"{pinned}")
     h = card["headline"]
     for k in ("mean", "lo", "hi"):
         if not isinstance(h.get(k), (int, float)):

@@ -58,6 +58,7 @@ def test_v1_deal_sets_and_panels_are_frozen(table):
     p = protocol("v1")
     t = p.table(table)
     _, full, quick = PINNED_V1[table]
+    assert t.digests == (full, quick)  # the constants the package ships and checks against
     assert deal_set_digest("v1", table) == full
     assert deal_set_digest("v1", table, t.quick_deals) == quick
     assert t.panel == PANEL_V1[table]
