@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from agents.bench import PROTOCOLS, Protocol, TableSpec, deal_set_digest, protocol
+from agents.bench import deal_set_digest, protocol
 from agents.bench.card import card_config
 from agents.bench.cli import main
 from agents.bench.protocol import check_deals, pinned_digest
@@ -19,18 +19,6 @@ from escoba_env import EscobaEngine, Rules
 
 PINNED_V2_3P = ("8baa0ffc930bfb2aa7834065d2abc8132094d86fe8487cce1d3bfc7b6d82ea80",
                 "1d78013ae2575f39ca02263053f5817d3160608cc6a67efdd62d33c2ecc164e6")
-
-
-@pytest.fixture
-def tiny(monkeypatch):
-    """A tiny unpinned protocol ``t0`` (random and greedy, a few deals): cards play in seconds."""
-    t0 = Protocol("t0", {
-        "2p": TableSpec("2p", 2, False, ("random", "greedy"), deals=8, quick_deals=4, block_deals=2),
-        "3p": TableSpec("3p", 3, False, ("random", "greedy", "expert"), deals=4, quick_deals=2,
-                        block_deals=2, orders=2),
-    })
-    monkeypatch.setitem(PROTOCOLS, "t0", t0)
-    return t0
 
 
 @pytest.fixture
@@ -110,7 +98,7 @@ def test_the_digest_command_checks_the_pinned_digests(capsys):
     assert PINNED_V2_3P[0] in out and PINNED_V2_3P[1] in out and "matches the pinned" in out
 
 
-def test_a_resume_across_different_deals_is_refused(tiny, tmp_path, monkeypatch, capsys):
+def test_a_resume_across_different_deals_is_refused(tiny3, tmp_path, monkeypatch, capsys):
     import agents.tournament.runner as runner
 
     real_run = runner.run_task
@@ -182,7 +170,7 @@ def test_exploit_concedes_only_where_the_lower_bound_is_above_zero():
     assert "expert concedes at least +0.010" in text
 
 
-def test_todo_counts_only_the_timed_blocks_of_a_resumed_quick_card(tiny, tmp_path, monkeypatch):
+def test_todo_counts_only_the_timed_blocks_of_a_resumed_quick_card(tiny3, tmp_path, monkeypatch):
     """Planted change caught: the CPU rate of a quick card finished in two sittings divided its
     sitting's CPU time by all its blocks (``blocks_resumed`` ignored), underestimating the time
     left."""
@@ -198,7 +186,7 @@ def test_todo_counts_only_the_timed_blocks_of_a_resumed_quick_card(tiny, tmp_pat
     assert row["cpu_s_left"] == pytest.approx(60.0 * row["total"])  # one timed block took 60 s
 
 
-def test_a_card_records_the_orders_and_the_seat_order_of_its_lineups(tiny, tmp_path):
+def test_a_card_records_the_orders_and_the_seat_order_of_its_lineups(tiny3, tmp_path):
     out = tmp_path / "c3.json"
     assert main(["card", "random", "--version", "t0", "--table", "3p", "--out", str(out), "--workers", "1",
                  "--no-progress", "--timing-deals", "0"]) == 0
