@@ -116,6 +116,7 @@ def test_a_module_of_the_current_folder_travels_to_ray_workers(in_folder):
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     (pkg / "bot.py").write_text(AGENT.replace("{name}", "outside_b"))
-    env = outside_runtime_env(["python:outside_b:make", "greedy", "search:policy=python:outside_pkg.bot:make"])
+    specs = ["python:outside_b:make", "greedy", "search:policy=python:outside_pkg.bot:make"]
+    env = outside_runtime_env(specs)
     assert env == {"runtime_env": {"py_modules": sorted([str(pkg), str(in_folder / "outside_b.py")])}}
     assert outside_runtime_env(["python:numpy:zeros", "expert"]) == {}  # installed: nothing to send
