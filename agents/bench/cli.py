@@ -13,10 +13,14 @@ PROG = "escoba-bench"
 EPILOG = """examples:
   escoba-bench card expert --table 2p --quick      # a development card (500 deals), not the benchmark
   escoba-bench card neural-solo --table 2p --out results/neural-solo-card.json
-  escoba-bench digest                              # the deal sets' digests
+  escoba-bench list                                # the protocols' tables, panels and agents
+  escoba-bench digest                              # today's engine's deal sets against the pinned digests
+  escoba-bench leaderboard --dir mycards --page mine.md   # your cards beside the published ones
+in a checkout of the escoba-env repository (its own leaderboard):
   escoba-bench leaderboard                         # regenerate docs/leaderboard.md from the cards
   escoba-bench todo                                # which full cards the leaderboard still lacks
   escoba-bench todo --run --workers 16             # play them all, resuming any unfinished one
+  escoba-bench summary                             # the published cards' summary the package ships
 """
 
 
@@ -95,21 +99,38 @@ def build_parser() -> argparse.ArgumentParser:
                     help="points of the learning curve (evaluations along the run)")
     ex.add_argument("--eval-deals", type=_positive, default=200, metavar="N",
                     help="duplicate deals of each evaluation along the run")
-    d = sub.add_parser("digest", help="print the deal sets' digests", formatter_class=DefaultsFormatter)
+    d = sub.add_parser("digest", help="deal the sets with this engine and check them against the pinned "
+                       "digests", formatter_class=DefaultsFormatter)
     d.add_argument("--version", default="v1", help=f"protocol version ({versions})")
-    lb = sub.add_parser("leaderboard", help="validate the card files and write the leaderboard page",
+    sub.add_parser("list", help="list the protocols' tables, panels and the agents a card can be made for",
+                   formatter_class=DefaultsFormatter)
+    lb = sub.add_parser("leaderboard", help="validate the card files and write the leaderboard page; "
+                        "cards of your own are shown beside the published ones",
                         formatter_class=DefaultsFormatter)
-    lb.add_argument("--dir", default="benchmarks/leaderboard", help="folder of card files")
-    lb.add_argument("--page", default="docs/leaderboard.md", help="page to write")
+    lb.add_argument("--dir", default=None,
+                    help="folder of card files (default: the repository's benchmarks/leaderboard in a "
+                         "checkout; elsewhere, none: the published cards only)")
+    lb.add_argument("--page", default=None,
+                    help="page to write (default: the repository's docs/leaderboard.md in a checkout, "
+                         "elsewhere the terminal); '-' prints it")
+    lb.add_argument("--no-published", dest="published", action="store_false",
+                    help="only the cards of --dir, not beside the published leaderboard")
     lb.add_argument("--check", action="store_true",
                     help="write nothing: fail if the page is not what the card files give")
-    td = sub.add_parser("todo", help="list the cards of every baseline and shipped agent the leaderboard "
-                        "lacks; with --run, play them", formatter_class=DefaultsFormatter)
+    sm = sub.add_parser("summary", help="write the summary of the repository's published cards that "
+                        "the package ships (a checkout only)", formatter_class=DefaultsFormatter)
+    sm.add_argument("--check", action="store_true", help="write nothing: fail if the summary is stale")
+    td = sub.add_parser("todo", help="the repository's own leaderboard (a checkout of escoba-env): list "
+                        "the cards of every baseline and shipped agent it lacks; with --run, play them",
+                        formatter_class=DefaultsFormatter)
     td.add_argument("--version", default="v1", help=f"protocol version ({versions})")
-    td.add_argument("--table", nargs="+", choices=TABLES, default=None, help="tables (default: all)")
+    td.add_argument("--table", nargs="+", choices=TABLES, default=None,
+                    help="tables (default: the version's)")
     td.add_argument("--quick", action="store_true", help="the --quick cards instead of the full ones")
-    td.add_argument("--dir", default="benchmarks/leaderboard", help="folder of card files")
-    td.add_argument("--page", default="docs/leaderboard.md", help="page rewritten after each card (--run)")
+    td.add_argument("--dir", default=None, help="folder of card files (default: the checkout's "
+                                                "benchmarks/leaderboard)")
+    td.add_argument("--page", default=None, help="page rewritten after each card (--run; default: the "
+                                                 "checkout's docs/leaderboard.md)")
     td.add_argument("--run", action="store_true",
                     help="play every card not done, in the listed order, resuming unfinished ones")
     td.add_argument("--workers", type=_positive, default=min(2, os.cpu_count() or 1), metavar="N",
@@ -147,19 +168,12 @@ def _main(argv: list[str] | None) -> int:
             raise ValueError(f"this engine deals bench-{p.version} {', '.join(bad)} otherwise than the "
                              "protocol pins: it cannot play those cards")
         return 0
+    if args.command == "list":
+        return _list()
     if args.command == "leaderboard":
-        from .leaderboard import load_cards, render
-
-        page = Path(args.page)
-        text = render(load_cards(Path(args.dir)))
-        if args.check:
-            if not page.is_file() or page.read_text(encoding="utf-8") != text:
-                raise ValueError(f"{page} is not what {args.dir} gives: run escoba-bench leaderboard")
-            print(f"ok: {page} matches {args.dir}")
-            return 0
-        page.write_text(text, encoding="utf-8")
-        print(f"wrote {page}")
-        return 0
+        return _leaderboard(args)
+    if args.command == "summary":
+        return _summary(args)
     protocol(args.version)  # an unknown version fails before anything runs
     if args.command == "todo":
         return _todo(args)
@@ -214,10 +228,89 @@ def _main(argv: list[str] | None) -> int:
     return 0
 
 
+def _list() -> int:
+    """Print every protocol version's tables and panels, and the agents a card can be made for."""
+    from ..registry import names
+    from .leaderboard import EXPECTED
+    from .protocol import PROTOCOLS
+
+    for v, p in PROTOCOLS.items():
+        print(f"bench-{v}")
+        for name, t in p.tables.items():
+            orders = ", both orders of play" if t.orders == 2 else ""
+            print(f"  {name:<4} {t.players} players{' in partnerships' if t.partnerships else ''}, "
+                  f"{t.deals} deals (--quick: {t.quick_deals}), every seat rotation{orders}, "
+                  f"blocks of {t.block_deals}")
+            print(f"       panel: {', '.join(t.panel)}")
+            if t.digests:
+                print(f"       digests: {t.digests[0]} (--quick {t.digests[1]})")
+    print("agents on the published leaderboard:")
+    for table, agents in EXPECTED.items():
+        print(f"  {table:<4} {', '.join(agents)}")
+    print("a card can be made for any agent spec: " + ", ".join(names())
+          + " (escoba-evaluate --help); your own: python:MODULE:FACTORY, checkpoint:PATH, sb3:PATH")
+    return 0
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    """Write (or check) the leaderboard page of a folder of cards, beside the published rows unless
+    the folder is the repository's own leaderboard."""
+    from .leaderboard import LEADERBOARD_DIR, PAGE, checkout_root, load_cards, load_published, render
+
+    root = checkout_root()
+    own = root / LEADERBOARD_DIR if root else None
+    folder = Path(args.dir) if args.dir else own
+    mine = folder is not None and own is not None and folder.resolve() == own.resolve()
+    page = args.page or (str(root / PAGE) if root and mine else "-")
+    cards = load_cards(folder) if folder is not None else []
+    source = str(LEADERBOARD_DIR if mine else (args.dir or "(none)")).rstrip("/")
+    text = render(cards, source, None if mine or not args.published else load_published())
+    if args.check:
+        if page == "-" or not Path(page).is_file() or Path(page).read_text(encoding="utf-8") != text:
+            raise ValueError(f"{page} is not what {source} gives: run escoba-bench leaderboard")
+        print(f"ok: {page} matches {source}")
+        return 0
+    if page == "-":
+        print(text)
+        return 0
+    Path(page).write_text(text, encoding="utf-8")
+    print(f"wrote {page}")
+    return 0
+
+
+def _summary(args: argparse.Namespace) -> int:
+    """Write (or check) the package's summary of the repository's published cards."""
+    import json
+
+    from .card import write_atomic
+    from .leaderboard import LEADERBOARD_DIR, PUBLISHED, checkout_root, load_cards, summary
+
+    root = checkout_root()
+    if root is None:
+        raise ValueError("summary writes the package's copy of the repository's published cards: run it "
+                         "in a checkout of escoba-env")
+    data = summary(load_cards(root / LEADERBOARD_DIR))
+    if args.check:
+        if not PUBLISHED.is_file() or json.loads(PUBLISHED.read_text(encoding="utf-8")) != data:
+            raise ValueError(f"{PUBLISHED} is not what {LEADERBOARD_DIR} gives: run escoba-bench summary")
+        print(f"ok: {PUBLISHED} matches {LEADERBOARD_DIR}")
+        return 0
+    write_atomic(PUBLISHED, data)
+    print(f"wrote {PUBLISHED} ({len(data['cards'])} cards)")
+    return 0
+
+
 def _todo(args: argparse.Namespace) -> int:
     """List the expected cards and their state; with ``--run``, play the ones not done."""
-    from .leaderboard import load_cards, render, todo
+    from .leaderboard import LEADERBOARD_DIR, PAGE, checkout_root, load_cards, render, todo
 
+    root = checkout_root()
+    if args.dir is None and root is None:
+        raise ValueError("todo is for escoba-env's own leaderboard (benchmarks/leaderboard in a checkout "
+                         "of the repository), and this is not one: play your agent's card with "
+                         "escoba-bench card, and compare it with escoba-bench leaderboard --dir DIR")
+    args.dir = args.dir or str(root / LEADERBOARD_DIR)
+    args.page = args.page or str((root or Path.cwd()) / PAGE)
     tables = tuple(args.table) if args.table else None
     rows = todo(Path(args.dir), args.version, args.quick, tables)
     kind = "quick" if args.quick else "full"
@@ -238,8 +331,9 @@ def _todo(args: argparse.Namespace) -> int:
     if not args.run:
         for r in left[:1]:
             flags = (" --quick" if args.quick else "") + (" --resume" if r["state"] == "started" else "")
-            print(f"next: escoba-bench card {r['agent']} --table {r['table']} --out {r['path']}{flags}  "
-                  "(or: escoba-bench todo --run)")
+            version = "" if args.version == "v1" else f" --version {args.version}"
+            print(f"next: escoba-bench card {r['agent']}{version} --table {r['table']} --out {r['path']}"
+                  f"{flags}  (or: escoba-bench todo{version} --run)")
         return 0
     from .card import headline_text, run_card
 
@@ -251,7 +345,9 @@ def _todo(args: argparse.Namespace) -> int:
                               progress=args.progress)
         print(headline_text(card))
         print(f"wall {card['timing']['wall_s']:.1f} s; wrote {path}")
-        page.write_text(render(load_cards(Path(args.dir))), encoding="utf-8")
+        own = root is not None and Path(args.dir).resolve() == (root / LEADERBOARD_DIR).resolve()
+        page.write_text(render(load_cards(Path(args.dir)), str(LEADERBOARD_DIR) if own else args.dir),
+                        encoding="utf-8")
         print(f"wrote {page}", flush=True)
     return 0
 

@@ -564,7 +564,8 @@ def test_todo_lists_what_is_missing_and_runs_it(tiny, tmp_path, monkeypatch, cap
     out = capsys.readouterr().out
     assert "greedy           missing" in out and "0 of 2 full cards done" in out
     assert "CPU-hours left" not in out  # no quick card to take a rate from
-    assert f"next: escoba-bench card greedy --table 2p --out {cards / 'bench-t0-2p-greedy.json'}" in out
+    assert (f"next: escoba-bench card greedy --version t0 --table 2p --out "
+            f"{cards / 'bench-t0-2p-greedy.json'}") in out
     # an interrupted card shows as started, with its finished blocks
     real_run = runner.run_task
 
@@ -603,7 +604,7 @@ def test_todo_lists_what_is_missing_and_runs_it(tiny, tmp_path, monkeypatch, cap
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "2 of 2 full cards done" in out
-    assert page.read_text() == render(load_cards(cards))
+    assert page.read_text() == render(load_cards(cards), str(cards))  # the page names the --dir given
     assert sorted(p.name for p in cards.iterdir()) == ["bench-t0-2p-expert.json", "bench-t0-2p-greedy.json"]
 
 
