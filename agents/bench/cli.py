@@ -99,6 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="points of the learning curve (evaluations along the run)")
     ex.add_argument("--eval-deals", type=_positive, default=200, metavar="N",
                     help="duplicate deals of each evaluation along the run")
+    bd = sub.add_parser("bound", help="every best response's bound against an agent, and the best one "
+                        "corrected for the choice (Bonferroni over the runs)",
+                        formatter_class=DefaultsFormatter)
+    bd.add_argument("agent", metavar="SPEC", help="the frozen agent the responses were trained against")
+    bd.add_argument("--table", default="2p", choices=TABLES, help="table size")
+    bd.add_argument("--dir", default=None, help="folder of exploit results (default: the repository's "
+                                                "benchmarks/exploit in a checkout, else results)")
     d = sub.add_parser("digest", help="deal the sets with this engine and check them against the pinned "
                        "digests", formatter_class=DefaultsFormatter)
     d.add_argument("--version", default="v1", help=f"protocol version ({versions})")
@@ -170,6 +177,8 @@ def _main(argv: list[str] | None) -> int:
         return 0
     if args.command == "list":
         return _list()
+    if args.command == "bound":
+        return _bound(args)
     if args.command == "leaderboard":
         return _leaderboard(args)
     if args.command == "summary":
@@ -249,6 +258,32 @@ def _list() -> int:
         print(f"  {table:<4} {', '.join(agents)}")
     print("a card can be made for any agent spec: " + ", ".join(names())
           + " (escoba-evaluate --help); your own: python:MODULE:FACTORY, checkpoint:PATH, sb3:PATH")
+    return 0
+
+
+def _bound(args: argparse.Namespace) -> int:
+    """Print every best response's bound against an agent, then the corrected best of them."""
+    import json
+
+    from .exploit import EXPLOIT_FORMAT, best_bound, best_statement
+    from .leaderboard import checkout_root
+
+    root = checkout_root()
+    folder = Path(args.dir) if args.dir else (root / "benchmarks" / "exploit" if root else Path("results"))
+    results = []
+    for path in sorted(folder.glob("*.json")):
+        d = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(d, dict) and d.get("format") == EXPLOIT_FORMAT and d["agent"] == args.agent \
+                and d["table"] == args.table:
+            results.append(d)
+    if not results:
+        raise ValueError(f"no best response to {args.agent} at {args.table} in {folder}")
+    bound = best_bound(results)
+    for (_, _, _, init, lr, seed, steps, _), b in bound["each"]:
+        start = f"from {init}, lr {lr:g}" if init else "fresh"
+        print(f"{steps:>12,} steps, {start:<34} seed {seed}: {b['mean']:+.3f} "
+              f"[{b['lo']:+.3f}, {b['hi']:+.3f}]")
+    print(best_statement(bound))
     return 0
 
 

@@ -211,3 +211,46 @@ def test_the_leaderboard_checks_cards_against_the_pinned_digests(shifted):
     with pytest.raises(ValueError) as e:
         validate(card, "changed")
     assert card["deal_set"]["digest"] in str(e.value) and pinned_digest("v1", "2p", True) in str(e.value)
+
+
+def _result(agent: str, mean: float, half: float, steps: int = 10, init: str | None = None) -> dict:
+    return {"protocol": "bench-v1", "table": "2p", "agent": agent,
+            "bound": {"mean": mean, "lo": mean - half, "hi": mean + half},
+            "training": {"init": init, "learning_rate": 1e-4, "seed": 1, "steps": steps, "num_envs": 8}}
+
+
+def test_the_best_of_several_responses_is_corrected_for_the_choice():
+    from agents.bench.exploit import best_bound, best_statement
+    from agents.tournament.stats import z_value
+
+    one = best_bound([_result("expert", 0.2, 0.05)])
+    assert one["runs"] == 1 and one["lo"] == pytest.approx(0.15)  # a single run keeps its bound
+    runs = [_result("expert", 0.2, 0.05), _result("expert", 0.1, 0.05, steps=20),
+            _result("expert", 0.0, 0.05, init="neural-2p")]
+    b = best_bound([*runs, runs[0]])  # a run replayed against another agent (--also) counts once
+    assert b["runs"] == 3 and b["mean"] == 0.2
+    assert b["lo"] == pytest.approx(0.2 - z_value(1 - 0.05 / 3) * 0.05 / z_value(0.95))
+    assert 0 < b["lo"] < 0.15
+    assert f"expert concedes at least {b['lo']:+.3f}" in best_statement(b)
+    assert "no exploitation" in best_statement(best_bound([_result("expert", 0.05, 0.04)] * 1 + [
+        _result("expert", 0.0, 0.04, steps=k) for k in range(30)]))
+    with pytest.raises(ValueError, match="several agents"):
+        best_bound([_result("expert", 0.1, 0.01), _result("greedy", 0.1, 0.01)])
+
+
+def test_the_docs_claim_the_corrected_best_of_the_committed_responses(capsys):
+    from pathlib import Path
+
+    from agents.bench.exploit import best_bound
+
+    root = Path(__file__).resolve().parents[2]
+    page = " ".join((root / "docs" / "benchmark.md").read_text().split())
+    results = [json.loads(p.read_text()) for p in (root / "benchmarks" / "exploit").glob("*.json")]
+    for agent in ("expert", "neural-2p-plain"):
+        b = best_bound([r for r in results if r["agent"] == agent and r["table"] == "2p"])
+        assert b["lo"] > 0
+        assert f"its {b['runs']} runs" in page or f"over its {b['runs']}" in page, agent
+        assert f"at least **{b['lo']:+.3f}**" in page and f"best run {b['mean']:+.3f}" in page, agent
+    assert main(["bound", "expert", "--table", "2p"]) == 0
+    out = capsys.readouterr().out
+    assert out.count(" steps, ") == 7 and "expert concedes at least +0.133" in out
