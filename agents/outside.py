@@ -131,7 +131,7 @@ def load_python(target: str | None = None, rules: Rules | None = None, seed: int
     module_name, sep, attr = (target or "").rpartition(":")
     if not sep or not module_name or not attr:
         raise ValueError(f"python agents are written python:module:factory, got python:{target or ''}")
-    from .fingerprint import LOADED, cwd_importable, opened_files, weight_files
+    from .provenance import LOADED, cwd_importable, opened_files, weight_files
 
     cwd_importable()
     try:
