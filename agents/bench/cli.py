@@ -15,6 +15,7 @@ EPILOG = """examples:
   escoba-bench card neural-solo --table 2p --out results/neural-solo-card.json
   escoba-bench list                                # the protocols' tables, panels and agents
   escoba-bench digest                              # today's engine's deal sets against the pinned digests
+  escoba-bench bound expert --dir results          # every best response's bound, the best one corrected
   escoba-bench leaderboard --dir mycards --page mine.md   # your cards beside the published ones
 in a checkout of the escoba-env repository (its own leaderboard):
   escoba-bench leaderboard                         # regenerate docs/leaderboard.md from the cards

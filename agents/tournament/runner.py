@@ -283,23 +283,23 @@ def _run_ray(tasks: list[Task], config: TournamentConfig, done: Callable[[int, B
         import ray
     except ImportError as exc:
         raise ValueError("--backend ray needs Ray: pip install 'escoba-env[ray]'") from exc
+    from ..fingerprint import outside_runtime_env
     from ..raycluster import join, loopback_only
 
+    # python: agents from the driver's folder travel with the job (Ray's runtime env, py_modules)
+    extra = outside_runtime_env(config.entrants)
     started = False
     if not ray.is_initialized():
         if config.ray_address:
-            join(ray, config.ray_address)
+            join(ray, config.ray_address, **extra)
         else:
             with loopback_only():
-                ray.init(**local_ray_options(config.workers))
+                ray.init(**local_ray_options(config.workers), **extra)
         started = True
     pending = []
     try:
         # no retries: a task whose worker died is not silently re-run elsewhere, the run stops
-        from ..fingerprint import outside_runtime_env
-
-        # python: agents from the driver's folder travel with the tasks (Ray's runtime env)
-        remote = ray.remote(num_cpus=1, max_retries=0, **outside_runtime_env(config.entrants))(_indexed)
+        remote = ray.remote(num_cpus=1, max_retries=0)(_indexed)
         pending = [remote.remote(t) for t in tasks]
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)

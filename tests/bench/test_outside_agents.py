@@ -120,3 +120,58 @@ def test_a_module_of_the_current_folder_travels_to_ray_workers(in_folder):
     env = outside_runtime_env(specs)
     assert env == {"runtime_env": {"py_modules": sorted([str(pkg), str(in_folder / "outside_b.py")])}}
     assert outside_runtime_env(["python:numpy:zeros", "expert"]) == {}  # installed: nothing to send
+
+
+class _FakeRay:
+    """Just enough of ``ray`` for ``_run_ray``: tasks run at once, in this process."""
+
+    class exceptions:  # noqa: N801 - the name ray gives it
+        RayTaskError = type("RayTaskError", (Exception,), {})
+        RayError = type("RayError", (Exception,), {})
+
+    def __init__(self):
+        self.init_options: dict = {}
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, **options) -> None:
+        self.init_options = options
+
+    def remote(self, **options):
+        return lambda f: type("R", (), {"remote": staticmethod(f)})
+
+    def wait(self, pending, num_returns=1):
+        return pending[:1], pending[1:]
+
+    def get(self, ref):
+        return ref
+
+    def shutdown(self) -> None:
+        pass
+
+
+def test_a_ray_job_carries_the_outside_modules_to_its_workers(in_folder, monkeypatch):
+    """Ray takes local ``py_modules`` only for the whole job: ``ray.init`` (local) and ``join``
+    (a cluster) get them; a Ray worker on another node would not find the module otherwise."""
+    import agents.raycluster as raycluster
+    from agents.tournament import runner
+
+    from contextlib import nullcontext
+
+    _write_agent(in_folder, "outside_c")
+    fake = _FakeRay()
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.setattr(raycluster, "loopback_only", nullcontext)
+    config = TournamentConfig(agents=("random",), vs="python:outside_c:make", deals=2, backend="ray")
+    done = []
+    runner._run_ray(runner.make_tasks(config)[:1], config, lambda i, b: done.append(i))
+    assert done == [0]
+    assert fake.init_options["runtime_env"] == {"py_modules": [str(in_folder / "outside_c.py")]}
+    joined = {}
+    monkeypatch.setattr(raycluster, "join", lambda ray, address, **kw: joined.update(kw, address=address))
+    config = TournamentConfig(agents=("random",), vs="python:outside_c:make", deals=2, backend="ray",
+                              ray_address="10.0.0.1:6379")
+    runner._run_ray(runner.make_tasks(config)[:1], config, lambda i, b: None)
+    assert joined == {"address": "10.0.0.1:6379",
+                      "runtime_env": {"py_modules": [str(in_folder / "outside_c.py")]}}
