@@ -59,6 +59,8 @@ def validate(card: dict, name: str = "card") -> None:
     if ds.get("deals") != want:
         raise ValueError(f"{name}: {ds.get('deals')} deals, the protocol's "
                          f"{'quick subset' if card['quick'] else 'set'} has {want}")
+    if ds.get("orders", 1) != t.orders:
+        raise ValueError(f"{name}: {ds.get('orders', 1)} orders of play, the protocol plays {t.orders}")
     if ds.get("seed") != p.seed(card["table"]):
         raise ValueError(f"{name}: deal seed {ds.get('seed')} is not the protocol's")
     pinned = pinned_digest(card["protocol"], card["table"], card["quick"])

@@ -192,6 +192,12 @@ def test_a_card_records_the_orders_and_the_seat_order_of_its_lineups(tiny3, tmp_
                  "--no-progress", "--timing-deals", "0"]) == 0
     card = json.loads(out.read_text())
     assert card["deal_set"]["orders"] == 2
+    from agents.bench.leaderboard import validate
+
+    validate(card)
+    card["deal_set"].pop("orders")  # a card of one order of play is not this protocol's
+    with pytest.raises(ValueError, match="1 orders of play, the protocol plays 2"):
+        validate(card)
     assert card["per_deal"]["lineups"] == [["random", "greedy", "expert"], ["random", "expert", "greedy"]]
     x = np.asarray(card["per_deal"]["points_per_round"])
     assert x.shape == (2, 4, 3)

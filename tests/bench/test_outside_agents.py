@@ -154,10 +154,10 @@ class _FakeRay:
 def test_a_ray_job_carries_the_outside_modules_to_its_workers(in_folder, monkeypatch):
     """Ray takes local ``py_modules`` only for the whole job: ``ray.init`` (local) and ``join``
     (a cluster) get them; a Ray worker on another node would not find the module otherwise."""
+    from contextlib import nullcontext
+
     import agents.raycluster as raycluster
     from agents.tournament import runner
-
-    from contextlib import nullcontext
 
     _write_agent(in_folder, "outside_c")
     fake = _FakeRay()
