@@ -361,7 +361,7 @@ def _todo(args: argparse.Namespace) -> int:
     known = [r["cpu_s_left"] for r in left if r.get("cpu_s_left") is not None]
     if known:
         unknown = len(left) - len(known)
-        print(f"about {sum(known) / 3600:.1f} CPU-hours left at the CPU time per block of their quick cards"
+        print(f"about {sum(known) / 3600:.1f} CPU-hours left at the CPU time per game of their quick cards"
               + (f" ({unknown} without a quick card not counted)" if unknown else "")
               + "; --workers N divides the wall time")
     if not args.run:

@@ -297,9 +297,10 @@ def write_page(directory: Path = LEADERBOARD_DIR, page: Path = PAGE) -> Path:
 def todo(directory: Path = LEADERBOARD_DIR, version: str = "v1", quick: bool = False,
          tables: tuple[str, ...] | None = None) -> list[dict]:
     """Return, for every expected card (``EXPECTED``), its path and state: ``done`` (a card file),
-    ``started`` (a journal with ``blocks`` of ``total`` finished) or ``missing``; for a full card not
-    done, ``cpu_s_left`` estimates the CPU seconds its missing blocks take, from the CPU time per
-    block of the agent's quick card in ``directory`` (None without one)."""
+    ``started`` (a journal with ``blocks`` of ``total`` finished) or ``missing``; for a card not
+    done, ``cpu_s_left`` estimates the CPU seconds of its missing games at the CPU time per game of
+    the agent's quick card in ``directory`` (this version's, else another version's with the same
+    table and panel: the same agents play the same kind of games), None without one."""
     from ..tournament.journal import Journal, journal_path, run_key
     from ..tournament.runner import make_tasks
     from .card import card_config, default_out
@@ -307,35 +308,48 @@ def todo(directory: Path = LEADERBOARD_DIR, version: str = "v1", quick: bool = F
     p = protocol(version)
     rows = []
     for table in tables or tuple(t for t in EXPECTED if t in p.tables):
-        p.table(table)
+        t = p.table(table)
         for spec in EXPECTED[table]:
             path = default_out(spec, version, table, quick, directory)
             config = card_config(spec, version, table, quick=quick)
-            row = {"table": table, "agent": spec, "path": path, "total": len(make_tasks(config)), "blocks": 0}
+            tasks = make_tasks(config)
+            row = {"table": table, "agent": spec, "path": path, "total": len(tasks), "blocks": 0}
             jpath = journal_path(path.with_suffix(""))
+            have: set[tuple[int, int]] = set()
             if path.is_file():
                 row["state"] = "done"
                 row["blocks"] = row["total"]
             elif jpath.is_file():
                 row["state"] = "started"
-                row["blocks"] = len(Journal(jpath, run_key(config, record=False)).load())
+                have = {(b.lineup, b.block) for b in Journal(jpath, run_key(config, record=False)).load()}
+                row["blocks"] = len(have)
             else:
                 row["state"] = "missing"
-            row["cpu_s_left"] = None if quick or row["state"] == "done" else _cpu_left(
-                default_out(spec, version, table, True, directory),
-                card_config(spec, version, table, quick=True), row["total"] - row["blocks"])
+            left = sum(k.hi - k.lo for k in tasks if (k.lineup, k.block) not in have) * t.rules().num_sides
+            sources = [v for v, q in PROTOCOLS.items()
+                       if table in q.tables and q.tables[table].panel == t.panel]
+            sources.sort(key=lambda v: v != p.version)  # this version's quick card first
+            row["cpu_s_left"] = None if row["state"] == "done" else next(
+                (r for r in (_cpu_per_game(default_out(spec, v, table, True, directory),
+                                           card_config(spec, v, table, quick=True)) for v in sources)
+                 if r is not None), None)
+            if row["cpu_s_left"] is not None:
+                row["cpu_s_left"] *= left
             rows.append(row)
     return rows
 
 
-def _cpu_left(quick_card: Path, quick_config, blocks: int) -> float | None:
-    """Return the CPU seconds of ``blocks`` blocks at the rate of ``quick_card`` (None without it);
-    the rate counts only the blocks its timed sitting played (``timing.blocks_resumed``)."""
+def _cpu_per_game(quick_card: Path, quick_config) -> float | None:
+    """Return the CPU seconds per game of ``quick_card`` (None without it); only the blocks its
+    timed sitting played count (``timing.blocks_resumed``)."""
     from ..tournament.runner import make_tasks
 
     if not quick_card.is_file():
         return None
     timing = json.loads(quick_card.read_text(encoding="utf-8")).get("timing", {})
-    timed = timing.get("blocks", len(make_tasks(quick_config))) - timing.get("blocks_resumed", 0)
+    tasks = make_tasks(quick_config)
+    blocks = timing.get("blocks", len(tasks))
+    timed = blocks - timing.get("blocks_resumed", 0)
+    games = sum(k.hi - k.lo for k in tasks) * quick_config.rules.num_sides * timed / max(blocks, 1)
     cpu = timing.get("cpu_s")
-    return None if not cpu or timed <= 0 else cpu / timed * blocks
+    return None if not cpu or games <= 0 else cpu / games

@@ -597,7 +597,7 @@ def test_todo_lists_what_is_missing_and_runs_it(tiny, tmp_path, monkeypatch, cap
     out = capsys.readouterr().out
     hours = per_block * rows["expert"]["total"] / 3600
     assert f"expert           missing (about {hours:.1f} CPU-hours left)" in out
-    assert f"about {hours:.1f} CPU-hours left at the CPU time per block of their quick cards (1 with" in out
+    assert f"about {hours:.1f} CPU-hours left at the CPU time per game of their quick cards (1 with" in out
     quick.unlink()
     # --run finishes it from its journal, plays the other, and writes the page after each card
     assert main([*args, "--run"]) == 0

@@ -260,3 +260,23 @@ def test_the_docs_claim_the_corrected_best_of_the_committed_responses(capsys):
     assert main(["bound", "expert", "--table", "2p"]) == 0
     out = capsys.readouterr().out
     assert out.count(" steps, ") == 7 and "expert concedes at least +0.133" in out
+
+
+def test_todo_estimates_a_new_version_s_cards_from_an_earlier_version_s_quick_card(tiny3, tmp_path,
+                                                                                    monkeypatch):
+    """bench-v2 has no quick cards yet: its cards are estimated at the CPU time per game of the same
+    agent's quick card under another version with the same table and panel."""
+    from agents.bench import PROTOCOLS, Protocol, TableSpec, leaderboard
+    from agents.bench.card import default_out
+
+    t0 = PROTOCOLS["t0"].tables["3p"]
+    monkeypatch.setitem(PROTOCOLS, "t9", Protocol("t9", {"3p": TableSpec("3p", 3, False, t0.panel, deals=8,
+                                                                         quick_deals=4, block_deals=2)}))
+    monkeypatch.setitem(leaderboard.EXPECTED, "3p", ("search",))
+    quick9 = card_config("search", "t9", "3p", quick=True)
+    games9 = sum(k.hi - k.lo for k in make_tasks(quick9)) * 3
+    default_out("search", "t9", "3p", True, tmp_path).write_text(json.dumps({"timing": {"cpu_s": 30.0}}))
+    for quick in (False, True):
+        row = leaderboard.todo(tmp_path, "t0", quick=quick, tables=("3p",))[0]
+        games0 = sum(k.hi - k.lo for k in make_tasks(card_config("search", "t0", "3p", quick=quick))) * 3
+        assert row["cpu_s_left"] == pytest.approx(30.0 / games9 * games0), quick
