@@ -451,8 +451,9 @@ def panel_from_cards(cards: list[dict], version: str, table: str, quick: bool) -
     """Return the panel's reference ratings fitted from the panel members' own cards (no play).
 
     The cards of the panel members hold, between them, every pair of the panel on the same deals:
-    the union of their lineups is the panel's round robin. Each pair of agents counts once (from
-    the card of the member that comes first in the panel's order).
+    the union of their lineups is the panel's round robin. Each set of agents counts once (from
+    the card of the member that comes first in the panel's order), in each order of play the
+    protocol plays (bench-v2 at 3 players: both).
     """
     from openskill.models import PlackettLuce
 
@@ -471,8 +472,13 @@ def panel_from_cards(cards: list[dict], version: str, table: str, quick: bool) -
     for a in t.panel:
         pd = by_agent[a]["per_deal"]
         for lu, x in zip(pd["lineups"], pd["points_per_round"], strict=True):
-            key = frozenset(lu)
-            if key in seen or not key <= set(t.panel):
+            if not set(lu) <= set(t.panel):
+                continue
+            # one match per set of agents; with both orders of play, one per order (a rotation of
+            # a lineup is the same order of play)
+            i = lu.index(min(lu))
+            key = frozenset(lu) if t.orders == 1 else tuple(lu[i:] + lu[:i])
+            if key in seen:
                 continue
             seen.add(key)
             matches.append((lu, np.asarray(x, np.float64)))

@@ -280,3 +280,21 @@ def test_todo_estimates_a_new_version_s_cards_from_an_earlier_version_s_quick_ca
         row = leaderboard.todo(tmp_path, "t0", quick=quick, tables=("3p",))[0]
         games0 = sum(k.hi - k.lo for k in make_tasks(card_config("search", "t0", "3p", quick=quick))) * 3
         assert row["cpu_s_left"] == pytest.approx(30.0 / games9 * games0), quick
+
+
+def test_a_v2_panel_reference_counts_both_orders_of_play_once_each(tiny3, tmp_path, monkeypatch):
+    from agents.bench import card as card_mod
+
+    cards = []
+    for spec in ("random", "greedy", "expert"):
+        out = tmp_path / f"{spec}.json"
+        assert main(["card", spec, "--version", "t0", "--table", "3p", "--out", str(out), "--workers", "1",
+                     "--no-progress", "--timing-deals", "0"]) == 0
+        cards.append(json.loads(out.read_text()))
+    fed = []
+    real = card_mod.feed
+    monkeypatch.setattr(card_mod, "feed", lambda model, r, matches, fixed=frozenset(): fed.append(matches)
+                        or real(model, r, matches, fixed))
+    card_mod.panel_from_cards(cards, "t0", "3p", False)
+    orders = sorted(tuple(lu) for lu, _ in fed[0])
+    assert orders == [("random", "expert", "greedy"), ("random", "greedy", "expert")]  # each order once
