@@ -5,7 +5,8 @@
   ``observation`` and ``action_mask``). ``algo`` is ``maskable_ppo`` (sb3-contrib ``MaskablePPO``,
   default), ``ppo`` or ``a2c``; a model that is not maskable is masked here (the most probable
   legal action, or a draw from its distribution restricted to the legal actions).
-- ``python:module:factory``: ``module.factory(rules=..., seed=...)`` returns an agent: an object
+- ``python:module:factory``: ``module.factory(rules=..., seed=...)`` returns an agent (``module``
+  is imported from the installed packages or from the folder the command runs from): an object
   with ``act_batch(observations, action_masks, state=None)`` or with ``act(observation,
   action_mask, state=None)`` (then called once per game), and optionally ``reset(seed)``.
 
@@ -130,6 +131,9 @@ def load_python(target: str | None = None, rules: Rules | None = None, seed: int
     module_name, sep, attr = (target or "").rpartition(":")
     if not sep or not module_name or not attr:
         raise ValueError(f"python agents are written python:module:factory, got python:{target or ''}")
+    from .provenance import LOADED, cwd_importable, opened_files, weight_files
+
+    cwd_importable()
     try:
         module = importlib.import_module(module_name)
     except ImportError as e:
@@ -139,7 +143,9 @@ def load_python(target: str | None = None, rules: Rules | None = None, seed: int
         raise ValueError(f"module {module_name!r} has no callable {attr!r} (python:{target})")
     rules = Rules() if rules is None else rules
     try:
-        inner = factory(rules=rules, seed=seed)
+        with opened_files() as opened:  # the weights it loads go into the card's fingerprint
+            inner = factory(rules=rules, seed=seed)
+        LOADED[target] = weight_files(opened)
     except TypeError as e:
         raise ValueError(f"python:{target}: the factory must accept rules= and seed= ({e})") from None
     if not callable(getattr(inner, "act_batch", None)) and not callable(getattr(inner, "act", None)):

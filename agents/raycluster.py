@@ -88,14 +88,16 @@ def check_reachable(address: str) -> None:
                          "(ray start --head) and the address right?") from None
 
 
-def join(ray: Any, address: str) -> None:
-    """Connect this process to the Ray cluster at ``address`` as its driver; return None.
+def join(ray: Any, address: str, runtime_env: dict | None = None) -> None:
+    """Connect this process to the Ray cluster at ``address`` as its driver (``runtime_env``: the
+    job's, e.g. the ``py_modules`` of outside agents); return None.
 
     Raise ValueError (one line) if the head does not accept a connection within ``CONNECT_TIMEOUT_S``.
     """
     check_reachable(address)
     hp = head_address(address)
-    options = {"address": address, "log_to_driver": False, "logging_level": "error"}
+    options = {"address": address, "log_to_driver": False, "logging_level": "error",
+               **({"runtime_env": runtime_env} if runtime_env else {})}
     if hp is not None and is_loopback(hp[0]):
         with loopback_only():
             ray.init(**options)

@@ -16,7 +16,13 @@ It holds:
   the panel and the card says ``"anchored": false``. The card keeps every deal's points per round
   (``per_deal``), so the leaderboard fits the rating again once a reference exists;
 - SPEC's decision time (mean and 95th percentile, one game at a time, in this process);
-- the protocol version, the deal set's digest, the project version, the spec and the machine.
+- the protocol version, the deal set's digest, the project version, the spec and the machine;
+- ``agent_code``: the fingerprint of whatever the spec loads from outside the project (a
+  ``python:`` agent's source and weights, a checkpoint's bytes: ``agents.fingerprint``), so two
+  cards under one spec can be told apart.
+
+Before the first block the table's deals are dealt with today's engine and checked against the
+digest the protocol pins (``protocol.check_deals``): an engine that deals otherwise is refused.
 """
 
 from __future__ import annotations
@@ -54,7 +60,7 @@ def card_config(spec: str, version: str = "v1", table: str = "2p", *, quick: boo
     return TournamentConfig(agents=panel, vs=spec, rules=t.rules(),
                             deals=t.quick_deals if quick else t.deals, seed=p.seed(table),
                             block_deals=t.block_deals, workers=workers, backend=backend,
-                            ray_address=ray_address)
+                            ray_address=ray_address, orders=t.orders)
 
 
 def panel_config(version: str = "v1", table: str = "2p", *, quick: bool = False,
@@ -63,7 +69,8 @@ def panel_config(version: str = "v1", table: str = "2p", *, quick: bool = False,
     p = protocol(version)
     t = p.table(table)
     return TournamentConfig(agents=t.panel, rules=t.rules(), deals=t.quick_deals if quick else t.deals,
-                            seed=p.seed(table), block_deals=t.block_deals, workers=workers)
+                            seed=p.seed(table), block_deals=t.block_deals, workers=workers,
+                            orders=t.orders)
 
 
 def panel_reference_path(version: str, table: str, quick: bool = False) -> Path:
@@ -106,7 +113,7 @@ def per_deal_points(run: TournamentRun) -> dict:
     lineups, values = [], []
     for lineup, blocks in zip(run.lineups, run.blocks, strict=True):
         d = lineup_arrays(blocks)
-        agents = sorted(set(lineup))
+        agents = list(dict.fromkeys(lineup))  # order of play (v1's lineups are increasing indices)
         cols = []
         for a in agents:
             pa = [k for k, e in enumerate(lineup) if e == a]
@@ -217,9 +224,9 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
     state taken when the run started (default: now); ``provenance``: ``play``'s, for a card that
     may have been finished from a journal (its ``timing`` then covers only this sitting's blocks,
     and ``sittings`` says where every part was played)."""
+    from ..fingerprint import spec_fingerprint
     from ..tournament import analysis
-    from ..tournament.report import git_state, versions
-    from ..tournament.report import json_ready as _clean
+    from ..tournament.report import git_state, json_ready, versions
     from .protocol import deal_set_digest
 
     c = run.config
@@ -242,7 +249,7 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
                                                "opponent": ppr["a"] if flip else ppr["b"]}})
     p = protocol(version)
     per_deal = per_deal_points(run)
-    return _clean({
+    return json_ready({
         "format": CARD_FORMAT,
         "protocol": f"bench-{p.version}",
         "benchmark": not quick,
@@ -254,11 +261,12 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
         "panel": list(c.agents),
         "deal_set": {"seed": c.seed, "deals": c.deals, "rotations": c.rules.num_sides,
                      "digest": deal_set_digest(version, table, c.deals), "rules": c.rules.to_dict(),
-                     "block_deals": c.block_deals},
+                     "block_deals": c.block_deals, **({"orders": c.orders} if c.orders > 1 else {})},
         "headline": headline(per_deal, spec, p.table(table).panel, c.confidence),
         "opponents": opponents,
         "rating": anchored_rating(per_deal, spec, reference, c.confidence),
         "decision_time": times,
+        "agent_code": spec_fingerprint(spec),
         "project_version": project_version(),
         "versions": versions(),
         "git": git_state() if git is None else git,
@@ -336,11 +344,11 @@ def play(config: TournamentConfig, out: Path, *, resume: bool, overwrite: bool, 
     sitting = new_sitting(git_state() if source is None else source, kept)
     journal.start(resume, sitting)
 
-    from ..tournament.cli import SIGNALS as _SIGNALS
+    from ..tournament.cli import SIGNALS
 
     def on_block(block) -> None:
         nonlocal kept
-        with _SIGNALS.held():  # written and counted together: the final message counts right
+        with SIGNALS.held():  # written and counted together: the final message counts right
             journal.add(block)
             kept += 1
 
@@ -359,9 +367,12 @@ def play(config: TournamentConfig, out: Path, *, resume: bool, overwrite: bool, 
 def run_card(spec: str, *, version: str = "v1", table: str = "2p", quick: bool = False,
              out: str | Path | None = None, resume: bool = False, overwrite: bool = False,
              workers: int = 1, progress: bool = False, timing_deals: int = 8) -> tuple[dict, Path]:
-    """Play and write a report card; return (card, path)."""
+    """Play and write a report card; return (card, path). Refuses before playing an engine that
+    deals the table's set otherwise than the protocol pins."""
     from ..tournament.report import git_state
+    from .protocol import check_deals
 
+    check_deals(version, table, quick)
     config = card_config(spec, version, table, quick=quick, workers=workers)
     path = Path(out) if out else default_out(spec, version, table, quick)
     if path.suffix != ".json":
@@ -382,14 +393,15 @@ def run_panel(*, version: str = "v1", table: str = "2p", quick: bool = False, ou
               progress: bool = False) -> tuple[dict, Path]:
     """Play the panel's round robin and write its reference ratings; return (data, path)."""
     from ..tournament import analysis
-    from ..tournament.report import json_ready as _clean
-    from .protocol import deal_set_digest
+    from ..tournament.report import json_ready
+    from .protocol import check_deals, deal_set_digest
 
+    check_deals(version, table, quick)
     config = panel_config(version, table, quick=quick, workers=workers)
     path = Path(out) if out else panel_reference_path(version, table, quick)
     run, journal, provenance = play(config, path, resume=resume, overwrite=overwrite, progress=progress)
-    data = _clean({"format": PANEL_FORMAT, "protocol": f"bench-{protocol(version).version}", "table": table,
-                   "quick": quick, "deals": config.deals,
+    data = json_ready({"format": PANEL_FORMAT, "protocol": f"bench-{protocol(version).version}",
+                       "table": table, "quick": quick, "deals": config.deals,
                    "digest": deal_set_digest(version, table, config.deals),
                    "ratings": analysis.fit_ratings(run), "pairs": analysis.pair_stats(run),
                    "project_version": project_version(), "machine": machine(),
@@ -439,8 +451,9 @@ def panel_from_cards(cards: list[dict], version: str, table: str, quick: bool) -
     """Return the panel's reference ratings fitted from the panel members' own cards (no play).
 
     The cards of the panel members hold, between them, every pair of the panel on the same deals:
-    the union of their lineups is the panel's round robin. Each pair of agents counts once (from
-    the card of the member that comes first in the panel's order).
+    the union of their lineups is the panel's round robin. Each set of agents counts once (from
+    the card of the member that comes first in the panel's order), in each order of play the
+    protocol plays (bench-v2 at 3 players: both).
     """
     from openskill.models import PlackettLuce
 
@@ -459,8 +472,13 @@ def panel_from_cards(cards: list[dict], version: str, table: str, quick: bool) -
     for a in t.panel:
         pd = by_agent[a]["per_deal"]
         for lu, x in zip(pd["lineups"], pd["points_per_round"], strict=True):
-            key = frozenset(lu)
-            if key in seen or not key <= set(t.panel):
+            if not set(lu) <= set(t.panel):
+                continue
+            # one match per set of agents; with both orders of play, one per order (a rotation of
+            # a lineup is the same order of play)
+            i = lu.index(min(lu))
+            key = frozenset(lu) if t.orders == 1 else tuple(lu[i:] + lu[:i])
+            if key in seen:
                 continue
             seen.add(key)
             matches.append((lu, np.asarray(x, np.float64)))

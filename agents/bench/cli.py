@@ -13,10 +13,15 @@ PROG = "escoba-bench"
 EPILOG = """examples:
   escoba-bench card expert --table 2p --quick      # a development card (500 deals), not the benchmark
   escoba-bench card neural-solo --table 2p --out results/neural-solo-card.json
-  escoba-bench digest                              # the deal sets' digests
+  escoba-bench list                                # the protocols' tables, panels and agents
+  escoba-bench digest                              # today's engine's deal sets against the pinned digests
+  escoba-bench bound expert --dir results          # every best response's bound, the best one corrected
+  escoba-bench leaderboard --dir mycards --page mine.md   # your cards beside the published ones
+in a checkout of the escoba-env repository (its own leaderboard):
   escoba-bench leaderboard                         # regenerate docs/leaderboard.md from the cards
   escoba-bench todo                                # which full cards the leaderboard still lacks
   escoba-bench todo --run --workers 16             # play them all, resuming any unfinished one
+  escoba-bench summary                             # the published cards' summary the package ships
 """
 
 
@@ -95,21 +100,45 @@ def build_parser() -> argparse.ArgumentParser:
                     help="points of the learning curve (evaluations along the run)")
     ex.add_argument("--eval-deals", type=_positive, default=200, metavar="N",
                     help="duplicate deals of each evaluation along the run")
-    d = sub.add_parser("digest", help="print the deal sets' digests", formatter_class=DefaultsFormatter)
-    d.add_argument("--version", default="v1", help=f"protocol version ({versions})")
-    lb = sub.add_parser("leaderboard", help="validate the card files and write the leaderboard page",
+    bd = sub.add_parser("bound", help="every best response's bound against an agent, and the best one "
+                        "corrected for the choice (Bonferroni over the runs)",
                         formatter_class=DefaultsFormatter)
-    lb.add_argument("--dir", default="benchmarks/leaderboard", help="folder of card files")
-    lb.add_argument("--page", default="docs/leaderboard.md", help="page to write")
+    bd.add_argument("agent", metavar="SPEC", help="the frozen agent the responses were trained against")
+    bd.add_argument("--table", default="2p", choices=TABLES, help="table size")
+    bd.add_argument("--dir", default=None, help="folder of exploit results (default: the repository's "
+                                                "benchmarks/exploit in a checkout, else results)")
+    d = sub.add_parser("digest", help="deal the sets with this engine and check them against the pinned "
+                       "digests", formatter_class=DefaultsFormatter)
+    d.add_argument("--version", default="v1", help=f"protocol version ({versions})")
+    sub.add_parser("list", help="list the protocols' tables, panels and the agents a card can be made for",
+                   formatter_class=DefaultsFormatter)
+    lb = sub.add_parser("leaderboard", help="validate the card files and write the leaderboard page; "
+                        "cards of your own are shown beside the published ones",
+                        formatter_class=DefaultsFormatter)
+    lb.add_argument("--dir", default=None,
+                    help="folder of card files (default: the repository's benchmarks/leaderboard in a "
+                         "checkout; elsewhere, none: the published cards only)")
+    lb.add_argument("--page", default=None,
+                    help="page to write (default: the repository's docs/leaderboard.md in a checkout, "
+                         "elsewhere the terminal); '-' prints it")
+    lb.add_argument("--no-published", dest="published", action="store_false",
+                    help="only the cards of --dir, not beside the published leaderboard")
     lb.add_argument("--check", action="store_true",
                     help="write nothing: fail if the page is not what the card files give")
-    td = sub.add_parser("todo", help="list the cards of every baseline and shipped agent the leaderboard "
-                        "lacks; with --run, play them", formatter_class=DefaultsFormatter)
+    sm = sub.add_parser("summary", help="write the summary of the repository's published cards that "
+                        "the package ships (a checkout only)", formatter_class=DefaultsFormatter)
+    sm.add_argument("--check", action="store_true", help="write nothing: fail if the summary is stale")
+    td = sub.add_parser("todo", help="the repository's own leaderboard (a checkout of escoba-env): list "
+                        "the cards of every baseline and shipped agent it lacks; with --run, play them",
+                        formatter_class=DefaultsFormatter)
     td.add_argument("--version", default="v1", help=f"protocol version ({versions})")
-    td.add_argument("--table", nargs="+", choices=TABLES, default=None, help="tables (default: all)")
+    td.add_argument("--table", nargs="+", choices=TABLES, default=None,
+                    help="tables (default: the version's)")
     td.add_argument("--quick", action="store_true", help="the --quick cards instead of the full ones")
-    td.add_argument("--dir", default="benchmarks/leaderboard", help="folder of card files")
-    td.add_argument("--page", default="docs/leaderboard.md", help="page rewritten after each card (--run)")
+    td.add_argument("--dir", default=None, help="folder of card files (default: the checkout's "
+                                                "benchmarks/leaderboard)")
+    td.add_argument("--page", default=None, help="page rewritten after each card (--run; default: the "
+                                                 "checkout's docs/leaderboard.md)")
     td.add_argument("--run", action="store_true",
                     help="play every card not done, in the listed order, resuming unfinished ones")
     td.add_argument("--workers", type=_positive, default=min(2, os.cpu_count() or 1), metavar="N",
@@ -130,27 +159,31 @@ def _main(argv: list[str] | None) -> int:
     from .protocol import protocol
 
     if args.command == "digest":
-        from .protocol import deal_set_digest
+        from .protocol import deal_set_digest, pinned_digest
 
         p = protocol(args.version)
+        bad = []
         for name, t in p.tables.items():
-            print(f"bench-{p.version} {name}: seed {p.seed(name)}, {t.deals} deals "
-                  f"{deal_set_digest(p.version, name)}; quick {t.quick_deals} "
-                  f"{deal_set_digest(p.version, name, t.quick_deals)}")
+            for quick, n in ((False, t.deals), (True, t.quick_deals)):
+                got, want = deal_set_digest(p.version, name, n), pinned_digest(p.version, name, quick)
+                state = ("not pinned" if want is None else "matches the pinned digest" if got == want
+                         else f"DIFFERS from the pinned {want}")
+                print(f"bench-{p.version} {name}{' quick' if quick else ''}: seed {p.seed(name)}, "
+                      f"{n} deals, today's engine {got} ({state})")
+                if want is not None and got != want:
+                    bad.append(f"{name}{' quick' if quick else ''}")
+        if bad:
+            raise ValueError(f"this engine deals bench-{p.version} {', '.join(bad)} otherwise than the "
+                             "protocol pins: it cannot play those cards")
         return 0
+    if args.command == "list":
+        return _list()
+    if args.command == "bound":
+        return _bound(args)
     if args.command == "leaderboard":
-        from .leaderboard import load_cards, render
-
-        page = Path(args.page)
-        text = render(load_cards(Path(args.dir)))
-        if args.check:
-            if not page.is_file() or page.read_text(encoding="utf-8") != text:
-                raise ValueError(f"{page} is not what {args.dir} gives: run escoba-bench leaderboard")
-            print(f"ok: {page} matches {args.dir}")
-            return 0
-        page.write_text(text, encoding="utf-8")
-        print(f"wrote {page}")
-        return 0
+        return _leaderboard(args)
+    if args.command == "summary":
+        return _summary(args)
     protocol(args.version)  # an unknown version fails before anything runs
     if args.command == "todo":
         return _todo(args)
@@ -205,10 +238,115 @@ def _main(argv: list[str] | None) -> int:
     return 0
 
 
+def _list() -> int:
+    """Print every protocol version's tables and panels, and the agents a card can be made for."""
+    from ..registry import names
+    from .leaderboard import EXPECTED
+    from .protocol import PROTOCOLS
+
+    for v, p in PROTOCOLS.items():
+        print(f"bench-{v}")
+        for name, t in p.tables.items():
+            orders = ", both orders of play" if t.orders == 2 else ""
+            print(f"  {name:<4} {t.players} players{' in partnerships' if t.partnerships else ''}, "
+                  f"{t.deals} deals (--quick: {t.quick_deals}), every seat rotation{orders}, "
+                  f"blocks of {t.block_deals}")
+            print(f"       panel: {', '.join(t.panel)}")
+            if t.digests:
+                print(f"       digests: {t.digests[0]} (--quick {t.digests[1]})")
+    print("agents on the published leaderboard:")
+    for table, agents in EXPECTED.items():
+        print(f"  {table:<4} {', '.join(agents)}")
+    print("a card can be made for any agent spec: " + ", ".join(names())
+          + " (escoba-evaluate --help); your own: python:MODULE:FACTORY, checkpoint:PATH, sb3:PATH")
+    return 0
+
+
+def _bound(args: argparse.Namespace) -> int:
+    """Print every best response's bound against an agent, then the corrected best of them."""
+    import json
+
+    from .exploit import EXPLOIT_FORMAT, best_bound, best_statement
+    from .leaderboard import checkout_root
+
+    root = checkout_root()
+    folder = Path(args.dir) if args.dir else (root / "benchmarks" / "exploit" if root else Path("results"))
+    results = []
+    for path in sorted(folder.glob("*.json")):
+        d = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(d, dict) and d.get("format") == EXPLOIT_FORMAT and d["agent"] == args.agent \
+                and d["table"] == args.table:
+            results.append(d)
+    if not results:
+        raise ValueError(f"no best response to {args.agent} at {args.table} in {folder}")
+    bound = best_bound(results)
+    for (_, _, _, init, lr, seed, steps, _), b in bound["each"]:
+        start = f"from {init}, lr {lr:g}" if init else "fresh"
+        print(f"{steps:>12,} steps, {start:<34} seed {seed}: {b['mean']:+.3f} "
+              f"[{b['lo']:+.3f}, {b['hi']:+.3f}]")
+    print(best_statement(bound))
+    return 0
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    """Write (or check) the leaderboard page of a folder of cards, beside the published rows unless
+    the folder is the repository's own leaderboard."""
+    from .leaderboard import LEADERBOARD_DIR, PAGE, checkout_root, load_cards, load_published, render
+
+    root = checkout_root()
+    own = root / LEADERBOARD_DIR if root else None
+    folder = Path(args.dir) if args.dir else own
+    mine = folder is not None and own is not None and folder.resolve() == own.resolve()
+    page = args.page or (str(root / PAGE) if root and mine else "-")
+    cards = load_cards(folder) if folder is not None else []
+    source = str(LEADERBOARD_DIR if mine else (args.dir or "(none)")).rstrip("/")
+    text = render(cards, source, None if mine or not args.published else load_published())
+    if args.check:
+        if page == "-" or not Path(page).is_file() or Path(page).read_text(encoding="utf-8") != text:
+            raise ValueError(f"{page} is not what {source} gives: run escoba-bench leaderboard")
+        print(f"ok: {page} matches {source}")
+        return 0
+    if page == "-":
+        print(text)
+        return 0
+    Path(page).write_text(text, encoding="utf-8")
+    print(f"wrote {page}")
+    return 0
+
+
+def _summary(args: argparse.Namespace) -> int:
+    """Write (or check) the package's summary of the repository's published cards."""
+    import json
+
+    from .card import write_atomic
+    from .leaderboard import LEADERBOARD_DIR, PUBLISHED, checkout_root, load_cards, summary
+
+    root = checkout_root()
+    if root is None:
+        raise ValueError("summary writes the package's copy of the repository's published cards: run it "
+                         "in a checkout of escoba-env")
+    data = summary(load_cards(root / LEADERBOARD_DIR))
+    if args.check:
+        if not PUBLISHED.is_file() or json.loads(PUBLISHED.read_text(encoding="utf-8")) != data:
+            raise ValueError(f"{PUBLISHED} is not what {LEADERBOARD_DIR} gives: run escoba-bench summary")
+        print(f"ok: {PUBLISHED} matches {LEADERBOARD_DIR}")
+        return 0
+    write_atomic(PUBLISHED, data)
+    print(f"wrote {PUBLISHED} ({len(data['cards'])} cards)")
+    return 0
+
+
 def _todo(args: argparse.Namespace) -> int:
     """List the expected cards and their state; with ``--run``, play the ones not done."""
-    from .leaderboard import load_cards, render, todo
+    from .leaderboard import LEADERBOARD_DIR, PAGE, checkout_root, load_cards, render, todo
 
+    root = checkout_root()
+    if args.dir is None and root is None:
+        raise ValueError("todo is for escoba-env's own leaderboard (benchmarks/leaderboard in a checkout "
+                         "of the repository), and this is not one: play your agent's card with "
+                         "escoba-bench card, and compare it with escoba-bench leaderboard --dir DIR")
+    args.dir = args.dir or str(root / LEADERBOARD_DIR)
+    args.page = args.page or str((root or Path.cwd()) / PAGE)
     tables = tuple(args.table) if args.table else None
     rows = todo(Path(args.dir), args.version, args.quick, tables)
     kind = "quick" if args.quick else "full"
@@ -223,14 +361,15 @@ def _todo(args: argparse.Namespace) -> int:
     known = [r["cpu_s_left"] for r in left if r.get("cpu_s_left") is not None]
     if known:
         unknown = len(left) - len(known)
-        print(f"about {sum(known) / 3600:.1f} CPU-hours left at the CPU time per block of their quick cards"
+        print(f"about {sum(known) / 3600:.1f} CPU-hours left at the CPU time per game of their quick cards"
               + (f" ({unknown} without a quick card not counted)" if unknown else "")
               + "; --workers N divides the wall time")
     if not args.run:
         for r in left[:1]:
             flags = (" --quick" if args.quick else "") + (" --resume" if r["state"] == "started" else "")
-            print(f"next: escoba-bench card {r['agent']} --table {r['table']} --out {r['path']}{flags}  "
-                  "(or: escoba-bench todo --run)")
+            version = "" if args.version == "v1" else f" --version {args.version}"
+            print(f"next: escoba-bench card {r['agent']}{version} --table {r['table']} --out {r['path']}"
+                  f"{flags}  (or: escoba-bench todo{version} --run)")
         return 0
     from .card import headline_text, run_card
 
@@ -242,7 +381,9 @@ def _todo(args: argparse.Namespace) -> int:
                               progress=args.progress)
         print(headline_text(card))
         print(f"wall {card['timing']['wall_s']:.1f} s; wrote {path}")
-        page.write_text(render(load_cards(Path(args.dir))), encoding="utf-8")
+        own = root is not None and Path(args.dir).resolve() == (root / LEADERBOARD_DIR).resolve()
+        page.write_text(render(load_cards(Path(args.dir)), str(LEADERBOARD_DIR) if own else args.dir),
+                        encoding="utf-8")
         print(f"wrote {page}", flush=True)
     return 0
 

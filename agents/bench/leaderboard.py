@@ -1,9 +1,10 @@
 """The leaderboard page: ``docs/leaderboard.md`` generated from the card files kept in the repository.
 
 Every ``benchmarks/leaderboard/*.json`` is a report card (``escoba-bench card``). A file is valid
-when it has the card format, a known protocol version and table, and a deal-set digest equal to the
-one the protocol's deals give today. The page lists, per table, every card sorted by its headline
-margin (best first), full-set cards and ``--quick`` cards in separate tables.
+when it has the card format, a known protocol version and table, and the deal-set digest the
+protocol pins (the package's constant, not one recomputed with today's engine). The page lists,
+per table, every card sorted by its headline margin (best first), full-set cards and ``--quick``
+cards in separate tables.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import math
 from pathlib import Path
 
 from .card import CARD_FORMAT
-from .protocol import deal_set_digest, protocol
+from .protocol import PROTOCOLS, deal_set_digest, pinned_digest, protocol
 
 LEADERBOARD_DIR = Path("benchmarks/leaderboard")
 EXPECTED = {
@@ -52,10 +53,16 @@ def validate(card: dict, name: str = "card") -> None:
     if ds.get("deals") != want:
         raise ValueError(f"{name}: {ds.get('deals')} deals, the protocol's "
                          f"{'quick subset' if card['quick'] else 'set'} has {want}")
+    if ds.get("orders", 1) != t.orders:
+        raise ValueError(f"{name}: {ds.get('orders', 1)} orders of play, the protocol plays {t.orders}")
     if ds.get("seed") != p.seed(card["table"]):
         raise ValueError(f"{name}: deal seed {ds.get('seed')} is not the protocol's")
-    if ds.get("digest") != deal_set_digest(card["protocol"], card["table"], want):
-        raise ValueError(f"{name}: deal-set digest differs from the protocol's deals")
+    pinned = pinned_digest(card["protocol"], card["table"], card["quick"])
+    if pinned is None:  # an unpublished protocol: today's deals are all there is
+        pinned = deal_set_digest(card["protocol"], card["table"], want)
+    if ds.get("digest") != pinned:
+        raise ValueError(f"{name}: deal-set digest {ds.get('digest')} is not the one the protocol pins, "
+                         f"{pinned}")
     h = card["headline"]
     for k in ("mean", "lo", "hi"):
         if not isinstance(h.get(k), (int, float)):
@@ -84,35 +91,47 @@ def _n(x, spec="+.3f") -> str:
 
 def rating(card: dict) -> dict:
     """Return a card's rating on its panel's reference scale when the package has the reference
-    (fitted again from the card's per-deal points), else the card's own rating."""
+    (fitted again from the card's per-deal points), else the card's own rating (a published
+    summary row holds the rating already fitted)."""
     from .card import anchored_rating, load_reference
 
-    ref = load_reference(card["protocol"], card["table"], card["quick"])
-    if ref is None or card["rating"].get("anchored"):
+    if "per_deal" not in card or card["rating"].get("anchored"):
         return card["rating"]
-    return anchored_rating(card["per_deal"], card["agent"], ref)
+    ref = load_reference(card["protocol"], card["table"], card["quick"])
+    if ref is None:
+        return card["rating"]
+    key = json.dumps([card["protocol"], card["table"], card["quick"], card["agent"], card["headline"], ref],
+                     sort_keys=True)
+    if key not in _RATINGS:  # fitting a card again takes a while: the page and the summary share it
+        _RATINGS[key] = anchored_rating(card["per_deal"], card["agent"], ref)
+    return _RATINGS[key]
+
+
+_RATINGS: dict[str, dict] = {}
 
 
 def seating_pairs(rows: list[dict]) -> list[dict]:
     """Return, for a 3-side table's cards, every pair of carded agents and third agent that both
-    pair members' cards play: the pair's points-per-round difference on each card and whether the
-    two cards seat them in the same order of play.
+    pair members' cards play: the pair's points-per-round difference on each card (over every
+    order of play the card has) and whether the two cards seat them in the same orders.
 
-    A card's stored lineups list their agents in seat order (the tournament's lineups are increasing
-    entrant indices, and its rotations keep the order of play), so the agent that plays right after
-    ``a`` in a lineup is the next one in the list, cyclically.
+    A card's stored lineups list their agents in seat order (the tournament's lineups are entrant
+    indices in order of play, and its rotations keep that order), so the agent that plays right
+    after ``a`` in a lineup is the next one in the list, cyclically. ``seating``: ``same``,
+    ``opposite``, or ``both`` (both cards play both orders: bench-v2).
     """
-    by_agent = {c["agent"]: c["per_deal"] for c in rows}
+    by_agent = {c["agent"]: c["per_deal"] for c in rows if "per_deal" in c}
     out = []
 
     def diff(pd, a, b, c):
+        orders, cols = set(), []
         for lu, x in zip(pd["lineups"], pd["points_per_round"], strict=True):
             if len(lu) == 3 and set(lu) == {a, b, c}:
-                col = [row[lu.index(a)] - row[lu.index(b)] for row in x]
-                return lu[(lu.index(a) + 1) % 3], sum(col) / len(col)
-        return None
+                orders.add(lu[(lu.index(a) + 1) % 3])
+                cols += [row[lu.index(a)] - row[lu.index(b)] for row in x]
+        return (frozenset(orders), sum(cols) / len(cols)) if cols else None
 
-    names = [c["agent"] for c in rows]
+    names = [c["agent"] for c in rows if c["agent"] in by_agent]
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             thirds = sorted({x for lu in by_agent[a]["lineups"] if b in lu for x in lu} - {a, b})
@@ -120,66 +139,147 @@ def seating_pairs(rows: list[dict]) -> list[dict]:
                 da, db = diff(by_agent[a], a, b, c), diff(by_agent[b], a, b, c)
                 if da is None or db is None:
                     continue
+                seating = ("both" if len(da[0]) == 2 and len(db[0]) == 2
+                           else "same" if da[0] == db[0] else "opposite")
                 out.append({"a": a, "b": b, "third": c, "on_a": da[1], "on_b": db[1],
-                            "same_seating": da[0] == db[0]})
+                            "same_seating": da[0] == db[0], "seating": seating})
     return out
 
 
-def render(cards: list[tuple[Path, dict]]) -> str:
-    """Return the leaderboard page (Markdown) for the given cards."""
+def _version_number(proto: str) -> int:
+    return int(protocol(proto).version[1:])
+
+
+def render(cards: list[tuple[Path, dict]], source: str = "benchmarks/leaderboard",
+           published: list[dict] | None = None) -> str:
+    """Return the leaderboard page (Markdown) for the cards of ``source`` (a folder name, as the
+    page names it); ``published``: rows of the published leaderboard (``load_published``) to
+    compare them with, the cards' own rows marked *(yours)*.
+
+    Per table and kind (full or quick), the page shows the newest protocol version that has cards
+    (bench-v2 at 3 players once its cards exist, else bench-v1) and says which.
+    """
+    mine = [c for _, c in cards]
+    rows = [dict(c, _yours=published is not None) for c in mine]
+    if published:
+        have = {(c["protocol"], c["table"], c["quick"], c["agent"]) for c in mine}
+        rows += [dict(c, _yours=False) for c in published
+                 if (c["protocol"], c["table"], c["quick"], c["agent"]) not in have]
+    where = f"`{source}/*.json`" + (" and the published leaderboard" if published is not None else "")
     lines = ["# Leaderboard", "",
-             "<!-- generated by `escoba-bench leaderboard` from benchmarks/leaderboard/*.json: "
-             "do not edit by hand -->", "",
-             "Report cards of the benchmark protocol ([the protocol](benchmark.md)), one row per card "
-             "file in `benchmarks/leaderboard/`, sorted by the headline **margin** (points per round "
-             "over the mean of the other sides at the table, averaged over the panel; 95% interval "
-             "paired over deals). Rows marked *quick* played the protocol's `--quick` subset: they "
-             "are for development and are not benchmark results.", ""]
-    if not cards:
+             f"<!-- generated by `escoba-bench leaderboard` from {where}: do not edit by hand -->", "",
+             f"Report cards of the benchmark protocol ([the protocol](benchmark.md)), one row per card "
+             f"file in `{source}/`" + (" (marked *yours*) beside the published cards of the escoba-env "
+                                       "repository" if published is not None else "")
+             + ", sorted by the headline **margin** (points per round over the mean of the other sides "
+             "at the table, averaged over the panel; 95% interval paired over deals). Rows marked "
+             "*quick* played the protocol's `--quick` subset: they are for development and are not "
+             "benchmark results.", ""]
+    if not rows:
         lines += ["No cards yet.", ""]
-    by_table: dict[tuple[str, str, bool], list[dict]] = {}
-    for _, c in cards:
-        by_table.setdefault((c["protocol"], c["table"], c["quick"]), []).append(c)
-    for (proto, table, quick), rows in sorted(by_table.items()):
-        rows.sort(key=lambda c: -c["headline"]["mean"])
-        t = protocol(proto).table(table)
-        deals = t.quick_deals if quick else t.deals
-        lines += [f"## {proto}, {table}{' (quick subset: not the benchmark)' if quick else ''}", "",
-                  f"{deals} deals, each from every seat rotation; panel: "
-                  + ", ".join(f"`{a}`" for a in t.panel) + ".", ""]
-        head = ["agent", "margin", "95% CI"] + [f"vs {a}" for a in t.panel] + ["rating", "ms/move", "version"]
-        lines.append("| " + " | ".join(head) + " |")
-        lines.append("|" + "|".join(["---"] + ["---:"] * (len(head) - 2) + ["---"]) + "|")
-        for c in rows:
-            h = c["headline"]
-            vs = {o["opponent"]: o["diff"]["mean"] for o in c["opponents"]}
-            cells = [f"`{c['agent']}`", _n(h["mean"]), f"[{_n(h['lo'])}, {_n(h['hi'])}]"]
-            cells += [_n(vs[a]) if a in vs else "(self)" for a in t.panel]
-            r = rating(c)
-            cells.append(f"{r['mu']:.1f}" + ("" if r.get("anchored") else "*"))
-            dt = c.get("decision_time") or {}
-            cells.append(_n(dt.get("mean_ms"), ".2f"))
-            cells.append(str(c.get("project_version") or "?"))
-            lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
-        pairs = seating_pairs(rows) if t.players == 3 else []
-        if pairs:
-            lines += ["Seating: each pair whose two cards both play it with the same third agent, "
-                      "the first agent's points per round minus the second's on each card. The "
-                      "cards seat the pair in the same order of play or in opposite orders "
-                      "([the protocol](benchmark.md)'s seating note).", "",
-                      "| pair | third | on the first's card | on the second's card | seating |",
-                      "|---|---|---:|---:|---|"]
-            for q in pairs:
-                lines.append(f"| `{q['a']}` - `{q['b']}` | `{q['third']}` | {_n(q['on_a'])} | "
-                             f"{_n(q['on_b'])} | {'same' if q['same_seating'] else 'opposite'} |")
-            lines.append("")
-    lines += ["`vs X`: the agent's points per round minus X's, paired over deals (at 3 players for the "
-              "card's one seating order only, so a pair's two cards can disagree: [the protocol]"
-              "(benchmark.md)'s seating note). `rating`: OpenSkill "
-              "mu on the panel's scale (`*`: not anchored, the panel's reference ratings were missing). "
-              "`ms/move`: mean decision time, one game at a time, on the machine in the card file.", ""]
+    groups: dict[tuple[str, bool], dict[str, list[dict]]] = {}
+    for c in rows:
+        version = protocol(c["protocol"]).version
+        groups.setdefault((c["table"], c["quick"]), {}).setdefault(version, []).append(c)
+    for (table, quick), by_version in sorted(groups.items()):
+        shown = max(by_version, key=_version_number)
+        lines += _table(table, quick, shown, by_version[shown], source)
+        older = {v: len(r) for v, r in by_version.items() if v != shown}
+        newer = [f"bench-{v}" for v, p in PROTOCOLS.items() if table in p.tables
+                 and _version_number(v) > _version_number(shown)]
+        if older:
+            lines += ["Shown: bench-" + shown + ". Older versions' cards of this table stay readable in "
+                      f"`{source}/` (" + ", ".join(f"bench-{v}: {n}" for v, n in sorted(older.items()))
+                      + "), not shown.", ""]
+        if newer:
+            lines += [f"Shown: bench-{shown}; {', '.join(newer)} has no {'quick ' if quick else ''}cards "
+                      "of this table yet (it plays every lineup in both orders of play), so the page "
+                      f"shows bench-{shown}.", ""]
+    lines += ["`vs X`: the agent's points per round minus X's, paired over deals (at 3 players under "
+              "bench-v1 for the card's one order of play only, so a pair's two cards can disagree; "
+              "bench-v2 plays both orders: [the protocol](benchmark.md)'s seating note). `rating`: "
+              "OpenSkill mu on the panel's scale (`*`: not anchored, the panel's reference ratings were "
+              "missing). `ms/move`: mean decision time, one game at a time, on the machine in the card "
+              "file.", ""]
     return "\n".join(lines)
+
+
+def _table(table: str, quick: bool, version: str, rows: list[dict], source: str) -> list[str]:
+    """Return the lines of one table of the page: its rows, then its seating pairs at 3 sides."""
+    proto = f"bench-{version}"
+    rows.sort(key=lambda c: -c["headline"]["mean"])
+    t = protocol(proto).table(table)
+    deals = t.quick_deals if quick else t.deals
+    how = "each from every seat rotation" + (", each lineup in both orders of play" if t.orders == 2 else "")
+    lines = [f"## {proto}, {table}{' (quick subset: not the benchmark)' if quick else ''}", "",
+             f"{deals} deals, {how}; panel: " + ", ".join(f"`{a}`" for a in t.panel) + ".", ""]
+    head = ["agent", "margin", "95% CI"] + [f"vs {a}" for a in t.panel] + ["rating", "ms/move", "version"]
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "|".join(["---"] + ["---:"] * (len(head) - 2) + ["---"]) + "|")
+    for c in rows:
+        h = c["headline"]
+        vs = {o["opponent"]: o["diff"]["mean"] for o in c["opponents"]}
+        cells = [f"`{c['agent']}`" + (" *(yours)*" if c.get("_yours") else ""), _n(h["mean"]),
+                 f"[{_n(h['lo'])}, {_n(h['hi'])}]"]
+        cells += [_n(vs[a]) if a in vs else "(self)" for a in t.panel]
+        r = rating(c)
+        cells.append(f"{r['mu']:.1f}" + ("" if r.get("anchored") else "*"))
+        dt = c.get("decision_time") or {}
+        cells.append(_n(dt.get("mean_ms"), ".2f"))
+        cells.append(str(c.get("project_version") or "?"))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    pairs = seating_pairs(rows) if t.players == 3 else []
+    if pairs:
+        lines += ["Seating: each pair whose two cards both play it with the same third agent, "
+                  "the first agent's points per round minus the second's on each card. The "
+                  "cards seat the pair in the same order of play, in opposite orders, or both play "
+                  "both orders ([the protocol](benchmark.md)'s seating note).", "",
+                  "| pair | third | on the first's card | on the second's card | seating |",
+                  "|---|---|---:|---:|---|"]
+        for q in pairs:
+            lines.append(f"| `{q['a']}` - `{q['b']}` | `{q['third']}` | {_n(q['on_a'])} | "
+                         f"{_n(q['on_b'])} | {q['seating']} |")
+        lines.append("")
+    return lines
+
+
+SUMMARY_FORMAT = "escoba-bench-published/1"
+PUBLISHED = Path(__file__).with_name("data") / "published.json"
+"""The published leaderboard's rows, shipped in the package (``escoba-bench summary`` writes it)."""
+
+
+def summary(cards: list[tuple[Path, dict]]) -> dict:
+    """Return the small summary of the published cards that the package ships: per card what a
+    leaderboard row shows (its rating already on the panel's scale), no per-deal points."""
+    rows = []
+    for path, c in cards:
+        rows.append({"file": Path(path).name, "protocol": c["protocol"], "table": c["table"],
+                     "quick": c["quick"], "agent": c["agent"], "digest": c["deal_set"]["digest"],
+                     "headline": {k: c["headline"][k] for k in ("mean", "lo", "hi")},
+                     "opponents": [{"opponent": o["opponent"],
+                                    "diff": {k: o["diff"][k] for k in ("mean", "lo", "hi")}}
+                                   for o in c["opponents"]],
+                     "rating": rating(c), "decision_time": c.get("decision_time"),
+                     "project_version": c.get("project_version")})
+    return {"format": SUMMARY_FORMAT, "cards": rows}
+
+
+def load_published(path: Path = PUBLISHED) -> list[dict]:
+    """Return the rows of the published leaderboard shipped in the package."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if data.get("format") != SUMMARY_FORMAT:
+        raise ValueError(f"{path}: not a published leaderboard summary")
+    return data["cards"]
+
+
+def checkout_root() -> Path | None:
+    """Return the escoba-env repository checkout this package runs from (None for an installed
+    wheel: the published cards and the docs pages are not there)."""
+    root = Path(__file__).resolve().parents[2]
+    if (root / LEADERBOARD_DIR).is_dir() and (root / "pyproject.toml").is_file():
+        return root
+    return None
 
 
 def write_page(directory: Path = LEADERBOARD_DIR, page: Path = PAGE) -> Path:
@@ -191,45 +291,59 @@ def write_page(directory: Path = LEADERBOARD_DIR, page: Path = PAGE) -> Path:
 def todo(directory: Path = LEADERBOARD_DIR, version: str = "v1", quick: bool = False,
          tables: tuple[str, ...] | None = None) -> list[dict]:
     """Return, for every expected card (``EXPECTED``), its path and state: ``done`` (a card file),
-    ``started`` (a journal with ``blocks`` of ``total`` finished) or ``missing``; for a full card not
-    done, ``cpu_s_left`` estimates the CPU seconds its missing blocks take, from the CPU time per
-    block of the agent's quick card in ``directory`` (None without one)."""
+    ``started`` (a journal with ``blocks`` of ``total`` finished) or ``missing``; for a card not
+    done, ``cpu_s_left`` estimates the CPU seconds of its missing games at the CPU time per game of
+    the agent's quick card in ``directory`` (this version's, else another version's with the same
+    table and panel: the same agents play the same kind of games), None without one."""
     from ..tournament.journal import Journal, journal_path, run_key
     from ..tournament.runner import make_tasks
     from .card import card_config, default_out
 
     p = protocol(version)
     rows = []
-    for table in tables or tuple(EXPECTED):
-        p.table(table)
+    for table in tables or tuple(t for t in EXPECTED if t in p.tables):
+        t = p.table(table)
         for spec in EXPECTED[table]:
             path = default_out(spec, version, table, quick, directory)
             config = card_config(spec, version, table, quick=quick)
-            row = {"table": table, "agent": spec, "path": path, "total": len(make_tasks(config)), "blocks": 0}
+            tasks = make_tasks(config)
+            row = {"table": table, "agent": spec, "path": path, "total": len(tasks), "blocks": 0}
             jpath = journal_path(path.with_suffix(""))
+            have: set[tuple[int, int]] = set()
             if path.is_file():
                 row["state"] = "done"
                 row["blocks"] = row["total"]
             elif jpath.is_file():
                 row["state"] = "started"
-                row["blocks"] = len(Journal(jpath, run_key(config, record=False)).load())
+                have = {(b.lineup, b.block) for b in Journal(jpath, run_key(config, record=False)).load()}
+                row["blocks"] = len(have)
             else:
                 row["state"] = "missing"
-            row["cpu_s_left"] = None if quick or row["state"] == "done" else _cpu_left(
-                default_out(spec, version, table, True, directory),
-                card_config(spec, version, table, quick=True), row["total"] - row["blocks"])
+            left = sum(k.hi - k.lo for k in tasks if (k.lineup, k.block) not in have) * t.rules().num_sides
+            sources = [v for v, q in PROTOCOLS.items()
+                       if table in q.tables and q.tables[table].panel == t.panel]
+            sources.sort(key=lambda v: v != p.version)  # this version's quick card first
+            row["cpu_s_left"] = None if row["state"] == "done" else next(
+                (r for r in (_cpu_per_game(default_out(spec, v, table, True, directory),
+                                           card_config(spec, v, table, quick=True)) for v in sources)
+                 if r is not None), None)
+            if row["cpu_s_left"] is not None:
+                row["cpu_s_left"] *= left
             rows.append(row)
     return rows
 
 
-def _cpu_left(quick_card: Path, quick_config, blocks: int) -> float | None:
-    """Return the CPU seconds of ``blocks`` blocks at the rate of ``quick_card`` (None without it);
-    the rate counts only the blocks its timed sitting played (``timing.blocks_resumed``)."""
+def _cpu_per_game(quick_card: Path, quick_config) -> float | None:
+    """Return the CPU seconds per game of ``quick_card`` (None without it); only the blocks its
+    timed sitting played count (``timing.blocks_resumed``)."""
     from ..tournament.runner import make_tasks
 
     if not quick_card.is_file():
         return None
     timing = json.loads(quick_card.read_text(encoding="utf-8")).get("timing", {})
-    timed = timing.get("blocks", len(make_tasks(quick_config))) - timing.get("blocks_resumed", 0)
+    tasks = make_tasks(quick_config)
+    blocks = timing.get("blocks", len(tasks))
+    timed = blocks - timing.get("blocks_resumed", 0)
+    games = sum(k.hi - k.lo for k in tasks) * quick_config.rules.num_sides * timed / max(blocks, 1)
     cpu = timing.get("cpu_s")
-    return None if not cpu or timed <= 0 else cpu / timed * blocks
+    return None if not cpu or games <= 0 else cpu / games

@@ -9,7 +9,12 @@ A protocol version fixes, for each table (``2p``, ``3p``, ``2v2``):
   ``deal_set_digest`` hashes the dealt decks and dealers, and a test pins it: if the engine ever
   deals differently, the digest changes and the protocol needs a new version;
 - the **panel**: the agents a card plays against, and the block size (agents are re-seeded per
-  block of deals, so the block size is part of the protocol).
+  block of deals, so the block size is part of the protocol);
+- the **seatings** (``orders``): at 3 players ``bench-v1`` plays each lineup in one order of play,
+  ``bench-v2`` in both cyclic orders (each on half as many deals, so a card plays as many games).
+
+The digests are **pinned** here (``TableSpec.digests``), not recomputed: ``check_deals`` deals the
+set with today's engine and refuses, before anything is played, an engine that deals otherwise.
 
 ``--quick`` plays the first ``quick_deals`` deals of the same set: for development, never the
 benchmark (its cards say so).
@@ -20,9 +25,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-import numpy as np
-
 from escoba_env.rules import Rules
+
+from ..fingerprint import dealt_digest
 
 TABLES = ("2p", "3p", "2v2")
 """The table sizes of a protocol: 2 players, 3 players, 4 players in two partnerships."""
@@ -40,6 +45,10 @@ class TableSpec:
     deals: int = 5000
     quick_deals: int = 500
     block_deals: int = 100
+    digests: tuple[str, str] | None = None
+    """The pinned SHA-256 of the full set and of the quick subset (None: an unpublished protocol)."""
+    orders: int = 1
+    """Orders of play of each lineup: 1, or 2 (3 sides: the lineup and its reverse cyclic order)."""
 
     def rules(self) -> Rules:
         """Return the rules of every game at this table."""
@@ -67,11 +76,23 @@ class Protocol:
         return self.tables[table]
 
 
+PANEL_3P = ("expert", "search", "neural-3p", "strong-3p")
 PROTOCOLS: dict[str, Protocol] = {
     "v1": Protocol("v1", {
-        "2p": TableSpec("2p", 2, False, ("random", "greedy", "expert", "search", "neural-solo", "hybrid")),
-        "3p": TableSpec("3p", 3, False, ("expert", "search", "neural-3p", "strong-3p")),
-        "2v2": TableSpec("2v2", 4, True, ("expert", "search", "neural-2v2", "strong-2v2")),
+        "2p": TableSpec("2p", 2, False, ("random", "greedy", "expert", "search", "neural-solo", "hybrid"),
+                        digests=("c648d611443767a4f67a8e594f7414459406a1088c5e4724ca6c7c1a79e912ba",
+                                 "66100ebeff4b0d4809d5c5795f93e14ddf861d1ad8edbb03d131102c356442a6")),
+        "3p": TableSpec("3p", 3, False, PANEL_3P,
+                        digests=("d35413b077a6b6e1240709d84b030539308d23fa883faa53693217eee8fcf45d",
+                                 "6082af2b28a4671fdfd192ec6a81c0e4026242b7cb75cb0ee4b9c7363db45e63")),
+        "2v2": TableSpec("2v2", 4, True, ("expert", "search", "neural-2v2", "strong-2v2"),
+                         digests=("59fa10086d88abc06dce622cdba7053f583780362353c3327e502c9cfb6b37ad",
+                                  "60f33cbb27e839d39aaa54ccc27d5ede5d9b910ec8bd6ce1dab76058b955779c")),
+    }),
+    "v2": Protocol("v2", {
+        "3p": TableSpec("3p", 3, False, PANEL_3P, deals=2500, quick_deals=250, orders=2,
+                        digests=("8baa0ffc930bfb2aa7834065d2abc8132094d86fe8487cce1d3bfc7b6d82ea80",
+                                 "1d78013ae2575f39ca02263053f5817d3160608cc6a67efdd62d33c2ecc164e6")),
     }),
 }
 """Every protocol version; a version never changes once published (tests pin its digests)."""
@@ -98,16 +119,29 @@ def deal_set_digest(version: str, table: str, deals: int | None = None) -> str:
 
     ``deals``: hash only the first ``deals`` deals (the ``--quick`` subset); default, the whole set.
     """
-    from escoba_env.engine import EscobaEngine
-
     p = protocol(version)
     spec = p.table(table)
     n = spec.deals if deals is None else int(deals)
     if not 1 <= n <= spec.deals:
         raise ValueError(f"deals must be in 1..{spec.deals}, got {deals!r}")
-    engine = EscobaEngine(n, spec.rules(), single_round=True)
-    engine.reset(p.seed(table), game_ids=np.arange(n))
-    h = hashlib.sha256()
-    h.update(np.ascontiguousarray(engine.deck, dtype=np.int16).tobytes())
-    h.update(np.ascontiguousarray(engine.dealer, dtype=np.int16).tobytes())
-    return h.hexdigest()
+    return dealt_digest(spec.rules(), p.seed(table), n)
+
+
+def pinned_digest(version: str, table: str, quick: bool = False) -> str | None:
+    """Return the digest the protocol pins for the table's set (``quick``: its quick subset); None
+    for a protocol that pins none (an unpublished one)."""
+    spec = protocol(version).table(table)
+    return None if spec.digests is None else spec.digests[1 if quick else 0]
+
+
+def check_deals(version: str, table: str, quick: bool = False) -> str:
+    """Deal the table's set with today's engine and return its digest; ValueError (one line naming
+    both digests) if the protocol pins another one: this engine cannot play that protocol."""
+    p = protocol(version)
+    spec = p.table(table)
+    got = deal_set_digest(version, table, spec.quick_deals if quick else spec.deals)
+    want = pinned_digest(version, table, quick)
+    if want is not None and got != want:
+        raise ValueError(f"this engine deals bench-{p.version} {table}{' --quick' if quick else ''} "
+                         f"with digest {got}, but the protocol pins {want}: it cannot play this protocol")
+    return got

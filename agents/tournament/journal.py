@@ -2,12 +2,14 @@
 
 ``PREFIX.journal.jsonl`` sits next to the result files. Its first line is a header naming the
 format and the *key* of the run (a hash of everything that determines the blocks: agent specs and
-the bytes of their checkpoint files, rules, deals, mode, seed, block size, whether replays are
-recorded); every further line is one finished block (its arrays as lists, with their dtypes, and
-its replays when recorded). A block is written whole, flushed and fsynced before the next one is
-taken, so a run killed at any moment keeps every block it finished; a torn last line (a kill in
-the middle of a write) is ignored on reading. A run may also note each *sitting* (one process that
-played some of the blocks: a journal can be resumed on another day, commit or machine) as a line
+the fingerprints of the code and files they load (``agents.fingerprint``: checkpoint and model
+files, a ``python:`` agent's source and weights), rules, deals and the digest of the decks today's
+engine deals for them, mode, seed, block size, orders of play, whether replays are recorded);
+every further line is one finished block (its arrays as lists, with their dtypes, and its replays
+when recorded). A block is written whole, flushed and fsynced before the next one is taken, so a
+run killed at any moment keeps every block it finished; a torn last line (a kill in the middle of
+a write) is ignored on reading. A run may also note each *sitting* (one process that played some
+of the blocks: a journal can be resumed on another day, commit or machine) as a line
 ``{"sitting": {...}}`` when it starts; ``Journal.sittings`` holds the ones read back.
 
 ``evaluate.py --resume`` reads the journal back, plays only the blocks it lacks and ends with
@@ -39,12 +41,12 @@ def journal_path(prefix: Path) -> Path:
 
 def run_key(config: TournamentConfig, record: bool) -> str:
     """Return a hash of everything that determines a run's blocks (not workers, backend, confidence)."""
-    files = {}
-    for spec in config.entrants:
-        if spec.startswith("checkpoint:"):  # the same spec with other weights is another run
-            path = Path(spec.split(":", 1)[1])
-            files[spec] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
-    data = {"entrants": list(config.entrants), "vs": config.vs, "rules": config.rules.to_dict(),
+    from ..fingerprint import dealt_digest, spec_fingerprint
+
+    # the same spec with other weights or code is another run; the same seed dealt otherwise too
+    files = {spec: spec_fingerprint(spec) for spec in config.entrants}
+    data = {"dealt": dealt_digest(config.rules, config.seed, config.deals), "orders": config.orders,
+            "entrants": list(config.entrants), "vs": config.vs, "rules": config.rules.to_dict(),
             "deals": config.deals, "games": config.games, "duplicate": config.duplicate,
             "seed": int(config.seed), "max_rounds": config.max_rounds if config.games else None,
             "block_deals": config.block_deals, "record": bool(record), "files": files}
@@ -110,8 +112,9 @@ class Journal:
         if not isinstance(head, dict) or head.get("format") != FORMAT:
             raise ValueError(f"{self.path} is not an evaluate.py journal")
         if head.get("key") != self.key:
-            raise ValueError(f"{self.path} belongs to a run with other settings (agents, rules, deals, "
-                             "seed, block size, checkpoints or replays differ): use the same options to "
+            raise ValueError(f"{self.path} belongs to a run with other settings (agents or the code and "
+                             "files they load, rules, deals or how this engine deals them, seed, block "
+                             "size, orders of play or replays differ): use the same options and code to "
                              "resume it, or --overwrite to start over")
         blocks: dict[tuple[int, int], Block] = {}
         self.sittings = []

@@ -14,7 +14,9 @@ config, never on ``workers`` or the backend:
 Lineups: with ``S`` scoring sides, a round robin of ``N >= S`` agents plays every combination of
 ``S`` distinct agents (every pair when ``S = 2``); with fewer agents than sides, every multiset of
 ``S`` agents that uses each agent at least once (2 agents, 3 players: AAB and ABB). ``--vs X``
-plays ``X`` with every such choice of ``S - 1`` opponents from the list.
+plays ``X`` with every such choice of ``S - 1`` opponents from the list. With ``orders=2`` and 3
+or more sides, every lineup is followed by its reverse cyclic order (A, C, B after A, B, C) where
+that is another order of play: who plays after whom matters.
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ class TournamentConfig:
     """``"local"`` (this process or a process pool) or ``"ray"``."""
     ray_address: str | None = None
     """Ray cluster address (``None``: start a local Ray instance)."""
+    orders: int = 1
+    """Orders of play of each lineup with 3 or more sides: 1, or 2 (also its reverse cyclic order)."""
 
     @property
     def entrants(self) -> tuple[str, ...]:
@@ -87,6 +91,8 @@ class TournamentConfig:
             raise ValueError(f"confidence must be in (0, 1), got {self.confidence!r}")
         if self.backend not in ("local", "ray"):
             raise ValueError(f"backend must be 'local' or 'ray', got {self.backend!r}")
+        if self.orders not in (1, 2):
+            raise ValueError(f"orders must be 1 or 2, got {self.orders!r}")
         if self.ray_address and self.backend != "ray":
             raise ValueError("--ray-address needs --backend ray")
         if not isinstance(self.rules, Rules):
@@ -117,9 +123,16 @@ def lineups(config: TournamentConfig) -> list[tuple[int, ...]]:
     """Return the lineups (tuples of entrant indices, one per side) of the tournament."""
     s = config.rules.num_sides
     n = len(config.entrants)
-    if config.vs is None:
-        return _fill(range(n), s)
-    return [(0, *c) for c in _fill(range(1, n), s - 1)]
+    base = _fill(range(n), s) if config.vs is None else [(0, *c) for c in _fill(range(1, n), s - 1)]
+    if config.orders == 1 or s < 3:
+        return base
+    out = []
+    for lu in base:
+        out.append(lu)
+        rev = (lu[0], *reversed(lu[1:]))
+        if rev not in {lu[i:] + lu[:i] for i in range(s)}:  # AAB reversed is AAB: one order of play
+            out.append(rev)
+    return out
 
 
 @dataclass(frozen=True)
@@ -270,15 +283,18 @@ def _run_ray(tasks: list[Task], config: TournamentConfig, done: Callable[[int, B
         import ray
     except ImportError as exc:
         raise ValueError("--backend ray needs Ray: pip install 'escoba-env[ray]'") from exc
+    from ..fingerprint import outside_runtime_env
     from ..raycluster import join, loopback_only
 
+    # python: agents from the driver's folder travel with the job (Ray's runtime env, py_modules)
+    extra = outside_runtime_env(config.entrants)
     started = False
     if not ray.is_initialized():
         if config.ray_address:
-            join(ray, config.ray_address)
+            join(ray, config.ray_address, **extra)
         else:
             with loopback_only():
-                ray.init(**local_ray_options(config.workers))
+                ray.init(**local_ray_options(config.workers), **extra)
         started = True
     pending = []
     try:

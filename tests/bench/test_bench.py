@@ -58,6 +58,7 @@ def test_v1_deal_sets_and_panels_are_frozen(table):
     p = protocol("v1")
     t = p.table(table)
     _, full, quick = PINNED_V1[table]
+    assert t.digests == (full, quick)  # the constants the package ships and checks against
     assert deal_set_digest("v1", table) == full
     assert deal_set_digest("v1", table, t.quick_deals) == quick
     assert t.panel == PANEL_V1[table]
@@ -563,7 +564,8 @@ def test_todo_lists_what_is_missing_and_runs_it(tiny, tmp_path, monkeypatch, cap
     out = capsys.readouterr().out
     assert "greedy           missing" in out and "0 of 2 full cards done" in out
     assert "CPU-hours left" not in out  # no quick card to take a rate from
-    assert f"next: escoba-bench card greedy --table 2p --out {cards / 'bench-t0-2p-greedy.json'}" in out
+    assert (f"next: escoba-bench card greedy --version t0 --table 2p --out "
+            f"{cards / 'bench-t0-2p-greedy.json'}") in out
     # an interrupted card shows as started, with its finished blocks
     real_run = runner.run_task
 
@@ -595,14 +597,14 @@ def test_todo_lists_what_is_missing_and_runs_it(tiny, tmp_path, monkeypatch, cap
     out = capsys.readouterr().out
     hours = per_block * rows["expert"]["total"] / 3600
     assert f"expert           missing (about {hours:.1f} CPU-hours left)" in out
-    assert f"about {hours:.1f} CPU-hours left at the CPU time per block of their quick cards (1 with" in out
+    assert f"about {hours:.1f} CPU-hours left at the CPU time per game of their quick cards (1 with" in out
     quick.unlink()
     # --run finishes it from its journal, plays the other, and writes the page after each card
     assert main([*args, "--run"]) == 0
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "2 of 2 full cards done" in out
-    assert page.read_text() == render(load_cards(cards))
+    assert page.read_text() == render(load_cards(cards), str(cards))  # the page names the --dir given
     assert sorted(p.name for p in cards.iterdir()) == ["bench-t0-2p-expert.json", "bench-t0-2p-greedy.json"]
 
 
