@@ -402,9 +402,9 @@ def run_panel(*, version: str = "v1", table: str = "2p", quick: bool = False, ou
     run, journal, provenance = play(config, path, resume=resume, overwrite=overwrite, progress=progress)
     data = json_ready({"format": PANEL_FORMAT, "protocol": f"bench-{protocol(version).version}",
                        "table": table, "quick": quick, "deals": config.deals,
-                   "digest": deal_set_digest(version, table, config.deals),
-                   "ratings": analysis.fit_ratings(run), "pairs": analysis.pair_stats(run),
-                   "project_version": project_version(), "machine": machine(),
+                       "digest": deal_set_digest(version, table, config.deals),
+                       "ratings": analysis.fit_ratings(run), "pairs": analysis.pair_stats(run),
+                       "project_version": project_version(), "machine": machine(),
                    **timing_fields(run, provenance)})
     write_atomic(path, data)
     journal.remove()
