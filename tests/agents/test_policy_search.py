@@ -101,7 +101,7 @@ def test_bad_rollout_policies_are_refused():
     with pytest.raises(ValueError, match="fair agent"):
         make_agent("search:policy=oracle")
     with pytest.raises(ValueError, match="fair agent"):
-        make_agent("hybrid:policy=policy-oracle")
+        make_agent("hybrid:policy=oracle")
     with pytest.raises(ValueError, match="fair agent"):
         SearchAgent(Rules(), policy="expert")
     with pytest.raises(ValueError, match="plays"):
