@@ -95,7 +95,7 @@ class Int(Param):
 
     def expected(self, served: bool = False) -> str:
         high = self.limit if served and self.limit is not None else self.high
-        return f"an int from {self.low:,} to {high:,}" + "".join(f" or {w}" for w in self.none)
+        return f"an integer from {self.low:,} to {high:,}" + "".join(f" or {w}" for w in self.none)
 
 
 @dataclass(frozen=True)

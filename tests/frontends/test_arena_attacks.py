@@ -512,3 +512,19 @@ def test_the_listening_socket_sets_tcp_nodelay():
         assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
     finally:
         sock.close()
+
+
+@pytest.mark.parametrize("inner", _OUTSIDE[::2])
+def test_room_seats_and_the_takeover_bot_check_nested_specs(inner):
+    """Rooms name agents in two places (a bot seat, the takeover bot): both go through the allow-list."""
+    from tests.frontends.rooms_support import rooms_client
+
+    with rooms_client() as tc:
+        for spec in (f"hybrid:policy={inner}", f"endgame:base=search:policy={inner}"):
+            for body in ({"seats": ["human", spec]}, {"seats": ["human", "greedy"], "takeover": spec}):
+                r = tc.post("/api/rooms", json=body)
+                assert r.status_code == 400, (body, r.text)
+        assert tc.app.state.rooms.rooms.rooms == {}
+        ok = tc.post("/api/rooms", json={"seats": ["human", "endgame:base=search:sims=0010"],
+                                         "takeover": "hybrid:policy=greedy,sims=20"})
+        assert ok.status_code in (200, 201), ok.text
