@@ -180,7 +180,7 @@ register("expert", ExpertAgent, {"decided": Number(0.0, 100.0, default=DECIDED),
                                  "partner": Number(0.0, 100.0, default=PARTNER)},
          "card-counting heuristic: avoids sweepable tables, values velo, sevens, oros")
 register("search", builders.with_policy(SearchAgent), {**_SEARCH, **_ROLLOUTS},
-         "determinized Monte Carlo search (PIMC): sims rollouts a decision (default 400)")
+         "determinized Monte Carlo search (PIMC); sims rollouts a decision, default 400")
 register("oracle", OracleAgent, _SEARCH,
          "CHEATING, upper-bound reference: the search seeing every hand and the stock")
 register("endgame", builders.endgame, {"base": AgentSpec(default="expert", exclude=("endgame",))},
@@ -197,4 +197,4 @@ register("python", builders.python, {"target": Text(metavar="MODULE:FACTORY")},
          "your own agent: module.factory(rules=, seed=) returns it", from_request=False, bare="target")
 register("openspiel-ismcts", builders.ismcts, {"sims": replace(SIMS, default=100), "uct_c": Number(
     0.0, 100.0, default=2.0), "rollouts": Int(1, 100, limit=10, default=1)},
-         "OpenSpiel's IS-MCTS bot (the [openspiel] extra): sims a decision (default 100)")
+         "OpenSpiel's IS-MCTS bot (the [openspiel] extra); sims a decision, default 100")

@@ -167,3 +167,15 @@ def test_policy_and_base_are_agent_specs():
         assert isinstance(REGISTRY[name].params[key], AgentSpec)
     assert not REGISTRY["python"].from_request and not REGISTRY["sb3"].from_request
     assert REGISTRY["search"].from_request and REGISTRY["checkpoint"].from_request
+
+
+def test_the_leaderboard_describes_its_agents_with_the_registry_s_descriptions():
+    from pathlib import Path
+
+    from agents.bench.leaderboard import LEADERBOARD_DIR, load_cards, render
+
+    root = Path(__file__).resolve().parents[2]
+    cards = load_cards(root / LEADERBOARD_DIR)
+    page = render(cards)
+    for _, card in cards:
+        assert f"- `{card['agent']}`: {REGISTRY[card['agent']].help}\n" in page

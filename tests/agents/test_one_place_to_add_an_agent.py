@@ -102,3 +102,17 @@ def test_a_registered_agent_is_allow_listed_with_its_declared_bounds(toy):
     assert allow.check("toy:level=05") == "toy:level=5" and allow.check("toy:level=0") == "toy"
     with pytest.raises(Refused, match="from 0 to 5"):
         allow.check("toy:level=6")
+
+
+def test_every_agent_list_names_a_registered_agent_with_its_description(toy):
+    from agents.tournament.cli import build_parser as evaluate_parser
+    from escoba_arena.terminal import build_parser as play_parser
+
+    for parser in (evaluate_parser(), play_parser()):
+        text = parser.format_help()
+        assert "\n  toy " in text and "plays its highest legal card" in text and "parameters: level" in text
+    pytest.importorskip("starlette")
+    from tests.frontends.arena_support import client
+
+    agents = {a["name"]: a for a in client().get("/api/info").json()["agents"]}
+    assert agents["toy"] == {"name": "toy", "params": ["level"], "help": "plays its highest legal card"}

@@ -528,3 +528,14 @@ def test_room_seats_and_the_takeover_bot_check_nested_specs(inner):
         ok = tc.post("/api/rooms", json={"seats": ["human", "endgame:base=search:sims=0010"],
                                          "takeover": "hybrid:policy=greedy,sims=20"})
         assert ok.status_code in (200, 201), ok.text
+
+
+def test_the_lobby_lists_the_registry_s_agents_a_request_may_name():
+    info = client().get("/api/info").json()
+    listed = {a["name"]: a for a in info["agents"]}
+    assert list(listed) == [n for n, e in registry.REGISTRY.items() if e.from_request]
+    assert "python" not in listed and "sb3" not in listed
+    for name, a in listed.items():
+        assert a["help"] == registry.REGISTRY[name].help
+    assert listed["search"]["params"][:2] == ["sims", "epsilon"] and "path" in listed["checkpoint"]["params"]
+    assert "device" in listed["neural"]["params"]
