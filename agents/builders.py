@@ -1,40 +1,25 @@
-"""Factories of the registry's agents that do more than call a class: an agent built around another
-agent named by its spec, and agents whose libraries are imported only when one is built.
+"""Factories of the registry's agents that do more than call a class: agents whose libraries are
+imported only when one is built, a checkpoint file checked before it is read, the endgame wrapper.
 
-Each is called as ``factory(rules=, seed=, **parameters)`` by ``agents.registry.make_agent``.
+Each is called as ``factory(rules=, seed=, **parameters)`` by ``agents.registry.make_agent`` (which
+builds a parameter that names another agent into that agent first).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import Any
 
 from escoba_env.rules import Rules
 
 from .base import Agent
 from .endgame import EndgameAgent
+from .expert import ExpertAgent
 
 
-def with_policy(cls: type[Agent]) -> Callable[..., Agent]:
-    """Return a factory of ``cls`` whose ``policy`` parameter (an agent spec) is built into that agent."""
-    def factory(rules: Rules | None = None, seed: int | None = None, policy: str | None = None,
-                **params: Any) -> Agent:
-        if policy is not None:
-            from .registry import make_agent
-
-            params["policy"] = make_agent(policy, rules=rules, seed=seed)
-            params["policy"].name = policy  # named by its spec, not by the file it loaded
-        return cls(rules=rules, seed=seed, **params)
-    factory.__doc__ = f"Return a ``{cls.__name__}``; ``policy`` (an agent spec) plays its rollouts."
-    return factory
-
-
-def endgame(rules: Rules | None = None, seed: int | None = None, base: str = "expert") -> Agent:
-    """Return ``base`` wrapped so that it plays 2-player endgames exactly (``agents.endgame``)."""
-    from .registry import make_agent
-
-    return EndgameAgent(make_agent(base, rules=rules, seed=seed), rules=rules, seed=seed)
+def endgame(rules: Rules | None = None, seed: int | None = None, base: Agent | None = None) -> Agent:
+    """Return ``base`` (default: the expert) playing 2-player endgames exactly (``agents.endgame``)."""
+    return EndgameAgent(ExpertAgent(rules, seed) if base is None else base, rules=rules, seed=seed)
 
 
 def checkpoint_agent(path: str | None = None, rules: Rules | None = None, seed: int | None = None,

@@ -1,15 +1,13 @@
 """Every agent by name: ``make_agent("search:sims=200", rules=..., seed=...)`` builds one from its spec.
 
-A spec is ``name`` or ``name:key=value,...`` (``checkpoint:PATH``, ``sb3:PATH`` and ``python:MODULE:FACTORY``
-write their first parameter bare). ``register(name, factory, params, description)`` declares a name once:
-its factory, its parameters typed with bounds and defaults (``agents.spec_values``) and a one-line
-description. The rest derives from it: the agent lists of the help texts and the web lobby
-(``available``), the Gymnasium opponents (``OPPONENTS``, the one entry point of ``escoba_env.opponents``),
-the web arena's allow-list, the leaderboard's descriptions and tournament seeds (``canonical_spec``, so
-``search``, ``search:sims=400`` and ``search:sims=0400`` are one agent with one seed). ``from_request=False``
-marks an agent a server builds from a request only if its operator allows that exact spec. Unknown names
-and bad parameters raise a ValueError listing what exists. ``agents.shipped_agents`` registers the
-shipped networks (the ``agents`` package imports it).
+A spec is ``name`` or ``name:key=value,...`` (``checkpoint:PATH``, ``python:MODULE:FACTORY``: the first
+parameter bare). ``register(name, factory, params, description)`` declares a name once: its factory, its
+parameters typed with bounds and defaults (``agents.spec_values``), a one-line description. The rest
+derives from it: every agent list (``available``), the Gymnasium opponents (``OPPONENTS``, the one entry
+point of ``escoba_env.opponents``), the web arena's allow-list (``from_request=False``: never from a
+request unless its operator allows that spec), the leaderboard's descriptions and tournament seeds
+(``canonical_spec``: ``search``, ``search:sims=400``, ``search:sims=0400`` are one agent, one seed).
+``agents.shipped_agents`` registers the shipped networks (the ``agents`` package imports it).
 """
 
 from __future__ import annotations
@@ -30,8 +28,7 @@ from .outside import SB3_ALGOS
 from .search import THREATS, OracleAgent, SearchAgent
 from .spec_values import MAX_SIMS, AgentSpec, Choice, File, Flag, Int, Number, Param, Text
 
-MAX_SERVED_SIMS = 2000
-"""The most rollouts a request to a server may ask of a search agent: well under a second a move."""
+MAX_SERVED_SIMS = 2000  # the most rollouts a request to a server may ask: well under a second a move
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
 
 
@@ -109,19 +106,19 @@ def entry_of(spec: str) -> tuple[Entry, dict[str, str]]:
     name, raw = parse_spec(spec)
     if name not in REGISTRY:
         raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known agents:\n{available()}")
-    entry = REGISTRY[name]
-    for key in raw:
-        if key not in entry.params:
-            known = ", ".join(entry.params) or "none"
-            raise ValueError(f"agent {name!r} has no parameter {key!r} (parameters: {known})")
+    entry, unknown = REGISTRY[name], [k for k in raw if k not in REGISTRY[name].params]
+    if unknown:
+        raise ValueError(f"agent {name!r} has no parameter {unknown[0]!r} (parameters: "
+                         f"{', '.join(entry.params) or 'none'})")
     return entry, raw
 
 
 def value(entry: Entry, key: str, text: str, how: str = "read") -> Any:
     """Return ``entry``'s parameter ``key`` written ``text``, read (``how="read"``) or ``"canonical"``."""
     param = entry.params[key]
-    try:
-        return getattr(param, how)(text)
+    try:  # another agent's spec is written canonically at every depth
+        out = getattr(param, how)(text)
+        return canonical_spec(out) if how == "canonical" and isinstance(param, AgentSpec) else out
     except ValueError as exc:
         nested = f" ({str(exc).splitlines()[0]})" if isinstance(param, AgentSpec) and str(exc) != text else ""
         raise ValueError(f"bad value {text!r} for parameter {key!r} of agent {entry.name!r}: expected "
@@ -145,10 +142,14 @@ def canonical_spec(spec: str) -> str:
 
 
 def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -> Agent:
-    """Return a new agent built from ``spec`` (see the module docstring) for ``rules``, seeded."""
+    """Return a new agent built from ``spec`` for ``rules``, seeded; a parameter that names another
+    agent reaches the factory as that agent, built first and named by its spec."""
     entry, raw = entry_of(spec)
     kwargs = {key: value(entry, key, text) for key, text in raw.items()}
     rules = Rules() if rules is None else rules
+    for key in [k for k in kwargs if isinstance(entry.params[k], AgentSpec)]:
+        kwargs[key] = make_agent(kwargs[key], rules=rules, seed=seed)
+        kwargs[key].name = raw[key].strip()
     try:
         return entry.factory(rules=rules, seed=seed, **kwargs)
     except TypeError as e:
@@ -163,8 +164,7 @@ class _Opponents:
 
 
 OPPONENTS = _Opponents()
-SIMS = Int(1, MAX_SIMS, limit=MAX_SERVED_SIMS, doc="rollouts per decision")
-"""A search's ``sims`` (``dataclasses.replace(SIMS, default=...)`` gives an agent's default)."""
+SIMS = Int(1, MAX_SIMS, limit=MAX_SERVED_SIMS, doc="rollouts per decision")  # replace(SIMS, default=N)
 _SEARCH = {"sims": replace(SIMS, default=SearchAgent.DEFAULT_SIMS), "epsilon": Number(0.0, 1.0, default=0.0),
            "rollout": Choice(default="greedy", options=("greedy", "random")),
            "threat": Choice(default="count", options=THREATS),
@@ -179,13 +179,13 @@ register("greedy", GreedyAgent, {}, "takes the most valuable capture, else disca
 register("expert", ExpertAgent, {"decided": Number(0.0, 100.0, default=DECIDED),
                                  "partner": Number(0.0, 100.0, default=PARTNER)},
          "card-counting heuristic: avoids sweepable tables, values velo, sevens, oros")
-register("search", builders.with_policy(SearchAgent), {**_SEARCH, **_ROLLOUTS},
+register("search", SearchAgent, {**_SEARCH, **_ROLLOUTS},
          "determinized Monte Carlo search (PIMC); sims rollouts a decision, default 400")
 register("oracle", OracleAgent, _SEARCH,
          "CHEATING, upper-bound reference: the search seeing every hand and the stock")
 register("endgame", builders.endgame, {"base": AgentSpec(default="expert", exclude=("endgame",))},
          "base (default expert) playing the 2-player endgame (empty stock) exactly")
-register("hybrid", builders.with_policy(HybridAgent), {"sims": replace(SIMS, default=1000), **_ROLLOUTS},
+register("hybrid", HybridAgent, {"sims": replace(SIMS, default=1000), **_ROLLOUTS},
          "search while the stock lasts (default 1,000 rollouts), then the exact endgame")
 register("checkpoint", builders.checkpoint_agent,
          {"path": File(metavar="PATH"), **NET_PARAMS, "symmetric": Flag(doc="mean over suit permutations")},

@@ -193,24 +193,16 @@ class File(Text):
 
 @dataclass(frozen=True)
 class AgentSpec(Param):
-    """Another agent's spec (checked as a spec wherever a request names it); ``exclude``: names refused."""
+    """Another agent's spec, ``exclude``: names refused. The registry builds it into that agent before
+    the factory is called, writes it canonically at every depth, and the arena checks it as a spec."""
 
     exclude: tuple[str, ...] = ()
 
     def read(self, text: str) -> str:
-        from .registry import parse_spec
-
-        if not text.strip() or parse_spec(text)[0] in self.exclude:
+        name = text.partition(":")[0].strip()
+        if not name or name in self.exclude:
             raise ValueError(text)
         return text.strip()
-
-    def canonical(self, text: str) -> str:
-        from .registry import canonical_spec
-
-        return canonical_spec(self.read(text))
-
-    def is_default(self, text: str) -> bool:
-        return self.default is not UNSET and self.canonical(text) == self.canonical(self.default)
 
     def expected(self, served: bool = False) -> str:
         return "an agent spec" + (f" other than {', '.join(self.exclude)}" if self.exclude else "")

@@ -129,7 +129,7 @@ def test_declared_defaults_are_the_agents_own():
     (Flag(), {"Yes": "true", "0": "false"}, ["maybe"]),
     (Text(), {" x ": "x"}, [" "]),
     (File(), {"a/b.pt": "a/b.pt"}, [""]),
-    (AgentSpec(exclude=("endgame",)), {"search:sims=0400": "search", "greedy": "greedy"}, ["endgame", ""]),
+    (AgentSpec(exclude=("endgame",)), {" greedy ": "greedy"}, ["endgame", "endgame:base=x", "", ":x"]),
 ])
 def test_parameter_types_read_bound_and_write_one_form(param, good, bad):
     for text, canonical in good.items():
