@@ -67,11 +67,6 @@ def names() -> list[str]:
     return list(REGISTRY)
 
 
-def names_help() -> str:
-    """Return every registered name as one comma-separated phrase (``checkpoint:PATH`` for bare ones)."""
-    return ", ".join(e.usage() for e in REGISTRY.values())
-
-
 def available() -> str:
     """Return the agent list of help texts: each name with its description, then its parameters."""
     lines = []
@@ -185,7 +180,7 @@ register("oracle", OracleAgent, _SEARCH,
          "CHEATING, upper-bound reference: the search seeing every hand and the stock")
 register("endgame", builders.endgame, {"base": AgentSpec(default="expert", exclude=("endgame",))},
          "base (default expert) playing the 2-player endgame (empty stock) exactly")
-register("hybrid", HybridAgent, {"sims": replace(SIMS, default=1000), **_ROLLOUTS},
+register("hybrid", HybridAgent, {"sims": replace(SIMS, default=HybridAgent.DEFAULT_SIMS), **_ROLLOUTS},
          "search while the stock lasts (default 1,000 rollouts), then the exact endgame")
 register("checkpoint", builders.checkpoint_agent,
          {"path": File(metavar="PATH"), **NET_PARAMS, "symmetric": Flag(doc="mean over suit permutations")},

@@ -28,14 +28,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.registry import MAX_SERVED_SIMS, REGISTRY, canonical_spec, entry_of, make_agent, write_spec
+from agents.registry import REGISTRY, canonical_spec, entry_of, make_agent, write_spec
 from agents.spec_values import AgentSpec, File, Param
 from escoba_env.rules import Rules
 
 MAX_SPEC = 200
 """The longest spec a request may send (characters)."""
-MAX_SIMS = MAX_SERVED_SIMS
-"""The most rollouts (``sims``) a request may ask of a search agent: well under a second a move."""
 MAX_DEPTH = 3
 """How deep a request may nest agent specs (``endgame:base=hybrid:policy=greedy`` is 3)."""
 NEURAL = "neural"
