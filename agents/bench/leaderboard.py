@@ -13,6 +13,7 @@ import json
 import math
 from pathlib import Path
 
+from ..registry import REGISTRY
 from .card import CARD_FORMAT
 from .protocol import PROTOCOLS, deal_set_digest, pinned_digest, protocol
 
@@ -195,6 +196,9 @@ def render(cards: list[tuple[Path, dict]], source: str = "benchmarks/leaderboard
             lines += [f"Shown: bench-{shown}; {', '.join(newer)} has no {'quick ' if quick else ''}cards "
                       "of this table yet (it plays every lineup in both orders of play), so the page "
                       f"shows bench-{shown}.", ""]
+    described = sorted({c["agent"] for c in rows if c["agent"] in REGISTRY})
+    if described:  # each agent's one-line description, as the registry declares it
+        lines += ["The agents:", "", *(f"- `{a}`: {REGISTRY[a].help}" for a in described), ""]
     lines += ["`vs X`: the agent's points per round minus X's, paired over deals (at 3 players under "
               "bench-v1 for the card's one order of play only, so a pair's two cards can disagree; "
               "bench-v2 plays both orders: [the protocol](benchmark.md)'s seating note). `rating`: "

@@ -1,21 +1,24 @@
-"""The shipped agents' names and each table's default opponent (``agents.shipped`` holds the tables).
+"""The shipped agents by name, and each table's default opponent (``agents.shipped`` holds the tables).
 
-Imported by the ``agents`` package, this module registers ``neural-2p`` (and its alias ``neural``),
-``neural-2p-plain``, ``neural-solo``, ``neural-2v2``, ``neural-3p``, ``neural-2v2-move``,
-``neural-3p-move``, ``strong-2v2`` and ``strong-3p`` with ``agents.registry``.
-``default_opponent(rules)`` is the opponent the terminal game and the web arena give a table.
+Imported by the ``agents`` package, this module registers the shipped networks (``neural-2p`` and its
+alias ``neural``, ``neural-2p-plain``, ``neural-solo``, ``neural-2v2``, ``neural-3p``, ``neural-2v2-move``,
+``neural-3p-move``) and the strongest agent of each table (``strong-2v2``, ``strong-3p``) with
+``agents.registry``. ``default_opponent(rules)`` is the opponent the terminal game and the web arena
+give a table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from escoba_env.rules import Rules
 
 from .base import Agent
+from .builders import checkpoint_agent
 from .hybrid import HybridAgent
-from .registry import checkpoint_agent, make_agent, register
+from .registry import NET_PARAMS, SIMS, make_agent, register
 from .shipped import (
     DEFAULT_OPPONENTS,
     FALLBACK_OPPONENT,
@@ -27,7 +30,7 @@ from .shipped import (
     package_file,
     table_name,
 )
-from .spec_values import as_bool, as_sims
+from .spec_values import Flag
 
 
 def default_opponent(rules: Rules | None = None) -> tuple[str, str | None]:
@@ -76,30 +79,24 @@ def _strong(players: int, partnerships: bool) -> Callable[..., Agent]:
     return factory
 
 
-_NET_PARAMS = {"device": str, "deterministic": as_bool}
-register("neural-2p", _network(SHIPPED_CHECKPOINTS[2, False]), _NET_PARAMS,
-         "the shipped neural agent of the 2-player game (agents/pretrained/escoba_2p.pt)")
-register("neural-2p-plain", _network(PLAIN_CHECKPOINT), _NET_PARAMS,
-         "the shipped 2-player network before its endgame fine-tune, without endgame features "
-         "(agents/pretrained/escoba_2p_plain.pt)")
-register("neural", _network(SHIPPED_CHECKPOINTS[2, False]), _NET_PARAMS,
+_MOVE_PARAMS = {**NET_PARAMS, "symmetric": Flag(doc="average over suit permutations")}
+register("neural-2p", _network(SHIPPED_CHECKPOINTS[2, False]), NET_PARAMS,
+         "the shipped neural agent of the 2-player game")
+register("neural-2p-plain", _network(PLAIN_CHECKPOINT), NET_PARAMS,
+         "neural-2p before its endgame fine-tune, without endgame inputs")
+register("neural", _network(SHIPPED_CHECKPOINTS[2, False]), NET_PARAMS,
          "the same agent as neural-2p (the web arena's name for it)")
-register("neural-2v2", _network(SHIPPED_CHECKPOINTS[4, True]), _NET_PARAMS,
-         "the shipped neural agent of the 4-player partnership game (agents/pretrained/escoba_2v2.pt)")
-register("neural-3p", _network(SHIPPED_CHECKPOINTS[3, False]), _NET_PARAMS,
-         "the shipped neural agent of the 3-player game (agents/pretrained/escoba_3p.pt)")
-register("neural-solo", _network(SOLO_CHECKPOINT), _NET_PARAMS,
-         "network-only 2-player agent: a midgame network while the stock lasts, an endgame network once "
-         "it is empty (agents/pretrained/escoba_2p_solo.pt)")
-_MOVE_PARAMS = {**_NET_PARAMS, "symmetric": as_bool}
+register("neural-2v2", _network(SHIPPED_CHECKPOINTS[4, True]), NET_PARAMS,
+         "the shipped neural agent of the 4-player partnership game")
+register("neural-3p", _network(SHIPPED_CHECKPOINTS[3, False]), NET_PARAMS,
+         "the shipped neural agent of the 3-player game")
+register("neural-solo", _network(SOLO_CHECKPOINT), NET_PARAMS,
+         "network-only 2-player agent: a midgame and an endgame network")
 register("neural-2v2-move", _network(MOVE_CHECKPOINTS[4, True]), _MOVE_PARAMS,
-         "network-only 2v2 agent: one move network scores each legal move from the position it leaves, "
-         "fitted to the search's move values (agents/tablenet.py, agents/pretrained/escoba_2v2_move.pt)")
+         "network-only 2v2 agent: a network scores each legal move")
 register("neural-3p-move", _network(MOVE_CHECKPOINTS[3, False]), _MOVE_PARAMS,
-         "network-only 3-player agent: one move network scores each legal move from the position it "
-         "leaves, fitted to the search's move values, and a last-deal network plays once the stock is empty "
-         "(agents/tablenet.py, agents/pretrained/escoba_3p_move.pt)")
+         "network-only 3-player agent: a move network and a last-deal network")
 for (_players, _teams), _name in STRONG_AGENTS.items():
-    register(_name, _strong(_players, _teams), {"sims": as_sims},
-             f"the strongest agent of {table_name(_players, _teams)} (beats expert): search with 1,000 "
-             f"rollouts (hybrid); refuses other tables")
+    register(_name, _strong(_players, _teams),
+             {"sims": replace(SIMS, default=HybridAgent.DEFAULT_SIMS)},
+             f"the strongest agent of {table_name(_players, _teams)} (hybrid, 1,000 rollouts), only there")
