@@ -14,7 +14,7 @@ from .rules import Rules
 from .scoring import score_round
 from .single_agent import SingleAgentEscobaEnv
 from .step_info import StepInfo
-from .vector_env import EscobaVectorEnv
+from .selfplay_vector import EscobaVectorEnv
 
 _register()  # gymnasium.make("escoba_env/Escoba-v0"); see escoba_env.registration
 

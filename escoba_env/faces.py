@@ -1,7 +1,7 @@
 """What the three environment faces share: configuration, reset options, rewards, spaces, moves.
 
 The PettingZoo env (``escoba_v0``) and the Gymnasium single-agent env (``single_agent``) are thin
-adapters over the one-game executor ``Game``; the batched vector env (``vector_env``) over one
+adapters over the one-game executor ``Game``; the batched vector env (``selfplay_vector``) over one
 ``EscobaEngine``. Everything they
 must agree on lives here, once: how constructor arguments become a ``Rules`` and engine options,
 how ``reset(options=...)`` is validated, how rewards are computed from an engine step, what the

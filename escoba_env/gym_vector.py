@@ -5,7 +5,7 @@
 returns: slot ``g`` is one game in which the caller plays the learner's seat and the opponents play
 the others, exactly as ``SingleAgentEscobaEnv`` does for one game (same observations, masks,
 rewards, ``opponents`` and config keywords; ``opponents`` may also be spec strings, see
-``escoba_env.opponents``). Every ``step`` takes one action per slot, for the learner, and returns
+``escoba_env.opponent_specs``). Every ``step`` takes one action per slot, for the learner, and returns
 when the learner is to act again in every slot.
 
 - observations: a Dict of batched arrays, ``observation`` float32 (N, obs_size) and
@@ -65,7 +65,7 @@ from gymnasium.vector.utils import batch_space
 
 from . import faces
 from .observation import action_masks, encode
-from .opponents import make_opponents
+from .opponent_specs import make_opponents
 from .rules import Rules
 
 PLACEHOLDER_ACTION = 0

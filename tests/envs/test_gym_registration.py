@@ -15,7 +15,7 @@ from gymnasium.utils.env_checker import check_env
 import escoba_env
 from agents.greedy import GreedyAgent
 from escoba_env import SingleAgentEscobaEnv
-from escoba_env.opponents import GROUP, RandomOpponent, make_opponent, registered_names
+from escoba_env.opponent_specs import GROUP, RandomOpponent, make_opponent, registered_names
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,7 +83,7 @@ def _fake_distribution(tmp_path: Path, entries: dict[str, str]) -> None:
 
 def test_spec_strings_resolve_through_the_entry_point_group(tmp_path, monkeypatch):
     (tmp_path / "fake_opponents.py").write_text(
-        "from escoba_env.opponents import RandomOpponent\n"
+        "from escoba_env.opponent_specs import RandomOpponent\n"
         "def make(spec, rules, seed=None):\n"
         "    agent = RandomOpponent(rules, seed)\n"
         "    agent.spec = spec\n"
