@@ -4,7 +4,10 @@
 other spec string is resolved through the Python package entry points of the group
 ``escoba_env.opponents``: the entry point named like the spec's first word (``"expert"`` for
 ``"expert:decided=0.5"``) must load a callable ``factory(spec, rules=Rules, seed=int | None)``
-that returns an agent. This project declares its own agents there (``pyproject.toml``,
+that returns an agent. When no entry point has that name, every entry point named ``*`` (a
+catch-all: one factory that resolves many names) is tried in turn with the same arguments; the
+first that returns an agent wins, and if each raises ``ValueError`` or ``LookupError`` the first
+error is raised (a single catch-all's own message reaches the caller unchanged). This project declares its own agents there (``pyproject.toml``,
 ``[project.entry-points."escoba_env.opponents"]``, pointing at ``agents.registry.make_agent``), so
 ``pip install escoba-env`` makes every ``evaluate.py`` spec usable as an opponent; another
 package can add names the same way. Nothing is looked up until a spec string is given, and
@@ -22,6 +25,8 @@ import numpy as np
 from .rules import Rules
 
 GROUP = "escoba_env.opponents"
+CATCH_ALL = "*"
+"""The name of a catch-all entry point: tried for every spec whose first word has no entry point."""
 
 
 class RandomOpponent:
@@ -55,7 +60,10 @@ class RandomOpponent:
 
 
 def registered_names() -> list[str]:
-    """Return the spec names declared in the ``escoba_env.opponents`` entry point group, sorted."""
+    """Return the spec names declared in the ``escoba_env.opponents`` entry point group, sorted.
+
+    A catch-all entry point (``*``) is listed as ``*``: the names it resolves are its own.
+    """
     return sorted({ep.name for ep in entry_points(group=GROUP)} | {"random"})
 
 
@@ -69,13 +77,21 @@ def make_opponent(spec: Any, rules: Rules, seed: int | None = None) -> Any:
     name = spec.strip().partition(":")[0].strip()
     if name == "random" and spec.strip() == "random":
         return RandomOpponent(rules, seed)
-    found = [ep for ep in entry_points(group=GROUP) if ep.name == name]
-    if not found:
-        raise ValueError(f"unknown opponent {spec!r}: no entry point {name!r} in the group {GROUP!r} "
-                         f"(known: {', '.join(registered_names())}; is the package that provides it "
-                         f"installed?)")
-    factory = found[0].load()
-    return factory(spec, rules=rules, seed=seed)
+    eps = entry_points(group=GROUP)
+    found = [ep for ep in eps if ep.name == name]
+    if found:
+        return found[0].load()(spec, rules=rules, seed=seed)
+    errors: list[Exception] = []
+    for ep in (ep for ep in eps if ep.name == CATCH_ALL):
+        try:
+            return ep.load()(spec, rules=rules, seed=seed)
+        except (ValueError, LookupError) as e:
+            errors.append(e)
+    if errors:
+        raise errors[0]
+    raise ValueError(f"unknown opponent {spec!r}: no entry point {name!r} in the group {GROUP!r} "
+                     f"(known: {', '.join(registered_names())}; is the package that provides it "
+                     f"installed?)")
 
 
 def make_opponents(opponents: Any, rules: Rules, num: int, seed: int | None = None) -> list[Any]:

@@ -12,9 +12,9 @@ Layout (float32, by absolute seat, seat slots sized for 4 and unused slots 0; W 
   pending played card (13), table cards named so far during a capture choice (14);
 - plane 15, the stock in order: ``(k + 1) / W`` for the card that is k-th from the top, 0 elsewhere;
 - scalars from ``16 W``: escobas this round of seats 0-3, scores of sides 0-3 divided by
-  ``target_score`` (unbounded above: a tied game goes on), seat to act one-hot (4), dealer one-hot
-  (4, all 0 once the game is over), dealer one-hot (4), last capturer one-hot (4, all 0: nobody
-  yet), 1.0 during a capture choice, round index (0 in the first round; unbounded above).
+  ``target_score`` (unbounded above: a tied game goes on), seat to act one-hot (4, all 0 once the
+  game is over), dealer one-hot (4), last capturer one-hot (4, all 0: nobody yet), 1.0 during a
+  capture choice, round index (0 in the first round; unbounded above).
 """
 
 from __future__ import annotations

@@ -121,3 +121,23 @@ def test_escoba_env_never_imports_agents():
             "print(sorted(m for m in sys.modules if m == 'agents' or m.startswith('agents.')))\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_catch_all_entry_point_resolves_names_without_their_own(tmp_path, monkeypatch):
+    """An entry point named ``*`` is tried for a first word that has no entry point of its own.
+
+    Fails with make_opponent looking up only the spec's first word ("unknown opponent 'zebra...'").
+    """
+    (tmp_path / "fake_catch.py").write_text(
+        "from escoba_env.opponent_specs import RandomOpponent\n"
+        "def make(spec, rules, seed=None):\n"
+        "    if not spec.startswith('zebra'):\n"
+        "        raise ValueError(f'catch-all knows no {spec!r}')\n"
+        "    agent = RandomOpponent(rules, seed)\n"
+        "    agent.spec = spec\n"
+        "    return agent\n")
+    _fake_distribution(tmp_path, {"*": "fake_catch:make"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert make_opponent("zebra:stripes=2", escoba_env.Rules()).spec == "zebra:stripes=2"
+    with pytest.raises(ValueError, match="catch-all knows no 'okapi'"):
+        make_opponent("okapi", escoba_env.Rules())
