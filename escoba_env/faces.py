@@ -40,6 +40,8 @@ from .rules import Rules, check_max_rounds, check_rules
 from .rules import check_seed as _check_seed_int
 from .step_info import StepInfo
 
+PLACEHOLDER_ACTION = 0
+"""The one action a finished game's learner mask offers (Gymnasium faces); the next step ignores it."""
 EPISODES = ("game", "round")
 REWARDS = ("game", "round_points")
 RESET_OPTIONS = ("dealer", "deck", "hands", "table", "stock")
@@ -299,6 +301,22 @@ def legal_moves(engine: Game | EscobaEngine, game: int = 0) -> list[tuple[int, i
             out.extend((c, o) for o in opts)
         else:
             out.append((c, 0))
+    return out
+
+
+def placeholder_mask(mask: np.ndarray) -> np.ndarray:
+    """Return ``mask`` (one finished game's row, W) set in place to offer ``PLACEHOLDER_ACTION`` alone."""
+    mask[:] = 0
+    mask[PLACEHOLDER_ACTION] = 1
+    return mask
+
+
+def distinct_resettable(opponents: list[Any]) -> list[Any]:
+    """Return the distinct opponent objects with a ``reset`` method, in order of first appearance."""
+    out: list[Any] = []
+    for o in opponents:
+        if callable(getattr(o, "reset", None)) and not any(o is c for c in out):
+            out.append(o)
     return out
 
 
