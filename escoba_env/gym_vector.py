@@ -23,15 +23,15 @@ Autoreset (``autoreset_mode=``, shown in ``metadata["autoreset_mode"]``, an ``Au
   observation with reward 0 and both flags False. ``infos["winner"]`` (side, -1 for none; mask
   ``infos["_winner"]``) and ``infos["rounds"]`` come with the final step.
 
-  The final observation has no legal move, yet the learner must still send an action for it. So
-  that a masked sampler never sees an empty row, that row of ``obs["action_mask"]`` and of
+  The final observation has no legal move, yet the learner must still send an action for it. So that
+  a masked sampler never sees an empty row, that row of ``obs["action_mask"]`` and of
   ``action_masks()`` offers exactly one action, the placeholder ``PLACEHOLDER_ACTION`` (0, the
-  single-agent env's final observation offers the same), which the next step ignores: the mask stays a statement about the state it comes with (a finished game
-  offers no choice), and ``Categorical`` over ``-inf``-masked logits gives it log-prob 0 and
-  entropy 0 (no policy gradient). Every ``step`` also returns ``infos["autoreset"]``, bool (N,)
-  (mask ``_autoreset``, all True): True in the slots whose action this step ignored because it
-  started their next game. Those transitions are not the learner's: drop them before training
-  (as Gymnasium's docs do for this mode), or use ``SAME_STEP``.
+  single-agent env's final observation offers the same), which the next step ignores: the mask stays
+  a statement about the state it comes with (a finished game offers no choice), and ``Categorical``
+  over ``-inf``-masked logits gives it log-prob 0 and entropy 0 (no policy gradient). Every ``step``
+  also returns ``infos["autoreset"]``, bool (N,) (mask ``_autoreset``, all True): True in the slots
+  whose action this step ignored because it started their next game. Those transitions are not the
+  learner's: drop them before training (as Gymnasium's docs do for this mode), or use ``SAME_STEP``.
 - ``SAME_STEP`` (the classic CleanRL loop, no step is wasted): a game that ends is replaced at once,
   the returned row is the next game's first observation while reward and flags are those of the
   game that ended. As in ``SyncVectorEnv``, ``infos["final_obs"]`` is an object array (N,) holding

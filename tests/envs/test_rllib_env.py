@@ -70,3 +70,21 @@ def test_rllib_masking_example_one_iteration_multi_and_single_agent(ray_local, c
     assert result["env_runners"]["num_env_steps_sampled_lifetime"] >= 64
     out, err = capfd.readouterr()
     assert "Illegal move" not in out + err  # the mask kept every sampled action legal
+
+
+def test_the_multi_agent_env_honours_the_reset_seed():
+    """Fails with EscobaMultiAgentEnv.reset dropping ``seed`` (each reset a fresh random deal)."""
+    from escoba_env import escoba_v0
+    from escoba_env.rllib import EscobaMultiAgentEnv
+
+    ma = EscobaMultiAgentEnv({"episode": "round"})
+    first = ma.reset(seed=11)[0]
+    again = ma.reset(seed=11)[0]
+    other = ma.reset(seed=12)[0]
+    (agent, o), = first.items()
+    assert set(again) == {agent}
+    np.testing.assert_array_equal(again[agent]["observations"], o["observations"])
+    ref = escoba_v0.env(episode="round")
+    ref.reset(seed=11)
+    np.testing.assert_array_equal(ref.observe(agent)["observation"], o["observations"])
+    assert any(not np.array_equal(v["observations"], o["observations"]) for v in other.values())
