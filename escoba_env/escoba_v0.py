@@ -99,9 +99,13 @@ index      content
 545        1.0 with partnerships
 =========  ===============================================================
 
-Escoba counts are raw counts (the space allows up to W). Scores divided by the target can exceed
-1 (a game continues while the top score is tied), so the space's upper bound for indices
-524-527 is the largest float32; every other index lies in [0, 1].
+Every bound of the space is finite and follows from the rules. Escoba counts are raw counts, at
+most `W // 2` in a round (each escoba takes the played card and a table card). Scores divided by
+the target exceed 1 by at most one round's points: the observed score saturates at
+`observation.score_cap(rules)` = `target_score` + the most points of one round (4, 6 with
+`bonus_sweeps`, plus `W // 2` escobas), which only a game whose tied lead plays on can reach, so
+the upper bound of indices 524-527 is `score_cap / target_score` (45 / 21 by default); every
+other index lies in [0, 1].
 
 #### Legal Actions Mask
 

@@ -35,7 +35,7 @@ from .capture import capture_options
 from .cards import FULL_DECK, NUM_CARDS, card_name, cards_of, parse_card
 from .engine import EscobaEngine
 from .game import Game, GameStep
-from .observation import obs_size, scalar_offsets
+from .observation import obs_size, scalar_offsets, score_cap
 from .rules import Rules, check_max_rounds, check_rules
 from .rules import check_seed as _check_seed_int
 from .step_info import StepInfo
@@ -236,7 +236,10 @@ def game_step_rewards(rules: Rules, step, reward: str) -> list[float]:
 def observation_bounds(rules: Rules | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Return the (low, high) float32 bounds of the observation vector of ``rules`` (observation.py).
 
-    A round has at most as many escobas as cards, so the escoba counts are bounded by the deck size.
+    Finite and derived from the rules: a side makes at most ``W // 2`` escobas in a round (each
+    takes the played card and a table card), and the observed score is at most
+    ``score_cap(rules) / target_score`` (the target plus one round's most points); every other
+    entry is in [0, 1].
     """
     rules = Rules() if rules is None else rules
     size = obs_size(rules)
@@ -245,10 +248,8 @@ def observation_bounds(rules: Rules | None = None) -> tuple[np.ndarray, np.ndarr
     offsets = scalar_offsets(rules)
     esc = offsets["escobas"]
     sc = offsets["scores"]
-    high[esc:esc + 4] = float(rules.num_cards)
-    # A game goes on while the top score is tied, so a score has no finite bound in principle:
-    # the largest float32 keeps every reachable observation inside the space.
-    high[sc:sc + 4] = np.finfo(np.float32).max
+    high[esc:esc + 4] = float(rules.num_cards // 2)
+    high[sc:sc + 4] = score_cap(rules) / rules.target_score
     return low, high
 
 
