@@ -2,11 +2,11 @@
 ``escoba-play``; also ``python -m agents.tournament``, ``python -m agents.training``, ``evaluate.py``,
 ``train.py``).
 
-Each command checks, before it starts, that the libraries of the extra it needs are installed
-(``REQUIRES``; found without importing them) and otherwise ends with one line naming the extra,
-status 1, having written nothing. ``--help`` (``-h``) works without any extra: a program whose
-module imports a missing library is loaded for its help with that library stubbed (the stubs are
-never run; the process ends after the help). Programs are imported only when run.
+Each command checks, before it starts, that the libraries it needs are installed (``REQUIRES``;
+found without importing them) and otherwise ends with one line naming the missing library and the
+extra that installs it, status 1, having written nothing. ``--help`` (``-h``) works without any
+extra: a program whose module imports a missing library is loaded for its help with that library
+stubbed (the stubs are never run; the process ends after the help). Programs are imported only when run.
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ from collections.abc import Callable, Sequence
 
 from .extras import missing_extra, program_name
 
-_AGENTS = ("torch", "tqdm", "matplotlib", "openskill")
-REQUIRES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "evaluate": ("agents", _AGENTS),
-    "train": ("train", (*_AGENTS, "tensorboard")),
-    "bench": ("agents", _AGENTS),
-    "arena": ("web", (*_AGENTS, "starlette", "uvicorn", "httpx", "websockets")),
-    "play": ("", ()),  # the core alone: the networks' torch is optional (a fallback bot plays)
+_TOOLS = (("tqdm", "agents"), ("openskill", "agents"), ("matplotlib", "agents"))
+REQUIRES: dict[str, tuple[tuple[str, str], ...]] = {
+    "evaluate": _TOOLS,  # torch only for neural agents: building one names the extra then
+    "train": (("torch", "agents"), *_TOOLS, ("tensorboard", "train")),
+    "bench": _TOOLS,
+    "arena": (("starlette", "web"), ("uvicorn", "web"), ("httpx", "web"), ("websockets", "web")),
+    "play": (),  # the core alone: the networks' torch is optional (a fallback bot plays)
 }
-"""Command -> (the extra it needs, the top-level modules that extra installs)."""
+"""Command -> the (top-level module, extra that installs it) pairs it needs before it starts."""
 
 
 def missing_modules(modules: Sequence[str]) -> list[str]:
@@ -98,11 +98,12 @@ def _run(command: str, prog: str, load: Callable[[], Callable[..., int]], argv: 
 
     A missing extra is one line on stderr and status 1, before anything runs (``--help`` still works).
     """
-    extra, modules = REQUIRES[command]
-    missing = missing_modules(modules)
+    extra_of = dict(REQUIRES[command])
+    missing = missing_modules(list(extra_of))
     if missing and _wants_help(argv):
         sys.meta_path.insert(0, _StubFinder(missing))
     elif missing:
+        extra = extra_of[missing[0]]
         print(f'{prog}: error: {missing[0]} is missing; it comes with the [{extra}] extra: '
               f'pip install "escoba-env[{extra}]"', file=sys.stderr)
         return 1

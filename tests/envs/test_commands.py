@@ -51,7 +51,7 @@ def test_help_works_without_any_extra(tmp_path, name):
 
 @pytest.mark.parametrize(("name", "args", "extra"), [
     ("evaluate", ("--agents", "random", "greedy", "--rounds", "2", "--no-progress"), "agents"),
-    ("train", ("--total-steps", "1000"), "train"),
+    ("train", ("--total-steps", "1000"), "agents"),
     ("bench", ("card", "random", "--quick"), "agents"),
     ("arena", ("--port", "0"), "web"),
 ])
