@@ -141,3 +141,18 @@ def test_a_catch_all_entry_point_resolves_names_without_their_own(tmp_path, monk
     assert make_opponent("zebra:stripes=2", escoba_env.Rules()).spec == "zebra:stripes=2"
     with pytest.raises(ValueError, match="catch-all knows no 'okapi'"):
         make_opponent("okapi", escoba_env.Rules())
+
+
+def test_the_id_with_its_module_works_in_a_fresh_interpreter_without_importing_the_package():
+    """``gymnasium.make("escoba_env:escoba_env/Escoba-v0")`` pasted alone works (Gymnasium imports the module
+    named before the colon; Gymnasium 1.x has no plugin entry points that could register the bare id)."""
+    code = ("import sys, gymnasium\n"
+            "assert 'escoba_env' not in sys.modules\n"
+            "env = gymnasium.make('escoba_env:escoba_env/Escoba-v0', opponents='random')\n"
+            "obs, info = env.reset(seed=0)\n"
+            "v = gymnasium.make_vec('escoba_env:escoba_env/Escoba-v0', num_envs=2,\n"
+            "                      vectorization_mode='vector_entry_point')\n"
+            "print(env.spec.id, type(v).__name__, obs['observation'].shape)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["escoba_env/Escoba-v0", "EscobaGymVectorEnv", "(546,)"]
