@@ -88,3 +88,27 @@ def test_the_multi_agent_env_honours_the_reset_seed():
     ref.reset(seed=11)
     np.testing.assert_array_equal(ref.observe(agent)["observation"], o["observations"])
     assert any(not np.array_equal(v["observations"], o["observations"]) for v in other.values())
+
+
+def test_rllibs_env_checker_steps_only_legal_actions():
+    """Fails with plain Discrete action spaces: the checker's ``sample()`` played an illegal card in
+    most checks ("Illegal move made", the game terminated at its first step)."""
+    import pickle
+
+    from ray.rllib.utils.pre_checks.env import check_multiagent_environments
+
+    from escoba_env.rllib import EscobaMultiAgentEnv
+
+    env = EscobaMultiAgentEnv({"episode": "round"})
+    step, played = env.step, []
+
+    def legal_step(action):
+        for agent, a in action.items():
+            played.append(bool(env.env.observe(agent)["action_mask"][a]))
+        return step(action)
+
+    env.step = legal_step
+    for _ in range(20):
+        check_multiagent_environments(env)  # reset(seed=42) and one step of a sampled action
+    assert len(played) == 20 and all(played), "the checker's sampled action was illegal"
+    assert type(pickle.loads(pickle.dumps(env.action_spaces["player_0"]))).__name__ == "Discrete"
