@@ -87,7 +87,7 @@ class EscobaSB3VecEnv(VecEnv):
         """Release nothing (no process is held)."""
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
-        """Seed the next ``reset`` (slot ``g`` dealt from ``(seed, g)``); return the seeds."""
+        """Seed the next ``reset`` (slot ``g`` plays the game of ``slot_seed(seed, g)``); return the seeds."""
         self._seeds = [seed] * self.num_envs
         return self._seeds
 
