@@ -90,10 +90,12 @@ class EscobaMultiAgentEnv(PettingZooEnv):
 
     def _legal(self, agent: str) -> np.ndarray | None:
         """Return ``agent``'s action mask while it is to act, else None."""
-        env = self.env
-        if not getattr(env, "agents", None) or env.agent_selection != agent:
+        try:
+            if self.env.agent_selection != agent:
+                return None
+        except AttributeError:  # never reset
             return None
-        return env.observe(agent)["action_mask"]
+        return self.env.observe(agent)["action_mask"]
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Reset; return the first observation (keys renamed) and infos."""
