@@ -1,10 +1,14 @@
 """Learner steps per second of the Gymnasium vector env (``make_vec``) against fixed opponents.
 
-Opponents are agent specs of ``evaluate.py``, built with ``agents.registry.make_agent``. Each
-``step`` plays one learner action in every slot (the first legal card) and the opponents' replies
-on the batched engine until the learner is to act again; a learner step counts once.
+Opponents are agent specs of ``evaluate.py``, given to ``make_vec`` as spec strings (as a user
+does: ``"random"`` is the env's own keyed random opponent, other names resolve through the
+``escoba_env.opponents`` entry points). Each ``step`` plays one learner action in every slot (the
+first legal card) and the opponents' replies on the batched engine until the learner is to act
+again; a learner step counts once. A stochastic agent such as ``search`` plays one slot at a time
+(each slot's own generator, so that every slot is the single env's game of its seed).
 
     taskset -c 1 python benchmarks/bench_gym_vector.py --batches 1 64 1024 --opponents random greedy
+    python benchmarks/bench_gym_vector.py --batches 64 --opponents random greedy search:sims=8 --seconds 5
 """
 
 from __future__ import annotations
@@ -19,7 +23,6 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
 
 import escoba_env  # noqa: E402,F401
-from agents.registry import make_agent  # noqa: E402
 from escoba_env.cli import (  # noqa: E402
     OneLineParser,
     add_rules_arguments,
@@ -35,7 +38,7 @@ def bench(num_envs: int, opponents: str, seconds: float, rules: Rules) -> tuple[
     """Return (learner steps per wall second, per CPU second) over about ``seconds``."""
     env = gymnasium.make_vec("escoba_env/Escoba-v0", num_envs=num_envs,
                              vectorization_mode="vector_entry_point", rules=rules,
-                             opponents=make_agent(opponents, rules=rules))
+                             opponents=opponents)
     env.reset(seed=0)
     steps = 0
     wall, cpu = time.perf_counter(), time.process_time()

@@ -12,9 +12,9 @@ from .gym_vector import EscobaGymVectorEnv
 from .registration import register as _register
 from .rules import Rules
 from .scoring import score_round
+from .selfplay_vector import EscobaVectorEnv
 from .single_agent import SingleAgentEscobaEnv
 from .step_info import StepInfo
-from .vector_env import EscobaVectorEnv
 
 _register()  # gymnasium.make("escoba_env/Escoba-v0"); see escoba_env.registration
 

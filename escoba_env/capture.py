@@ -65,7 +65,7 @@ def makes_fifteen(total, wilds):
     engine (captures through ``joker_summary``, initial fifteen, mesa) and by agents and features
     that test sweeps.
     """
-    if type(total) is int and type(wilds) is int:  # one group (deal.py, the one-game executor)
+    if type(total) is int and type(wilds) is int:  # one group (deal_rules.py, the one-game executor)
         return wilds <= FIFTEEN - total <= 10 * wilds
     need = FIFTEEN - np.asarray(total)
     wilds = np.asarray(wilds)

@@ -47,8 +47,8 @@ import numpy as np
 
 from .capture import CARD_VALUES, FIFTEEN, joker_summary, plain_summary, single_summary
 from .cards import FULL_DECK, JOKER_MASK, NUM_CARDS, card_name, names_of
-from .deal import explicit_decks, shuffled_decks
-from .dealing import deal_hands, start_round
+from .deal_rules import explicit_decks, shuffled_decks
+from .engine_deal import deal_hands, start_round
 from .rules import Rules, check_max_rounds, check_rules, check_seed
 from .scoring import score_round_batch, side_escobas, side_piles
 from .step_info import REPORTED, StepInfo
@@ -230,7 +230,7 @@ class EscobaEngine:
         self.taken_value[games] = 0
 
     def _deal_round(self, games, decks=None, draw_dealer=False):
-        """Deal a whole new round in ``games`` (docs/rules.md §3; ``escoba_env.dealing``)."""
+        """Deal a whole new round in ``games`` (docs/rules.md §3; ``escoba_env.engine_deal``)."""
         start_round(self, games, decks, draw_dealer)
         deal_hands(self, games)
         self.legal[games] = self.hands[games, self.to_act[games]]

@@ -99,9 +99,13 @@ index      content
 545        1.0 with partnerships
 =========  ===============================================================
 
-Escoba counts are raw counts (the space allows up to W). Scores divided by the target can exceed
-1 (a game continues while the top score is tied), so the space's upper bound for indices
-524-527 is the largest float32; every other index lies in [0, 1].
+Every bound of the space is finite and follows from the rules. Escoba counts are raw counts, at
+most `W // 2` in a round (each escoba takes the played card and a table card). Scores divided by
+the target exceed 1 by at most one round's points: the observed score saturates at
+`observation.score_cap(rules)` = `target_score` + the most points of one round (4, 6 with
+`bonus_sweeps`, plus `W // 2` escobas), which only a game whose tied lead plays on can reach, so
+the upper bound of indices 524-527 is `score_cap / target_score` (45 / 21 by default); every
+other index lies in [0, 1].
 
 #### Legal Actions Mask
 
@@ -155,8 +159,10 @@ point difference).
 
 Partners share: both seats of a team always receive the same reward. At every round end, every
 agent's info holds `round_points` and `scores` (lists per side: side = seat, or seat % 2 with
-partnerships; `scores` are cumulative) and `round_categories` (points per category and side);
-at the end of the game it also holds `winner` (the winning side, -1 for none).
+partnerships; `scores` are cumulative), `round_categories` (points per category and side) and
+`seat` (the agent's seat); at the end of the game it also holds `winner` (the winning side, -1
+for none: a truncated game, or a one-round episode tied at the top) and `rounds` (rounds played).
+Every face of this package reports these keys the same way (the table in docs/observation.md).
 
 ### Reset options
 
@@ -348,7 +354,7 @@ class raw_env(faces.EngineView, AECEnv):
             self.rewards = dict(zip(agents, r, strict=True))
             self._rewards_dirty = True
             self._cumulative_rewards = {k: v + self.rewards[k] for k, v in self._cumulative_rewards.items()}
-            self.infos = {k: faces.game_round_info(st) for k in agents}
+            self.infos = {k: {**faces.game_round_info(st), "seat": i} for i, k in enumerate(agents)}
         else:
             if self._rewards_dirty:  # rewards or infos hold something from the previous step
                 self.rewards = dict.fromkeys(agents, 0.0)
@@ -359,7 +365,7 @@ class raw_env(faces.EngineView, AECEnv):
             self.terminations = dict.fromkeys(agents, not flag)
             self.truncations = dict.fromkeys(agents, flag)
             for k in agents:
-                self.infos[k]["winner"] = st.winner
+                self.infos[k].update(winner=st.winner, rounds=game.round_index)
             self._deads_step_first()
         else:
             self.agent_selection = agents[game.to_act]

@@ -1,7 +1,7 @@
 """What the three environment faces share: configuration, reset options, rewards, spaces, moves.
 
 The PettingZoo env (``escoba_v0``) and the Gymnasium single-agent env (``single_agent``) are thin
-adapters over the one-game executor ``Game``; the batched vector env (``vector_env``) over one
+adapters over the one-game executor ``Game``; the batched vector env (``selfplay_vector``) over one
 ``EscobaEngine``. Everything they
 must agree on lives here, once: how constructor arguments become a ``Rules`` and engine options,
 how ``reset(options=...)`` is validated, how rewards are computed from an engine step, what the
@@ -35,11 +35,13 @@ from .capture import capture_options
 from .cards import FULL_DECK, NUM_CARDS, card_name, cards_of, parse_card
 from .engine import EscobaEngine
 from .game import Game, GameStep
-from .observation import obs_size, scalar_offsets
+from .observation import obs_size, scalar_offsets, score_cap
 from .rules import Rules, check_max_rounds, check_rules
 from .rules import check_seed as _check_seed_int
 from .step_info import StepInfo
 
+PLACEHOLDER_ACTION = 0
+"""The one action a finished game's learner mask offers (Gymnasium faces); the next step ignores it."""
 EPISODES = ("game", "round")
 REWARDS = ("game", "round_points")
 RESET_OPTIONS = ("dealer", "deck", "hands", "table", "stock")
@@ -234,7 +236,10 @@ def game_step_rewards(rules: Rules, step, reward: str) -> list[float]:
 def observation_bounds(rules: Rules | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Return the (low, high) float32 bounds of the observation vector of ``rules`` (observation.py).
 
-    A round has at most as many escobas as cards, so the escoba counts are bounded by the deck size.
+    Finite and derived from the rules: a side makes at most ``W // 2`` escobas in a round (each
+    takes the played card and a table card), and the observed score is at most
+    ``score_cap(rules) / target_score`` (the target plus one round's most points); every other
+    entry is in [0, 1].
     """
     rules = Rules() if rules is None else rules
     size = obs_size(rules)
@@ -243,10 +248,8 @@ def observation_bounds(rules: Rules | None = None) -> tuple[np.ndarray, np.ndarr
     offsets = scalar_offsets(rules)
     esc = offsets["escobas"]
     sc = offsets["scores"]
-    high[esc:esc + 4] = float(rules.num_cards)
-    # A game goes on while the top score is tied, so a score has no finite bound in principle:
-    # the largest float32 keeps every reachable observation inside the space.
-    high[sc:sc + 4] = np.finfo(np.float32).max
+    high[esc:esc + 4] = float(rules.num_cards // 2)
+    high[sc:sc + 4] = score_cap(rules) / rules.target_score
     return low, high
 
 
@@ -299,6 +302,22 @@ def legal_moves(engine: Game | EscobaEngine, game: int = 0) -> list[tuple[int, i
             out.extend((c, o) for o in opts)
         else:
             out.append((c, 0))
+    return out
+
+
+def placeholder_mask(mask: np.ndarray) -> np.ndarray:
+    """Return ``mask`` (one finished game's row, W) set in place to offer ``PLACEHOLDER_ACTION`` alone."""
+    mask[:] = 0
+    mask[PLACEHOLDER_ACTION] = 1
+    return mask
+
+
+def distinct_resettable(opponents: list[Any]) -> list[Any]:
+    """Return the distinct opponent objects with a ``reset`` method, in order of first appearance."""
+    out: list[Any] = []
+    for o in opponents:
+        if callable(getattr(o, "reset", None)) and not any(o is c for c in out):
+            out.append(o)
     return out
 
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from .capture import FIFTEEN, VALUE_OF, joker_summary_of, single_summary_of, summary_of
 from .cards import JOKER_MASK, NUM_CARDS, card_name, cards_of, names_of
-from .deal import explicit_decks, initial_fifteen_of, mesa_turn_up, shuffled_deck
+from .deal_rules import explicit_decks, initial_fifteen_of, mesa_turn_up, shuffled_deck
 from .observation import encode_state, mask_array
 from .rules import Rules, check_max_rounds, check_rules, check_seed
 from .scoring import round_awards

@@ -5,7 +5,7 @@
 returns: slot ``g`` is one game in which the caller plays the learner's seat and the opponents play
 the others, exactly as ``SingleAgentEscobaEnv`` does for one game (same observations, masks,
 rewards, ``opponents`` and config keywords; ``opponents`` may also be spec strings, see
-``escoba_env.opponents``). Every ``step`` takes one action per slot, for the learner, and returns
+``escoba_env.opponent_specs``). Every ``step`` takes one action per slot, for the learner, and returns
 when the learner is to act again in every slot.
 
 - observations: a Dict of batched arrays, ``observation`` float32 (N, obs_size) and
@@ -23,15 +23,15 @@ Autoreset (``autoreset_mode=``, shown in ``metadata["autoreset_mode"]``, an ``Au
   observation with reward 0 and both flags False. ``infos["winner"]`` (side, -1 for none; mask
   ``infos["_winner"]``) and ``infos["rounds"]`` come with the final step.
 
-  The final observation has no legal move, yet the learner must still send an action for it. So
-  that a masked sampler never sees an empty row, that row of ``obs["action_mask"]`` and of
-  ``action_masks()`` offers exactly one action, the placeholder ``PLACEHOLDER_ACTION`` (0), which
-  the next step ignores: the mask stays a statement about the state it comes with (a finished game
-  offers no choice), and ``Categorical`` over ``-inf``-masked logits gives it log-prob 0 and
-  entropy 0 (no policy gradient). Every ``step`` also returns ``infos["autoreset"]``, bool (N,)
-  (mask ``_autoreset``, all True): True in the slots whose action this step ignored because it
-  started their next game. Those transitions are not the learner's: drop them before training
-  (as Gymnasium's docs do for this mode), or use ``SAME_STEP``.
+  The final observation has no legal move, yet the learner must still send an action for it. So that
+  a masked sampler never sees an empty row, that row of ``obs["action_mask"]`` and of
+  ``action_masks()`` offers exactly one action, the placeholder ``PLACEHOLDER_ACTION`` (0, the
+  single-agent env's final observation offers the same), which the next step ignores: the mask stays
+  a statement about the state it comes with (a finished game offers no choice), and ``Categorical``
+  over ``-inf``-masked logits gives it log-prob 0 and entropy 0 (no policy gradient). Every ``step``
+  also returns ``infos["autoreset"]``, bool (N,) (mask ``_autoreset``, all True): True in the slots
+  whose action this step ignored because it started their next game. Those transitions are not the
+  learner's: drop them before training (as Gymnasium's docs do for this mode), or use ``SAME_STEP``.
 - ``SAME_STEP`` (the classic CleanRL loop, no step is wasted): a game that ends is replaced at once,
   the returned row is the next game's first observation while reward and flags are those of the
   game that ended. As in ``SyncVectorEnv``, ``infos["final_obs"]`` is an object array (N,) holding
@@ -43,14 +43,20 @@ Autoreset (``autoreset_mode=``, shown in ``metadata["autoreset_mode"]``, an ``Au
   Gymnasium's observation wrappers refuse this mode (they cannot transform ``final_obs``).
 
 Every ``infos`` holds ``seat`` (N,) and, where a round ended during the step, ``round_points`` and
-``scores`` (N, S) (masks ``_round_points``, ``_scores``).
+``scores`` (N, S) (masks ``_round_points``, ``_scores``) and ``round_categories`` (a dict of
+category -> (N, S), mask ``_round_categories``): the keys of every face (docs/observation.md, "Infos").
 
-Deals: ``reset(seed=s)`` deals slot ``g`` from ``(s, g)`` (slot 0 is the game that the single-agent
-env deals with ``reset(seed=s)``); later episodes of a slot are dealt from ``(s, g, episode)``.
-From the generator seeded by ``s`` the env then draws the learner seats (``seat=None``) and one
-seed per distinct opponent object. Opponents with ``act_batch`` (the agents of ``agents``) are
-called once per opponent turn with the observations of all their slots; others get one ``act``
-call per slot. The engine step itself never loops over games.
+Seeds (``escoba_env.seeding``): slot ``k`` of ``reset(seed=s)`` plays exactly the game that the
+single-agent env plays after ``reset(seed=seeding.slot_seed(s, k))`` (``slot_seed(s, 0) == s``),
+and the slot's next episodes are that env's next ``reset()`` calls: the same deals, learner seat
+and opponent moves, for any opponent whose randomness is its own ``reset(seed)``. Each episode's
+seat and opponent seeds are keyed by (slot seed, episode), never drawn from a generator the batch
+shares. ``reset()`` without a seed starts every slot's next episode. Opponents with
+``act_streams`` (``"random"``) play every slot's own stream in one NumPy call; other agents with
+``act_batch`` are called once per opponent turn for all their slots, unless the call draws from
+their generator ``rng`` (a stochastic agent, such as ``search``): such an agent then plays one slot
+at a time, each from that slot's generator (a Python loop over those slots). Agents without
+``act_batch`` get one ``act`` call per slot. The engine step itself never loops over games.
 """
 
 from __future__ import annotations
@@ -64,12 +70,15 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from . import faces
+from .faces import PLACEHOLDER_ACTION
 from .observation import action_masks, encode
-from .opponents import make_opponents
+from .opponent_specs import make_opponents
 from .rules import Rules
+from .seeding import episode_keys, slot_seeds
+from .step_info import REPORTED
 
-PLACEHOLDER_ACTION = 0
-"""The one action a ``NEXT_STEP`` final observation's mask offers; the step that follows ignores it."""
+__all__ = ["PLACEHOLDER_ACTION", "EscobaGymVectorEnv"]
+CATEGORIES = REPORTED[1:]
 
 
 class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
@@ -108,6 +117,16 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
             rel.append(same[0] if same else len(self._callers) - 1)
         self._caller_of_rel = np.asarray(rel, np.int64)
         self.num_envs = n = int(num_envs)
+        resettable = faces.distinct_resettable(self._callers)
+        # caller j's seed is key 1 + (its place among the resettable opponents), as in the single env
+        self._key_col = [1 + next((i for i, r in enumerate(resettable) if r is c), -1) for c in self._callers]
+        self._num_keys = 1 + len(resettable)
+        self._opp_seed = np.zeros((n, len(self._callers)), np.uint64)
+        self._opp_calls = np.zeros((n, len(self._callers)), np.int64)
+        self._slot_gens: dict[tuple[int, int], np.random.Generator] = {}
+        self._stochastic: set[int] = set()
+        self._probe = np.random.default_rng(0)
+        self._base: int | None = None
         self.render_mode = None
         self.seat_option = None if seat is None else int(seat)
         self.single_observation_space = faces.observation_space(self.rules)
@@ -116,7 +135,6 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
         self.action_space = batch_space(self.single_action_space, n)
         self.seats = np.full(n, 0 if seat is None else int(seat), np.int64)
         self._rows = np.arange(n)
-        self._rng: np.random.Generator | None = None
         self._started = False
         self._autoreset = np.zeros(n, bool)
 
@@ -138,9 +156,20 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
             masks[self._autoreset, PLACEHOLDER_ACTION] = 1
         return masks
 
-    def _draw_seats(self, games: np.ndarray) -> None:
-        if self.seat_option is None and games.size:
-            self.seats[games] = self._rng.integers(self.rules.num_players, size=games.size)
+    def _start_episodes(self, games: np.ndarray) -> None:
+        """Key the new episodes of ``games``: the learner's seat and each opponent's stream."""
+        if not games.size:
+            return
+        keys = episode_keys(slot_seeds(self._base, games), self.engine.episode[games], self._num_keys)
+        if self.seat_option is None:
+            self.seats[games] = (keys[:, 0] % np.uint64(self.rules.num_players)).astype(np.int64)
+        for j, col in enumerate(self._key_col):
+            if col > 0:
+                self._opp_seed[games, j] = keys[:, col]
+        self._opp_calls[games] = 0
+        if self._slot_gens:
+            fresh = set(games.tolist())
+            self._slot_gens = {kj: v for kj, v in self._slot_gens.items() if kj[0] not in fresh}
 
     def _collect(self, info, rewards: np.ndarray, rounds: dict[str, np.ndarray]) -> None:
         """Add the learner's rewards of one engine step; keep the latest round end per slot."""
@@ -151,6 +180,8 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
         rounds["over"] |= ended
         rounds["points"][ended] = info.round_points[ended]
         rounds["scores"][ended] = info.scores[ended]
+        for k in CATEGORIES:
+            rounds[k][ended] = info.round_categories[k][ended]
 
     def _play_opponents(self, rewards: np.ndarray, rounds: dict[str, np.ndarray]) -> None:
         """Let the opponents act, turn by turn over the whole batch, until the learner is to act."""
@@ -164,31 +195,73 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
             for k, agent in enumerate(self._callers):
                 g = np.flatnonzero(waiting & (who == k))
                 if g.size:
-                    actions[g] = self._opponent_actions(agent, g)
+                    actions[g] = self._opponent_actions(k, agent, g)
             self._collect(eng.step(actions, waiting), rewards, rounds)
 
-    def _opponent_actions(self, agent: Any, g: np.ndarray) -> np.ndarray:
+    def _opponent_actions(self, j: int, agent: Any, g: np.ndarray) -> np.ndarray:
+        """Return opponent ``j``'s actions in slots ``g``, each slot's draws from that slot's own stream."""
         eng = self.engine
         seats = eng.to_act[g]
         obs, masks = encode(eng, seats, g), action_masks(eng, seats, g)
         needs = getattr(agent, "needs_state", False)
-        if callable(getattr(agent, "act_batch", None)):
-            return np.asarray(agent.act_batch(obs, masks, (eng, g) if needs else None), np.int64)
-        return np.array([agent.act(obs[i], masks[i], state=(eng, g[i:i + 1]) if needs else None)
-                         for i in range(g.size)], np.int64)
+        if callable(getattr(agent, "act_streams", None)):  # keyed streams: one call for every slot
+            out = agent.act_streams(obs, masks, self._opp_seed[g, j], self._opp_calls[g, j],
+                                    (eng, g) if needs else None)
+            self._opp_calls[g, j] += 1
+            return np.asarray(out, np.int64)
+        batched = callable(getattr(agent, "act_batch", None))
+        swap = isinstance(getattr(agent, "rng", None), np.random.Generator)
+        if batched and j not in self._stochastic:
+            # One call for the batch unless the agent draws from its generator (then it is stochastic).
+            saved, before = (agent.rng, self._probe.bit_generator.state) if swap else (None, None)
+            if swap:
+                agent.rng = self._probe
+            try:
+                out = np.asarray(agent.act_batch(obs, masks, (eng, g) if needs else None), np.int64)
+            finally:
+                if swap:
+                    agent.rng = saved
+            if not swap or self._probe.bit_generator.state == before:
+                return out
+            self._stochastic.add(j)
+        saved = agent.rng if swap else None
+        out = np.empty(g.size, np.int64)
+        try:  # a stochastic agent plays one slot at a time, from that slot's generator
+            for i, k in enumerate(g.tolist()):
+                if swap:
+                    agent.rng = self._slot_gen(k, j)
+                st = (eng, g[i:i + 1]) if needs else None
+                out[i] = agent.act_batch(obs[i:i + 1], masks[i:i + 1], st)[0] if batched \
+                    else agent.act(obs[i], masks[i], state=st)
+        finally:
+            if swap:
+                agent.rng = saved
+        return out
+
+    def _slot_gen(self, slot: int, j: int) -> np.random.Generator:
+        """Return opponent ``j``'s generator in ``slot`` this episode (what its ``reset(seed)`` makes)."""
+        gen = self._slot_gens.get((slot, j))
+        if gen is None:
+            gen = self._slot_gens[(slot, j)] = np.random.default_rng(int(self._opp_seed[slot, j]))
+        return gen
 
     # ------------------------------------------------------------------ Gymnasium API
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Start a new game in every slot; return the learner's observations and infos."""
-        self._rng = faces.reset_engine(self.engine, seed, options, self._rng)
-        self._draw_seats(self._rows)
-        seen: set[int] = set()
-        for o in self._callers:
-            if id(o) not in seen and callable(getattr(o, "reset", None)):
-                seen.add(id(o))
-                o.reset(int(self._rng.integers(2**63)))
+        seed = faces.check_seed(seed)
+        kwargs = faces.parse_reset_options(options)
+        if seed is None and self._base is not None and not kwargs:
+            self.engine.reset_games(self._rows)  # every slot's next episode, as a single env's reset()
+        else:
+            base = seed if seed is not None else int(np.random.default_rng().integers(2**63))
+            self.engine.reset(base, **kwargs)
+            self._base = base
+        self._start_episodes(self._rows)
+        for j, o in enumerate(self._callers):
+            if self._key_col[j] > 0:
+                o.reset(int(self._opp_seed[0, j]))  # slot 0's seed: the object's own stream, if used
         self._play_opponents(np.zeros(self.num_envs, np.float32), self._no_rounds())
         self._started = True
         self._autoreset[:] = False
@@ -196,8 +269,9 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
 
     def _no_rounds(self) -> dict[str, np.ndarray]:
         s = self.rules.num_sides
-        return {"over": np.zeros(self.num_envs, bool), "points": np.zeros((self.num_envs, s), np.int64),
-                "scores": np.zeros((self.num_envs, s), np.int64)}
+        shape = (self.num_envs, s)
+        return {"over": np.zeros(self.num_envs, bool), "points": np.zeros(shape, np.int64),
+                "scores": np.zeros(shape, np.int64), **{k: np.zeros(shape, np.int64) for k in CATEGORIES}}
 
     def step(self, actions: Any) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray,
                                           dict[str, Any]]:
@@ -230,8 +304,9 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
             infos.update(autoreset=restart, _autoreset=np.ones(self.num_envs, bool))
         if rounds["over"].any():
             over = rounds["over"]
+            cats = {k: rounds[k] for k in CATEGORIES} | {f"_{k}": over for k in CATEGORIES}
             infos.update(round_points=rounds["points"], _round_points=over, scores=rounds["scores"],
-                         _scores=over.copy())
+                         _scores=over.copy(), round_categories=cats, _round_categories=over.copy())
         if not done.any():
             self._autoreset = done
             return self._observe(), rewards, terminations, truncations, infos
@@ -258,7 +333,7 @@ class EscobaGymVectorEnv(gymnasium.vector.VectorEnv):
     def _restart(self, idx: np.ndarray) -> None:
         """Start the next game in slots ``idx`` and play the opponents up to the learner's turn."""
         self.engine.reset_games(idx)
-        self._draw_seats(idx)
+        self._start_episodes(idx)
         self._autoreset = np.zeros(self.num_envs, bool)
         self._play_opponents(np.zeros(self.num_envs, np.float32), self._no_rounds())
 

@@ -41,7 +41,9 @@ index      content
 545        1.0 with partnerships
 =========  ===============================================================
 
-An observation never contains another player's hand or the stock order.
+An observation never contains another player's hand or the stock order. A score reads at most
+``score_cap(rules) / target_score`` (it saturates there, which only a game whose tied lead plays on
+reaches).
 """
 
 from __future__ import annotations
@@ -84,6 +86,26 @@ SCALARS = {k: NUM_PLANES * NUM_CARDS + v for k, v in _SCALAR_OFFSETS.items()}
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
 _I63 = np.int64(63)
+
+
+def round_max_points(rules: Any) -> int:
+    """Return the most points one side can make in one round of ``rules``.
+
+    One point each for cards, oros, the velo and sevens (two each for oros and sevens with
+    ``bonus_sweeps``), plus one per escoba: an escoba takes the played card and at least one table
+    card, so a round holds at most ``W // 2`` of them (the initial fifteen's two included).
+    """
+    return 4 + (2 if rules.bonus_sweeps else 0) + num_cards_of(rules) // 2
+
+
+def score_cap(rules: Any) -> int:
+    """Return the score at which the observed score saturates: ``target_score + round_max_points``.
+
+    A game ends after the round in which a side reaches the target, so a score exceeds the target
+    by at most one round's points, except while the lead is tied (the game plays on): there, and
+    only there, the observation reads ``score_cap / target_score`` for any higher score.
+    """
+    return rules.target_score + round_max_points(rules)
 
 
 def num_cards_of(rules: Any = None) -> int:
@@ -240,6 +262,7 @@ def encode(engine, seats, games=None, out: np.ndarray | None = None, *, clean: b
     # escobas and scores of relative sides 0..S-1
     esc_flat = engine.escobas.reshape(-1)
     scores_flat = engine.scores.reshape(-1)
+    cap = score_cap(rules)
     if rules.partnerships:
         base4 = games * 4
         base2 = games * 2
@@ -247,11 +270,12 @@ def encode(engine, seats, games=None, out: np.ndarray | None = None, *, clean: b
         for j, side in enumerate((side0, side0 ^ 1)):
             i = base4 + side
             sc[:, j] = np.take(esc_flat, i, mode="clip") + np.take(esc_flat, i + 2, mode="clip")
-            sc[:, 4 + j] = np.take(scores_flat, base2 + side, mode="clip") / rules.target_score
+            side_scores = np.take(scores_flat, base2 + side, mode="clip")
+            sc[:, 4 + j] = np.minimum(side_scores, cap) / rules.target_score
     else:
         for j in range(p):
             sc[:, j] = np.take(esc_flat, idx[j], mode="clip")
-            sc[:, 4 + j] = np.take(scores_flat, idx[j], mode="clip") / rules.target_score
+            sc[:, 4 + j] = np.minimum(np.take(scores_flat, idx[j], mode="clip"), cap) / rules.target_score
     stock_pos = engine.stock_pos if whole else engine.stock_pos[games]
     sc[:, 8] = (w - stock_pos) / w
     for j in range(p):
@@ -326,15 +350,16 @@ def encode_state(rules, seat: int, hands: list[int], piles: list[int], played: l
     bits |= (((1 << w) - 1) & ~public) << (10 * w)
     sc = [0.0] * NUM_SCALARS
     target = rules.target_score
+    cap = score_cap(rules)
     if rules.partnerships:
         for j in range(2):
             side = (seat + j) % 2
             sc[j] = escobas[side] + escobas[side + 2]
-            sc[4 + j] = scores[side] / target
+            sc[4 + j] = min(scores[side], cap) / target
     else:
         for j, r in enumerate(rel):
             sc[j] = escobas[r]
-            sc[4 + j] = scores[r] / target
+            sc[4 + j] = min(scores[r], cap) / target
     sc[8] = (w - stock_pos) / w
     for j, r in enumerate(rel):
         sc[9 + j] = hands[r].bit_count() / 3.0

@@ -5,7 +5,7 @@ seat against fixed opponents) and ``gymnasium.make_vec("escoba_env/Escoba-v0", n
 vectorization_mode="vector_entry_point", **kwargs)`` returns ``EscobaGymVectorEnv`` (N such games on
 the batched engine). The keywords are those of the two classes: every ``Rules`` field (or
 ``rules=Rules(...)``), ``opponents`` (default ``"random"``: a spec string, an agent object or a
-list of ``num_players - 1`` of them; spec strings are resolved by ``escoba_env.opponents``),
+list of ``num_players - 1`` of them; spec strings are resolved by ``escoba_env.opponent_specs``),
 ``seat``, ``episode``, ``reward``, ``max_rounds``, and for the single-agent env ``render_mode``,
 ``french``, ``illegal_action``, ``illegal_reward`` and ``legal_moves_info``.
 
@@ -28,7 +28,7 @@ ENV_ID = "escoba_env/Escoba-v0"
 def make_single_agent(opponents: Any = "random", seat: int | None = 0, **kwargs: Any) -> gymnasium.Env:
     """Return a ``SingleAgentEscobaEnv`` whose opponents may be given as spec strings."""
     from .faces import make_rules
-    from .opponents import make_opponents
+    from .opponent_specs import make_opponents
     from .single_agent import SingleAgentEscobaEnv
 
     rules = kwargs.pop("rules", None)

@@ -9,7 +9,7 @@ key and change nothing else; pass either class itself as the env of an ``Algorit
     from escoba_env.rllib import EscobaMultiAgentEnv
 
     config = (PPOConfig()
-              .environment(EscobaMultiAgentEnv, env_config={"episode": "round"}, disable_env_checking=True)
+              .environment(EscobaMultiAgentEnv, env_config={"episode": "round"})
               .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, *a, **k: "shared")
               .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
                   "shared": RLModuleSpec(module_class=ActionMaskingTorchRLModule)})))
@@ -22,16 +22,20 @@ key and change nothing else; pass either class itself as the env of an ``Algorit
 ``config`` is the ``env_config`` dict: the keywords of the env it wraps. In this zero-sum game
 RLlib's ``env_runners/episode_return_mean`` (the sum over agents) is always 0 for two sides; each
 seat's mean return is ``result["env_runners"]["agent_episode_returns_mean"]["player_0"]`` etc.
-``disable_env_checking=True`` skips RLlib's env checker, which steps unmasked random actions.
+RLlib's env checker steps ``action_space.sample()``: the multi-agent env's action spaces sample
+legal actions of the agent to act (``LegalDiscrete``), so the checker never plays an illegal move.
 
 This module imports ``ray``; ``escoba_env`` imports it only when asked.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import gymnasium
+import numpy as np
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 
 from . import escoba_v0
@@ -49,6 +53,29 @@ def rename(obs: dict[str, Any]) -> dict[str, Any]:
     return {"observations": obs["observation"], "action_mask": obs["action_mask"]}
 
 
+class LegalDiscrete(gymnasium.spaces.Discrete):
+    """``Discrete(W)`` whose ``sample()`` without a mask draws a legal action of its agent, when that
+    agent is to act (RLlib's env checker and random exploration step ``action_space.sample()``).
+
+    Pickled (as RLlib does to ship spaces) it is a plain ``Discrete(W)``.
+    """
+
+    def __init__(self, n: int, legal: Callable[[], np.ndarray | None]):
+        super().__init__(n)
+        self._legal = legal
+
+    def sample(self, mask: np.ndarray | None = None, probability: np.ndarray | None = None) -> np.int64:
+        """Return a random action: a legal one of the agent to act unless a mask or probability is given."""
+        if mask is None and probability is None:
+            legal = self._legal()
+            if legal is not None and legal.any():
+                mask = legal.astype(np.int8)
+        return super().sample(mask=mask, probability=probability)
+
+    def __reduce__(self):
+        return (gymnasium.spaces.Discrete, (int(self.n),))
+
+
 class EscobaMultiAgentEnv(PettingZooEnv):
     """``escoba_v0.env(**config)`` as RLlib's ``PettingZooEnv``, observations keyed for action masking."""
 
@@ -57,6 +84,18 @@ class EscobaMultiAgentEnv(PettingZooEnv):
         renamed = masked_space(self.observation_spaces[self.possible_agents[0]])
         self.observation_spaces = dict.fromkeys(self.possible_agents, renamed)
         self.observation_space = gymnasium.spaces.Dict(self.observation_spaces)
+        n = int(self.action_spaces[self.possible_agents[0]].n)
+        self.action_spaces = {a: LegalDiscrete(n, partial(self._legal, a)) for a in self.possible_agents}
+        self.action_space = gymnasium.spaces.Dict(self.action_spaces)
+
+    def _legal(self, agent: str) -> np.ndarray | None:
+        """Return ``agent``'s action mask while it is to act, else None."""
+        try:
+            if self.env.agent_selection != agent:
+                return None
+        except AttributeError:  # never reset
+            return None
+        return self.env.observe(agent)["action_mask"]
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Reset; return the first observation (keys renamed) and infos."""

@@ -12,7 +12,10 @@
 games at once on one batched engine, where SB3's ``DummyVecEnv`` loops over N one-game envs. It
 follows SB3's ``VecEnv`` conventions: a finished game is replaced in the same step, its final
 observation is in ``infos[i]["terminal_observation"]`` and a game cut by ``max_rounds`` has
-``infos[i]["TimeLimit.truncated"]``. ``action_masks()`` (and ``env_method("action_masks")``)
+``infos[i]["TimeLimit.truncated"]``. ``infos[i]`` holds the keys of every face (docs/observation.md,
+"Infos"): ``seat`` (on a finished game's step, the seat of the game that ended; the next game's seat
+comes with its next step), ``round_points``, ``scores`` and ``round_categories`` where a round
+ended, ``winner`` and ``rounds`` where a game ended. ``action_masks()`` (and ``env_method("action_masks")``)
 returns the learner's legal actions, which is how sb3-contrib's ``MaskablePPO`` finds them.
 ``make_vec_env`` wraps it in SB3's ``VecMonitor`` so that episode returns are logged.
 
@@ -28,7 +31,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env import VecEnv, VecMonitor
 
-from .gym_vector import EscobaGymVectorEnv
+from .gym_vector import CATEGORIES, EscobaGymVectorEnv
 
 __all__ = ["EscobaSB3VecEnv", "make_vec_env"]
 
@@ -62,10 +65,17 @@ class EscobaSB3VecEnv(VecEnv):
         obs, rewards, term, trunc, info = self.env.step(self._actions)
         dones = term | trunc
         infos: list[dict[str, Any]] = [{"seat": int(s)} for s in info["seat"]]
+        if "_round_points" in info:
+            cats = info["round_categories"]
+            for i in np.flatnonzero(info["_round_points"]):
+                infos[i].update(round_points=info["round_points"][i].tolist(),
+                                scores=info["scores"][i].tolist(),
+                                round_categories={k: cats[k][i].tolist() for k in CATEGORIES})
         for i in np.flatnonzero(dones):
             final = info["final_info"]
             infos[i].update(terminal_observation=info["final_obs"][i], winner=int(final["winner"][i]),
-                            scores=final["scores"][i].tolist(), rounds=int(final["rounds"][i]))
+                            scores=final["scores"][i].tolist(), rounds=int(final["rounds"][i]),
+                            seat=int(final["seat"][i]))
             infos[i]["TimeLimit.truncated"] = bool(trunc[i] and not term[i])
         return obs, rewards, dones, infos
 
@@ -77,7 +87,7 @@ class EscobaSB3VecEnv(VecEnv):
         """Release nothing (no process is held)."""
 
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
-        """Seed the next ``reset`` (slot ``g`` dealt from ``(seed, g)``); return the seeds."""
+        """Seed the next ``reset`` (slot ``g`` plays the game of ``slot_seed(seed, g)``); return the seeds."""
         self._seeds = [seed] * self.num_envs
         return self._seeds
 

@@ -26,18 +26,25 @@ action to its next turn (rewards come at round ends and at the game end only).
   left as it was. ``"raise"``: ``ValueError`` naming the action and the legal ones, state
   unchanged. An action is never remapped.
 
-``reset(seed=...)`` seeds the env's generator (``np_random``, as Gymnasium does); the engine's deals
-use the seed itself, so ``reset(seed=s)`` deals the same game as ``escoba_v0`` and game 0 of
-``EscobaVectorEnv`` reset with ``s``. From the generator the env then draws, in this order, the
-learner's seat (only when ``seat=None``) and one seed per distinct opponent object, passed to its
-``reset``. Options are those of ``escoba_v0`` (``dealer``, ``deck``, ``hands``/``table``/``stock``).
+``reset(seed=s)`` deals from ``s`` itself, so it deals the same game as ``escoba_v0`` and slot 0 of
+the Gymnasium vector env reset with ``s``; ``reset()`` without a seed starts the next episode of the
+same seed (episode ``e`` deals from ``(s, e)``; the very first unseeded reset draws ``s`` from the
+env's generator ``np_random``). Each episode's learner seat (only when ``seat=None``) and the seed
+passed to each distinct opponent object's ``reset`` are keyed by ``(s, e)``
+(``escoba_env.seeding.episode_keys``), so slot ``k`` of the vector env reset with ``s`` plays what
+this env plays after ``reset(seed=escoba_env.seeding.slot_seed(s, k))``, episode after episode.
+Options are those of ``escoba_v0`` (``dealer``, ``deck``, ``hands``/``table``/``stock``).
+
+A finished episode's observation offers one action, ``faces.PLACEHOLDER_ACTION`` (0), in its
+``action_mask`` (and ``action_masks()``), never an all-zero row: under Gymnasium's vectorizers
+the step that follows a final observation resets the env and ignores that action.
 
 ``action_masks()`` returns the learner's legal actions as a bool array (W,), the method that
 sb3-contrib's ``MaskablePPO`` looks for. ``info`` holds ``seat`` (the learner's seat),
 ``legal_moves`` (as in ``escoba_v0``, only with ``legal_moves_info=True``) while the learner is
 to act, the latest round end's ``round_points`` / ``scores`` / ``round_categories`` if a round
-ended during the step, and
-``winner`` (side, -1 for none) at the end of the game.
+ended during the step, and ``winner`` (side, -1 for none) and ``rounds`` (rounds played) at the
+end of the game: the keys of every face (docs/observation.md, "Infos").
 """
 
 from __future__ import annotations
@@ -53,6 +60,7 @@ from . import faces
 from .cards import cards_of
 from .render import render_face
 from .rules import Rules
+from .seeding import episode_keys
 
 ILLEGAL_ACTIONS = ("terminate", "raise")
 
@@ -107,6 +115,8 @@ class SingleAgentEscobaEnv(faces.EngineView, gymnasium.Env):
         self._games = np.zeros(1, np.int64)
         self._done = True
         self._last: tuple | None = None
+        self._base: int | None = None
+        self._episode = 0
 
     # ------------------------------------------------------------------ helpers
 
@@ -114,7 +124,10 @@ class SingleAgentEscobaEnv(faces.EngineView, gymnasium.Env):
         return self.opponents[(seat - self.seat - 1) % self.rules.num_players]
 
     def _observe(self) -> dict[str, np.ndarray]:
-        return {"observation": self.game.observe(self.seat), "action_mask": self.game.action_mask(self.seat)}
+        mask = self.game.action_mask(self.seat)
+        if self.game.done:
+            faces.placeholder_mask(mask)
+        return {"observation": self.game.observe(self.seat), "action_mask": mask}
 
     def _apply(self, action: int, rewards: list[float], info: dict[str, Any]) -> None:
         """Step the game with ``action``, adding the learner's reward and round info."""
@@ -147,7 +160,7 @@ class SingleAgentEscobaEnv(faces.EngineView, gymnasium.Env):
         info["seat"] = self.seat
         game = self.game
         if game.done:
-            info["winner"] = game.winner
+            info.update(winner=game.winner, rounds=game.round_index)
         elif self.legal_moves_info:
             info["legal_moves"] = faces.legal_moves(game)
         return info
@@ -160,16 +173,21 @@ class SingleAgentEscobaEnv(faces.EngineView, gymnasium.Env):
         seed = faces.check_seed(seed)
         kwargs = faces.parse_reset_options(options)
         super().reset(seed=seed)
-        engine_seed = seed if seed is not None else int(self.np_random.integers(2**63))
-        self.game.reset(engine_seed, **kwargs)
+        if seed is not None:
+            base, episode = seed, 0
+        elif self._base is None:
+            base, episode = int(self.np_random.integers(2**63)), 0
+        else:
+            base, episode = self._base, self._episode + 1
+        self.game.reset(base, episode=episode, **kwargs)
+        self._base, self._episode = base, episode
         self._view_stale = True
+        callers = faces.distinct_resettable(self.opponents)
+        keys = episode_keys(np.array([base], np.uint64), np.array([episode]), 1 + len(callers))[0]
         p = self.rules.num_players
-        self.seat = int(self.np_random.integers(p)) if self.seat_option is None else self.seat_option
-        seen: set[int] = set()
-        for o in self.opponents:
-            if id(o) not in seen and callable(getattr(o, "reset", None)):
-                seen.add(id(o))
-                o.reset(int(self.np_random.integers(2**63)))
+        self.seat = int(keys[0] % np.uint64(p)) if self.seat_option is None else self.seat_option
+        for o, key in zip(callers, keys[1:], strict=True):
+            o.reset(int(key))
         self._done = False
         self._last = None
         info: dict[str, Any] = {}
@@ -202,8 +220,8 @@ class SingleAgentEscobaEnv(faces.EngineView, gymnasium.Env):
 
     def action_masks(self) -> np.ndarray:
         """Return the learner's legal actions as a bool array (W,) (for sb3-contrib MaskablePPO)."""
-        if self._done:
-            return np.zeros(self.num_cards, bool)
+        if self._done:  # never all-zero: a finished (or not started) episode offers the placeholder
+            return faces.placeholder_mask(np.zeros(self.num_cards, bool))
         return self.game.action_mask(self.seat).astype(bool)
 
     def render(self) -> str | None:

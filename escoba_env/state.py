@@ -12,9 +12,10 @@ Layout (float32, by absolute seat, seat slots sized for 4 and unused slots 0; W 
   pending played card (13), table cards named so far during a capture choice (14);
 - plane 15, the stock in order: ``(k + 1) / W`` for the card that is k-th from the top, 0 elsewhere;
 - scalars from ``16 W``: escobas this round of seats 0-3, scores of sides 0-3 divided by
-  ``target_score`` (unbounded above: a tied game goes on), seat to act one-hot (4), dealer one-hot
-  (4, all 0 once the game is over), dealer one-hot (4), last capturer one-hot (4, all 0: nobody
-  yet), 1.0 during a capture choice, round index (0 in the first round; unbounded above).
+  ``target_score`` (saturating at ``observation.score_cap``, as in the observation), seat to act
+  one-hot (4, all 0 once the game is over), dealer one-hot (4), last capturer one-hot (4, all 0:
+  nobody yet), 1.0 during a capture choice, round index (0 in the first round; saturating at
+  ``round_cap(rules)``, reached only while a tied lead plays on).
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from __future__ import annotations
 import numpy as np
 
 from .game import Game
+from .observation import score_cap
 from .rules import Rules
 
-__all__ = ["state_bounds", "state_size", "state_vector"]
+__all__ = ["round_cap", "state_bounds", "state_size", "state_vector"]
 
 PLANES = 16
 SCALARS = 4 + 4 + 4 + 4 + 4 + 1 + 1
@@ -41,10 +43,19 @@ def state_bounds(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
     low = np.zeros(state_size(rules), np.float32)
     high = np.ones(state_size(rules), np.float32)
     s = PLANES * w
-    high[s:s + 4] = float(w)  # escobas of a round: at most one per card
-    high[s + 4:s + 8] = np.finfo(np.float32).max
-    high[-1] = np.finfo(np.float32).max
+    high[s:s + 4] = float(w // 2)  # escobas of a round: each takes two cards at least
+    high[s + 4:s + 8] = score_cap(rules) / rules.target_score
+    high[-1] = float(round_cap(rules))
     return low, high
+
+
+def round_cap(rules: Rules) -> int:
+    """Return the round index at which the state's round entry saturates: ``num_sides * target_score``.
+
+    The velo's point goes to some side every round, so a game whose lead is not tied ends within
+    ``num_sides * (target_score - 1) + 1`` rounds; only a tied lead that plays on goes further.
+    """
+    return rules.num_sides * rules.target_score
 
 
 def _bits(mask: int, w: int) -> np.ndarray:
@@ -68,12 +79,12 @@ def state_vector(game: Game) -> np.ndarray:
     planes[15, stock] = (np.arange(len(stock), dtype=np.float32) + 1) / w
     s = out[PLANES * w:]
     s[:game.num_players] = game.escobas
-    s[4:4 + game.num_sides] = np.asarray(game.scores, np.float32) / rules.target_score
+    s[4:4 + game.num_sides] = np.minimum(game.scores, score_cap(rules)) / rules.target_score
     if not game.done:
         s[8 + game.to_act] = 1.0
     s[12 + game.dealer] = 1.0
     if game.last_capturer >= 0:
         s[16 + game.last_capturer] = 1.0
     s[20] = float(game.pending >= 0)
-    s[21] = float(game.round_index)
+    s[21] = float(min(game.round_index, round_cap(rules)))
     return out

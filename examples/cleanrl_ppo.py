@@ -14,6 +14,7 @@ one ignored step after each episode). Illegal actions are masked out of the logi
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 import gymnasium
 import numpy as np
@@ -50,8 +51,13 @@ class Agent(nn.Module):
 
 def train(num_envs: int = 16, num_steps: int = 64, iterations: int = 10, opponents: str = "random",
           seed: int = 0, lr: float = 3e-4, gamma: float = 0.99, lam: float = 0.95, epochs: int = 4,
-          minibatches: int = 4, clip: float = 0.2, episode: str = "game") -> dict[str, float]:
-    """Run PPO; return the mean return and count of the finished episodes and the last losses."""
+          minibatches: int = 4, clip: float = 0.2, episode: str = "game",
+          callback: Callable[[Agent, int], None] | None = None) -> dict[str, float]:
+    """Run PPO; return the mean return and count of the finished episodes and the last losses.
+
+    ``callback(agent, steps)``, if given, is called after every iteration with the learner steps so
+    far (``benchmarks/first_agent.py`` evaluates the policy there).
+    """
     torch.manual_seed(seed)
     envs = gymnasium.make_vec("escoba_env/Escoba-v0", num_envs=num_envs,
                               vectorization_mode="vector_entry_point", opponents=opponents,
@@ -69,7 +75,7 @@ def train(num_envs: int = 16, num_steps: int = 64, iterations: int = 10, opponen
     next_done = torch.zeros(num_envs)
     returns: list[float] = []
     stats: dict[str, float] = {}
-    for _ in range(iterations):
+    for it in range(iterations):
         for t in range(num_steps):
             obs_buf[t] = torch.as_tensor(next_obs["observation"])
             mask_buf[t] = torch.as_tensor(next_obs["action_mask"] > 0)
@@ -111,6 +117,8 @@ def train(num_envs: int = 16, num_steps: int = 64, iterations: int = 10, opponen
                 nn.utils.clip_grad_norm_(agent.parameters(), 0.5)
                 opt.step()
         stats = {"policy_loss": pg.item(), "value_loss": v_loss.item()}
+        if callback is not None:
+            callback(agent, (it + 1) * num_steps * num_envs)
     envs.close()
     stats.update(episodes=len(returns), mean_return=float(np.mean(returns)) if returns else float("nan"))
     return stats

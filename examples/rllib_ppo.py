@@ -27,8 +27,8 @@ def build(train_batch: int = 4000, minibatch: int = 256, epochs: int = 5, **env_
     """Return the PPO algorithm (one shared policy, masked) for ``escoba_v0(**env_config)``."""
     config = (
         PPOConfig()
-        # RLlib's env checker steps unmasked random actions (an illegal move ends the game): skip it.
-        .environment(EscobaMultiAgentEnv, env_config=env_config, disable_env_checking=True)
+        # RLlib's env checker runs: the action spaces sample legal moves (escoba_env.rllib.LegalDiscrete).
+        .environment(EscobaMultiAgentEnv, env_config=env_config)
         .env_runners(num_env_runners=0)
         .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, *args, **kwargs: "shared")
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={

@@ -25,6 +25,7 @@ from escoba_env.cli import OneLineParser, add_rules_arguments
 
 from ..extras import program_name
 from .config import Config
+from .curve import write_curve
 from .trainer import Trainer, TrainingInterrupted
 from .workers import WorkerError
 
@@ -158,9 +159,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             cfg, given = config_from_args(argv)
         except SystemExit as e:  # argparse has printed its one line (or the help)
             return e.code if isinstance(e.code, int) else 2
+        if cfg.resume is None and "eval_interval" not in given and cfg.total_steps > 0:
+            # by default a run evaluates at least ten times, so the bar and the curve have points
+            cfg = dataclasses.replace(cfg, eval_interval=min(cfg.eval_interval, -(-cfg.total_steps // 10)))
         trainer = Trainer(cfg, given if cfg.resume is not None else None)
         plan = trainer.plan()
-        print(plan_line(plan, cfg.total_steps), flush=True)
+        print(plan_line(plan, trainer.cfg.total_steps), flush=True)  # a resumed run's own target
         summary = trainer.run(callback=_Estimate(plan))
     except TrainingInterrupted as e:
         print(f"{program_name('train.py')}: {_one_line(e)}", file=sys.stderr)
@@ -182,6 +186,10 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{summary['wall_s']:.0f} s); checkpoint: {summary['checkpoint']}")
     for name, (m, lo, hi) in summary["eval"].items():
         print(f"  vs {name}: {m:+.3f} points/round [95% CI {lo:+.3f}, {hi:+.3f}]")
+    curve = write_curve(trainer.run_dir)
+    print(f"run folder: {trainer.run_dir}" + (f" (learning curve: {curve})" if curve else ""))
+    if trainer.cfg.tensorboard:
+        print(f"tensorboard --logdir {trainer.run_dir}")
     return 0
 
 

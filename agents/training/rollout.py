@@ -28,7 +28,7 @@ import torch
 
 from escoba_env.observation import action_masks, encode, obs_size
 from escoba_env.rules import Rules
-from escoba_env.vector_env import EscobaVectorEnv
+from escoba_env.selfplay_vector import EscobaVectorEnv
 
 from ..neural import PolicyValueNet, sample_masked
 from .config import Config

@@ -308,6 +308,9 @@ class RayActors:
             raise WorkerError(f"a Ray rollout actor died: {str(e).splitlines()[0] if str(e) else e}") from e
         except self.ray.exceptions.RayTaskError as e:
             raise WorkerError(f"a Ray rollout actor failed: {type(e.cause).__name__}: {e.cause}") from e
+        except self.ray.exceptions.RayError as e:  # any other: a lost node, object or owner
+            first = str(e).splitlines()[0] if str(e) else ""
+            raise WorkerError(f"Ray lost a rollout actor or its data ({type(e).__name__}): {first}") from e
 
     def set_snapshot(self, slot: int, weights: dict[str, torch.Tensor]) -> None:
         """Send ``weights`` to every actor's league slot ``slot``; return None."""

@@ -14,7 +14,7 @@ import pytest
 
 from escoba_env import Rules, escoba_v0
 from escoba_env.cards import parse_cards
-from escoba_env.deal import (
+from escoba_env.deal_rules import (
     INITIAL_FIFTEEN,
     groups_making_15,
     hash_key,

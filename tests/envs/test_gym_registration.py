@@ -15,7 +15,7 @@ from gymnasium.utils.env_checker import check_env
 import escoba_env
 from agents.greedy import GreedyAgent
 from escoba_env import SingleAgentEscobaEnv
-from escoba_env.opponents import GROUP, RandomOpponent, make_opponent, registered_names
+from escoba_env.opponent_specs import GROUP, RandomOpponent, make_opponent, registered_names
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,7 +83,7 @@ def _fake_distribution(tmp_path: Path, entries: dict[str, str]) -> None:
 
 def test_spec_strings_resolve_through_the_entry_point_group(tmp_path, monkeypatch):
     (tmp_path / "fake_opponents.py").write_text(
-        "from escoba_env.opponents import RandomOpponent\n"
+        "from escoba_env.opponent_specs import RandomOpponent\n"
         "def make(spec, rules, seed=None):\n"
         "    agent = RandomOpponent(rules, seed)\n"
         "    agent.spec = spec\n"
@@ -122,3 +122,42 @@ def test_escoba_env_never_imports_agents():
             "print(sorted(m for m in sys.modules if m == 'agents' or m.startswith('agents.')))\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_an_entry_point_that_lists_its_names_resolves_them(tmp_path, monkeypatch):
+    """An entry point whose object has ``names()`` resolves every name it lists, whatever its own name
+    (how one entry point serves a whole registry); a name nobody lists is refused with the known names.
+
+    Fails with make_opponent looking up only the entry point named like the spec's first word.
+    """
+    (tmp_path / "fake_zoo.py").write_text(
+        "from escoba_env.opponent_specs import RandomOpponent\n"
+        "class Zoo:\n"
+        "    def names(self):\n"
+        "        return ['zebra']\n"
+        "    def __call__(self, spec, rules, seed=None):\n"
+        "        agent = RandomOpponent(rules, seed)\n"
+        "        agent.spec = spec\n"
+        "        return agent\n"
+        "ZOO = Zoo()\n")
+    _fake_distribution(tmp_path, {"zoo": "fake_zoo:ZOO"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert "zebra" in registered_names()
+    assert make_opponent("zebra:stripes=2", escoba_env.Rules()).spec == "zebra:stripes=2"
+    with pytest.raises(ValueError, match="unknown opponent 'okapi'"):
+        make_opponent("okapi", escoba_env.Rules())
+
+
+def test_the_id_with_its_module_works_in_a_fresh_interpreter_without_importing_the_package():
+    """``gymnasium.make("escoba_env:escoba_env/Escoba-v0")`` pasted alone works (Gymnasium imports the module
+    named before the colon; Gymnasium 1.x has no plugin entry points that could register the bare id)."""
+    code = ("import sys, gymnasium\n"
+            "assert 'escoba_env' not in sys.modules\n"
+            "env = gymnasium.make('escoba_env:escoba_env/Escoba-v0', opponents='random')\n"
+            "obs, info = env.reset(seed=0)\n"
+            "v = gymnasium.make_vec('escoba_env:escoba_env/Escoba-v0', num_envs=2,\n"
+            "                      vectorization_mode='vector_entry_point')\n"
+            "print(env.spec.id, type(v).__name__, obs['observation'].shape)\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["escoba_env/Escoba-v0", "EscobaGymVectorEnv", "(546,)"]

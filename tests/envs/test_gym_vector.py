@@ -12,7 +12,7 @@ import escoba_env  # noqa: F401  (registers the id)
 from agents.greedy import GreedyAgent
 from escoba_env import EscobaEngine, SingleAgentEscobaEnv
 from escoba_env.gym_vector import PLACEHOLDER_ACTION, EscobaGymVectorEnv
-from escoba_env.opponents import RandomOpponent
+from escoba_env.opponent_specs import RandomOpponent
 
 
 def lowest(masks: np.ndarray) -> np.ndarray:

@@ -70,3 +70,45 @@ def test_rllib_masking_example_one_iteration_multi_and_single_agent(ray_local, c
     assert result["env_runners"]["num_env_steps_sampled_lifetime"] >= 64
     out, err = capfd.readouterr()
     assert "Illegal move" not in out + err  # the mask kept every sampled action legal
+
+
+def test_the_multi_agent_env_honours_the_reset_seed():
+    """Fails with EscobaMultiAgentEnv.reset dropping ``seed`` (each reset a fresh random deal)."""
+    from escoba_env import escoba_v0
+    from escoba_env.rllib import EscobaMultiAgentEnv
+
+    ma = EscobaMultiAgentEnv({"episode": "round"})
+    first = ma.reset(seed=11)[0]
+    again = ma.reset(seed=11)[0]
+    other = ma.reset(seed=12)[0]
+    (agent, o), = first.items()
+    assert set(again) == {agent}
+    np.testing.assert_array_equal(again[agent]["observations"], o["observations"])
+    ref = escoba_v0.env(episode="round")
+    ref.reset(seed=11)
+    np.testing.assert_array_equal(ref.observe(agent)["observation"], o["observations"])
+    assert any(not np.array_equal(v["observations"], o["observations"]) for v in other.values())
+
+
+def test_rllibs_env_checker_steps_only_legal_actions():
+    """Fails with plain Discrete action spaces: the checker's ``sample()`` played an illegal card in
+    most checks ("Illegal move made", the game terminated at its first step)."""
+    import pickle
+
+    from ray.rllib.utils.pre_checks.env import check_multiagent_environments
+
+    from escoba_env.rllib import EscobaMultiAgentEnv
+
+    env = EscobaMultiAgentEnv({"episode": "round"})
+    step, played = env.step, []
+
+    def legal_step(action):
+        for agent, a in action.items():
+            played.append(bool(env.env.observe(agent)["action_mask"][a]))
+        return step(action)
+
+    env.step = legal_step
+    for _ in range(20):
+        check_multiagent_environments(env)  # reset(seed=42) and one step of a sampled action
+    assert len(played) == 20 and all(played), "the checker's sampled action was illegal"
+    assert type(pickle.loads(pickle.dumps(env.action_spaces["player_0"]))).__name__ == "Discrete"

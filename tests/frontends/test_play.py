@@ -287,7 +287,7 @@ def test_the_escoba_play_command_runs_this_terminal_game():
 
     pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8")
     scripts = re.search(r"^\[project\.scripts\]\n(.*?)^\[", pyproject, re.M | re.S).group(1)
-    assert 'escoba-play = "escoba_arena.terminal:main"' in scripts.splitlines()
+    assert 'escoba-play = "agents.commands:play"' in scripts.splitlines()  # runs escoba_arena.terminal:main
     find = re.search(r"^\[tool\.setuptools\.packages\.find\]\ninclude = (.*)$", pyproject, re.M).group(1)
     assert '"escoba_arena*"' in find
     assert play.main is main

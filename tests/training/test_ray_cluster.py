@@ -183,7 +183,9 @@ def test_train_on_the_cluster_survives_a_lost_node_and_resumes_to_the_local_weig
     err = _finish(p)
     assert p.returncode == 1, err
     (line,) = err.strip().splitlines()
-    assert line.startswith("train.py: error: a Ray rollout actor died") and "checkpoint" in line
+    # the actor's death, or (depending on which call meets it first) a lost object of that node
+    assert line.startswith(("train.py: error: a Ray rollout actor died",
+                            "train.py: error: Ray lost a rollout actor or its data")) and "checkpoint" in line
     from agents.neural import load_checkpoint
 
     cut = load_checkpoint(str(tmp_path / "runs/cut" / ckpt))

@@ -257,3 +257,45 @@ def test_the_progress_bar_ends_on_the_evaluation_the_summary_prints(tmp_path, ca
     shown = re.findall(r"expert=([+-]\d\.\d{3})", captured.err)
     assert shown and float(shown[-1]) == pytest.approx(evals[-1]["expert"][0], abs=5e-4)
     assert f"vs expert: {evals[-1]['expert'][0]:+.3f}" in captured.out
+
+
+def test_a_run_evaluates_by_default_and_ends_with_its_curve_folder_and_tensorboard_line(tmp_path, capsys):
+    """Fails on the old ending: two evaluations (start and end) for a short run, no learning_curve.png,
+    no run folder or tensorboard line; and a resume without --total-steps planned against the command
+    line's default target ("--total-steps 45,000,000 rounded up") instead of the run's own."""
+    from agents.training.cli import main as train_main
+
+    rc = train_main(["--run-name", "end", "--runs-dir", str(tmp_path), "--num-envs", "8", "--num-steps", "4",
+                     "--total-steps", "96", "--eval-deals", "2", "--no-progress", "--hidden", "8"])
+    out = capsys.readouterr().out.splitlines()
+    assert rc == 0
+    assert out[0].endswith("with 4 evaluations")  # one per update and the start: a tenth of the run
+    run = tmp_path / "end"
+    assert (run / "learning_curve.png").stat().st_size > 0 and (run / "metrics.csv").exists()
+    assert out[-2] == f"run folder: {run} (learning curve: {run / 'learning_curve.png'})"
+    assert out[-1] == f"tensorboard --logdir {run}"
+    rc = train_main(["--resume", str(run / "checkpoints" / "latest.pt"), "--no-progress"])
+    out = capsys.readouterr().out.splitlines()
+    assert rc == 0
+    assert out[0].startswith("plan: train to step 96 from step 96 in 0 updates of 32 env steps, with ")
+    assert "rounded" not in out[0]
+
+
+def test_any_ray_error_of_the_rollout_actors_is_a_worker_error():
+    """Fails with only RayActorError/RayTaskError caught: a lost node's ObjectReconstructionFailedError
+    escaped as a full traceback instead of the one-line WorkerError (which saves the checkpoint)."""
+    import types
+
+    ray = pytest.importorskip("ray")
+    from agents.training.workers import RayActors, WorkerError
+
+    lost = ray.exceptions.ObjectReconstructionFailedError("ab" * 14)
+
+    def get(refs):
+        raise lost
+
+    actors = RayActors.__new__(RayActors)
+    actors.ray = types.SimpleNamespace(get=get, exceptions=ray.exceptions)
+    want = r"^Ray lost a rollout actor or its data \(ObjectReconstructionFailedError\)"
+    with pytest.raises(WorkerError, match=want):
+        actors._get([])

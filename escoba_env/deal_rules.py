@@ -65,7 +65,7 @@ def shuffled_deck(seed: int, game_id: int, episode: int, round_index: int, num_p
 _U_GOLDEN = np.uint64(_GOLDEN)
 
 
-def _splitmix64_inplace(x: np.ndarray) -> np.ndarray:
+def splitmix64_inplace(x: np.ndarray) -> np.ndarray:
     """Return ``splitmix64`` of a uint64 array, computed in place (``x`` must be owned by the caller)."""
     x += _U_GOLDEN
     x ^= x >> np.uint64(30)
@@ -86,7 +86,7 @@ def hash_keys(seed: int, game_ids, episodes, rounds, num_cards: int = NUM_CARDS)
     ids = np.asarray(game_ids).astype(np.uint64)
     ids *= np.uint64(_GAME_MUL)
     ids ^= np.uint64(int(seed) & _M64)
-    h = _splitmix64_inplace(ids)
+    h = splitmix64_inplace(ids)
     ctr = np.asarray(episodes).astype(np.uint64)
     ctr *= np.uint64(_EPISODE_MUL)
     r = np.asarray(rounds).astype(np.uint64)
@@ -94,8 +94,8 @@ def hash_keys(seed: int, game_ids, episodes, rounds, num_cards: int = NUM_CARDS)
     r *= np.uint64(_ROUND_MUL)
     ctr += r
     h ^= ctr
-    h = _splitmix64_inplace(h)
-    return _splitmix64_inplace(h[:, None] + _POSITIONS[num_cards])
+    h = splitmix64_inplace(h)
+    return splitmix64_inplace(h[:, None] + _POSITIONS[num_cards])
 
 
 def shuffled_decks(seed: int, game_ids, episodes, rounds, num_players: int = 2,

@@ -21,12 +21,18 @@ from typing import Any
 import numpy as np
 
 from .rules import Rules
+from .seeding import stream_uniforms
 
 GROUP = "escoba_env.opponents"
 
 
 class RandomOpponent:
-    """Uniform over the legal actions, from its own generator (``reset(seed)`` re-seeds it)."""
+    """Uniform over the legal actions, from its own keyed stream (``reset(seed)`` re-seeds it).
+
+    Draw ``t`` after ``reset(seed)`` is ``seeding.stream_uniforms(seed, t)``: a counter, not a
+    generator's state, so ``act_streams`` plays the streams of many game slots in one NumPy call
+    and each slot's draws are exactly those a single env's opponent, reset with the same seed, makes.
+    """
 
     name = "random"
     needs_state = False
@@ -36,16 +42,26 @@ class RandomOpponent:
         self.reset(seed)
 
     def reset(self, seed: int | None = None) -> None:
-        """Re-seed the generator."""
-        self.rng = np.random.default_rng(seed)
+        """Re-seed the stream (a fresh seed from the OS without one) and restart its counter."""
+        self.seed = int(np.random.SeedSequence().generate_state(1, np.uint64)[0]) if seed is None \
+            else int(seed) & ((1 << 64) - 1)
+        self.calls = 0
 
-    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray, state: Any = None) -> np.ndarray:
-        """Return one uniformly drawn legal action per row of ``action_masks``."""
+    def act_streams(self, observations: np.ndarray, action_masks: np.ndarray, seeds: np.ndarray,
+                    calls: np.ndarray, state: Any = None) -> np.ndarray:
+        """Return one legal action per row, row ``i`` drawn as call ``calls[i]`` of stream ``seeds[i]``."""
         m = np.asarray(action_masks) > 0
         if not m.any(axis=1).all():
             raise ValueError("random opponent got a row with no legal action")
-        k = (self.rng.random(m.shape[0]) * m.sum(axis=1)).astype(np.int64)
+        k = (stream_uniforms(seeds, calls) * m.sum(axis=1)).astype(np.int64)
         return (np.cumsum(m, axis=1) <= k[:, None]).sum(axis=1).astype(np.int64)
+
+    def act_batch(self, observations: np.ndarray, action_masks: np.ndarray, state: Any = None) -> np.ndarray:
+        """Return one uniformly drawn legal action per row of ``action_masks`` (the stream's next draws)."""
+        k = np.asarray(action_masks).shape[0]
+        calls = self.calls + np.arange(k)
+        self.calls += k
+        return self.act_streams(observations, action_masks, np.full(k, self.seed, np.uint64), calls)
 
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state: Any = None) -> int:
         """Return one legal action for a single mask."""

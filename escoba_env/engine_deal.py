@@ -1,7 +1,7 @@
 """Dealing into the batched engine: start a round in some of its games, then give out the hands.
 
 ``start_round`` shuffles (or takes explicit decks), lays the table with the initial-fifteen check or
-the mesa turn-up (``escoba_env.deal`` holds those rules) and clears the round's piles;
+the mesa turn-up (``escoba_env.deal_rules`` holds those rules) and clears the round's piles;
 ``deal_hands`` gives three stock cards to each seat, and ``deal_short`` the last short deal of a
 jokers game. Each works on the engine's arrays for the games given (docs/rules.md §3); the engine
 (``escoba_env.engine``) calls them when a round starts and when the hands run out.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .deal import initial_fifteen_batch, mesa_turn_up_batch, shuffled_decks
+from .deal_rules import initial_fifteen_batch, mesa_turn_up_batch, shuffled_decks
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
