@@ -54,9 +54,9 @@ def test_a_registered_agent_plays_a_tournament_through_escoba_evaluate(toy, tmp_
 
 def _fake_distribution(tmp_path: Path) -> None:
     """Install pyproject's ``escoba_env.opponents`` entry points as a distribution's metadata."""
-    import tomllib
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
-    from escoba_env.opponents import GROUP
+    from escoba_env.opponent_specs import GROUP
 
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][GROUP]
     info = tmp_path / "escoba_registry_entry-1.0.dist-info"

@@ -8,7 +8,6 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
-import tomllib
 
 from tests.frontends.arena_support import ROOT, client
 
@@ -86,6 +85,7 @@ def test_scripts_never_write_inline_styles_or_evaluate_strings():
 
 
 def test_suit_drawings_are_shipped_svg_with_nothing_from_outside():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     patterns = data["escoba_arena.web"]
     for f in STATIC.rglob("*"):
