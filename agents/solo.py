@@ -16,7 +16,7 @@ left (``hidden_replies``: the share of them that capture and that sweep, the cha
 the other hand's size drawn from them holds at least one of each, and the most cards, oros,
 sevens and velo one of them could take). It predicts the round's point difference after the move
 as ``search`` estimates it (mean greedy-rollout values over sampled deals of the unseen cards),
-learnt by regression from ``python -m agents.distill --teacher search --values`` labels
+learnt by regression from ``python -m agents.training.distill --teacher search --values`` labels
 (``agents.training.solo_fit --phase midgame``).
 A midgame network may read a larger input set instead (``MIDGAME_SETS``; the checkpoint's
 ``midgame_inputs`` names it): ``"answers"`` adds what each unseen card would take on the table the

@@ -20,8 +20,8 @@ import os
 
 import numpy as np
 
-from agents.distill import action_regret, load_labels
 from agents.registry import make_agent
+from agents.training.distill import action_regret, load_labels
 from agents.worlds import observation_scalars
 from escoba_env.cli import OneLineParser
 from escoba_env.rules import Rules

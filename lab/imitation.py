@@ -9,7 +9,7 @@ the next action by more than ``param`` points (``confident``, needs ``--values``
 epoch the network plays ``--deals`` duplicate deals against expert (with 3 players: one network
 against two experts; with partnerships: a team against a team), and ``--save PATH`` exports it.
 
-    python -m agents.distill --out runs/labels/search_q.npz --labels 60000 --values --seed 31 \\
+    python -m agents.training.distill --out runs/labels/search_q.npz --labels 60000 --values --seed 31 \\
         --behaviour neural-2p-plain expert greedy --weights 0.5 0.35 0.15
     python -m lab.imitation runs/labels/search_q.npz --mode confident --param 0.6 --epochs 3 \\
         --lr 1e-4
@@ -23,11 +23,11 @@ import os
 import numpy as np
 import torch
 
-from agents.distill import load_labels
 from agents.evaluation import play_duplicate
 from agents.expert import ExpertAgent
 from agents.neural import NeuralAgent, checkpoint_dict, save_checkpoint
 from agents.shipped import PLAIN_CHECKPOINT
+from agents.training.distill import load_labels
 from escoba_env.cli import OneLineParser
 
 

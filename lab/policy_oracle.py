@@ -5,7 +5,7 @@ is played out once from the true state by a fair agent (``policy``) for every se
 empty stock by ``leaf``; its labels average, over the deals an observation allows, to that policy's
 own move values (approximate policy iteration). From a checkout::
 
-    python -m agents.distill --out runs/labels/po.npz --labels 30000 --values \\
+    python -m agents.training.distill --out runs/labels/po.npz --labels 30000 --values \\
         --teacher python:lab.policy_oracle:make --behaviour neural-solo
 """
 
@@ -28,7 +28,7 @@ class PolicyOracleAgent(OracleAgent):
     (``sims=1``, the default) is exact for the true deal, so a move's value is what it is worth
     against that policy in that deal: labels whose average over the deals an observation allows is
     the policy's own move value (its Q), the teacher of approximate policy iteration
-    (``agents.distill --teacher python:lab.policy_oracle:make --values``). Never a fair opponent.
+    (``agents.training.distill --teacher python:lab.policy_oracle:make --values``). Never a fair opponent.
     """
 
     name = "policy-oracle"

@@ -17,9 +17,9 @@ import sys
 
 import numpy as np
 
-from agents.distill import action_regret
 from agents.neural import load_checkpoint
 from agents.registry import make_agent
+from agents.training.distill import action_regret
 from agents.training.solo_fit import prepare
 from escoba_env.cli import OneLineParser
 

@@ -51,7 +51,7 @@ mkdir -p "$OUT"
 L="$OUT/labels"
 mkdir -p "$L"
 # distill OUT ARGS...: label decisions into OUT unless it exists; train OUT ARGS...: the same for a network
-distill() { local out=$1; shift; [ -e "$out" ] || "$PYTHON" -m agents.distill --no-progress --values --out "$out" "$@"; }
+distill() { local out=$1; shift; [ -e "$out" ] || "$PYTHON" -m agents.training.distill --no-progress --values --out "$out" "$@"; }
 train() { local out=$1; shift; [ -e "$out" ] || "$PYTHON" -m agents.training.solo_fit "$@" --out "$out"; }
 MIX=(--behaviour "checkpoint:$PLAIN" expert greedy --weights 0.5 0.35 0.15)
 

@@ -65,7 +65,7 @@ case "${LAST_FLOAT16:-0}" in
 esac
 L="$OUT/labels"
 mkdir -p "$L"
-distill() { local out=$1; shift; [ -e "$out" ] || "$PYTHON" -m agents.distill --no-progress --values --out "$out" "$@"; }
+distill() { local out=$1; shift; [ -e "$out" ] || "$PYTHON" -m agents.training.distill --no-progress --values --out "$out" "$@"; }
 MIX=(--teacher "search:sims=$SIMS" --behaviour "$BEHAVIOUR" expert greedy --weights 0.5 0.35 0.15 "${RULES[@]}")
 
 files=()

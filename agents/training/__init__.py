@@ -1,7 +1,7 @@
 """Training of the shipped networks: PPO self-play, and the supervised fit of the move networks.
 
 What belongs here: the code that rebuilds a shipped network, PPO self-play (``train.py``) or the
-supervised fit of the move networks to search labels (``solo_fit``, on labels of ``agents.distill``).
+supervised fit of the move networks to search labels (``solo_fit``, on labels of ``agents.training.distill``).
 A training method that was tried and did not ship lives in the repository's ``lab/``, and moves here
 when a network trained with it ships. The modules, in the spirit of CleanRL (see docs/training.md):
 

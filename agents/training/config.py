@@ -92,9 +92,9 @@ class Config:
     """Start the network from this checkpoint's weights (an exported agent or a training checkpoint with
     the same network shape and rules); the optimizer, league and step counters start fresh."""
     distill_data: str | None = None
-    """Teacher-labelled decisions (a .npz written by ``python -m agents.distill``) to kickstart from: every
-    PPO minibatch adds ``distill_coef`` x the cross-entropy between the policy and the teacher's action
-    on as many labelled decisions (Schmitt et al. 2018, "Kickstarting Deep Reinforcement Learning")."""
+    """Teacher-labelled decisions (a .npz written by ``python -m agents.training.distill``) to kickstart
+    from: every PPO minibatch adds ``distill_coef`` x the cross-entropy between the policy and the
+    teacher's action on as many labelled decisions (Schmitt et al. 2018, "Kickstarting Deep Reinforcement Learning")."""
     distill_coef: float = 1.0
     """Weight of the kickstarting cross-entropy (only with ``distill_data``)."""
     distill_anneal: bool = False

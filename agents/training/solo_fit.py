@@ -1,6 +1,6 @@
 """Train the move networks of ``neural-solo`` (endgame or midgame): fit to labels, export the agent.
 
-``--phase endgame`` (default): the labels come from ``python -m agents.distill --teacher endgame
+``--phase endgame`` (default): the labels come from ``python -m agents.training.distill --teacher endgame
 --values`` (the exact minimax value of every legal action at an empty stock). ``--phase midgame``:
 from ``--teacher search --values`` (the search's mean rollout value of every action; only the
 decisions taken while the stock lasts are used). The network (``agents.solo.EndgameNet`` on the
@@ -16,13 +16,13 @@ endgame networks of ``--solo`` plus this one, which then plays while the stock l
 FILE`` starts from the network of the phase stored in FILE instead of fresh weights (fine-tuning on
 new labels)::
 
-    python -m agents.distill --out runs/labels/endgame_200k.npz --labels 200000 --values --teacher endgame \\
-        --seed 41 --behaviour neural-2p-plain expert greedy \\
+    python -m agents.training.distill --out runs/labels/endgame_200k.npz --labels 200000 --values \\
+        --teacher endgame --seed 41 --behaviour neural-2p-plain expert greedy \\
         --weights 0.5 0.35 0.15
     python -m agents.training.solo_fit runs/labels/endgame_200k.npz --test runs/labels/endgame_test20k.npz \\
         --out runs/solo_endgame.pt
-    python -m agents.distill --out runs/labels/mid.npz --labels 30000 --values --teacher search:sims=500 \\
-        --seed 1000 --behaviour neural-2p-plain expert greedy \\
+    python -m agents.training.distill --out runs/labels/mid.npz --labels 30000 --values \\
+        --teacher search:sims=500 --seed 1000 --behaviour neural-2p-plain expert greedy \\
         --weights 0.5 0.35 0.15
     python -m agents.training.solo_fit runs/labels/mid.npz --phase midgame --solo runs/solo_endgame.pt \\
         --loss adv \\
@@ -32,7 +32,7 @@ new labels)::
 
 ``--phase table`` fits the one move network of a 3-player or 2v2 table (``agents.tablenet``) on
 every decision; ``--phase last`` a last-deal network on the decisions taken once the stock is empty
-(labels of ``python -m agents.distill --last-deal``), written beside the move network of ``--base``
+(labels of ``python -m agents.training.distill --last-deal``), written beside the move network of ``--base``
 (``--init`` may start it from that move network); with ``--answers`` it also reads what each unseen
 card would take on the table a move leaves (``agents.tablenet.last_input_names``); ``--phase midgame
 --answers`` gives ``neural-solo``'s midgame network the same four blocks
@@ -55,7 +55,6 @@ import torch
 
 from escoba_env.cli import OneLineParser, positive_float, positive_int, seed_arg
 
-from ..distill import action_regret, load_labels
 from ..endgame import endgame_rows
 from ..moves import best_per_row, move_actions
 from ..neural import NeuralAgent, save_checkpoint
@@ -83,6 +82,7 @@ from ..tablenet import (
     table_inputs,
 )
 from ..worlds import observation_scalars
+from .distill import action_regret, load_labels
 
 PHASES = {"endgame": (endgame_inputs, ENDGAME_INPUTS), "midgame": (midgame_inputs, MIDGAME_INPUTS),
           "table": (table_inputs, None), "last": (table_inputs, None)}
@@ -148,7 +148,7 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
     how = ("--teacher endgame --values" if phase == "endgame" else "--teacher search --values")
     if any("values" not in a for a in parts):
         raise ValueError(f"{' '.join(paths)}: needs the values of every legal action (labels from "
-                         f"python -m agents.distill {how})")
+                         f"python -m agents.training.distill {how})")
     arrays = {k: np.concatenate([a[k] for a in parts]) for k in ("obs", "mask", "values")}
     path = " ".join(paths)
     if chunk < 1:
@@ -204,7 +204,7 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
     complete = (labelled == (mask > 0)).all() if phase == "endgame" else labelled.any(axis=1).all()
     if not complete:
         raise ValueError(f"{path}: needs the values of every legal action (labels from "
-                         f"python -m agents.distill {how})")
+                         f"python -m agents.training.distill {how})")
     return {"obs": obs, "mask": mask, "values": values, "moves": moves, "x": x, "member": member,
             "labelled": labelled,
             "blocks": input_blocks("table" if inputs == "plain" else inputs)}
@@ -301,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     """Parse arguments, train, evaluate, export; return the exit code."""
     ap = OneLineParser(prog="python -m agents.training.solo_fit", description=__doc__.split("\n\n")[0])
     ap.add_argument("labels", nargs="+",
-                    help="training label files (python -m agents.distill --teacher endgame --values)")
+                    help="training label files (python -m agents.training.distill --teacher endgame "
+                         "--values)")
     ap.add_argument("--test", default=None, help="held-out labels, scored after every epoch")
     ap.add_argument("--plain", default=None,
                     help="the network that plays before the endgame (--phase endgame; default the shipped "

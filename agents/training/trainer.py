@@ -88,7 +88,7 @@ class Trainer:
             init_weights_from(self.net, self.rules, cfg.init_from)
         self.distill: dict[str, Any] | None = None
         if cfg.distill_data is not None:
-            from ..distill import load_labels
+            from .distill import load_labels
             arrays, _ = load_labels(cfg.distill_data, self.rules)
             self.distill = {"obs": arrays["obs"], "mask": torch.from_numpy(arrays["mask"].astype(np.int8)),
                             "action": torch.from_numpy(arrays["action"].astype(np.int64))}

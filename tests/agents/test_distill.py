@@ -1,4 +1,5 @@
-"""Teacher labels (agents.distill) and kickstarting PPO from them (Config.distill_data, init_from)."""
+"""Teacher labels (agents.training.distill) and kickstarting PPO from them (Config.distill_data,
+init_from)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ import pytest
 import torch
 
 from agents.base import RandomAgent
-from agents.distill import collect_labels, load_labels, main, save_labels
 from agents.greedy import GreedyAgent
 from agents.neural import NeuralAgent, PolicyValueNet, checkpoint_dict, save_checkpoint
 from agents.training import Config, Trainer
+from agents.training.distill import collect_labels, load_labels, main, save_labels
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
 
@@ -234,7 +235,7 @@ def test_stock_labels_only_the_decisions_of_that_deal(tmp_path, capsys):
 
 
 def test_action_regret_is_the_best_legal_value_minus_the_value_taken():
-    from agents.distill import action_regret
+    from agents.training.distill import action_regret
 
     ninf = -np.inf
     values = np.array([[1.0, 3.0, 9.0, 0.5],     # 9.0 is not legal: the best legal value is 3.0

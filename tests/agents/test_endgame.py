@@ -14,10 +14,10 @@ from functools import cache
 import numpy as np
 import pytest
 
-from agents import distill
 from agents.endgame import EndgameAgent, endgame_rows, endgame_values, solve
 from agents.evaluation import play_duplicate
 from agents.registry import make_agent
+from agents.training import distill
 from agents.worlds import take_games, worlds_from_observations
 from escoba_env import EscobaEngine, Rules, card_name
 from escoba_env.engine import sample_actions, unpack_mask

@@ -12,7 +12,6 @@ import torch
 
 import agents.endgame
 import agents.search
-from agents.distill import collect_labels, save_labels
 from agents.endgame import EndgameAgent
 from agents.evaluation import play_duplicate
 from agents.expert import ExpertAgent
@@ -21,6 +20,7 @@ from agents.loader import load_checkpoint_agent
 from agents.neural import NeuralAgent, save_checkpoint
 from agents.registry import make_agent
 from agents.solo import ENDGAME_INPUTS, EndgameNet, SoloAgent, endgame_inputs, solo_checkpoint_dict
+from agents.training.distill import collect_labels, save_labels
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
 from tests.helpers import C, M, set_position

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 import torch
 
-from agents.distill import collect_labels, save_labels
 from agents.endgame import EndgameAgent
 from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
@@ -33,6 +32,7 @@ from agents.solo import (
     midgame_inputs,
     solo_checkpoint_dict,
 )
+from agents.training.distill import collect_labels, save_labels
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
 from tests.agents.test_solo import PLAIN, ROOT
@@ -300,7 +300,7 @@ def test_a_midgame_net_on_the_larger_inputs_is_fitted_saved_and_played(tmp_path,
 
 
 def test_a_midgame_fit_can_keep_one_deal_of_the_round(tmp_path, capsys):
-    from agents.distill import load_labels
+    from agents.training.distill import load_labels
     from agents.worlds import observation_scalars
 
     rules = Rules()
@@ -404,7 +404,7 @@ def test_the_reproduction_script_runs_every_step_with_the_python_it_is_given(tmp
     assert done.returncode == 0, done.stderr[-2000:]
     calls = log.read_text().splitlines()
     # 11 endgame label sets, 16 midgame ones, 9 DAgger ones; 3 trainings (endgame, probe, final)
-    assert sum(c.startswith("-m agents.distill --no-progress --values --out ") for c in calls) == 36
+    assert sum(c.startswith("-m agents.training.distill --no-progress --values --out ") for c in calls) == 36
     assert sum(c.startswith("-m agents.training.solo_fit ") for c in calls) == 3 and len(calls) == 39
     assert calls[-1].endswith(f"--out {out}/escoba_2p_solo.pt")
     assert done.stdout.splitlines()[-1] == f"wrote {out}/escoba_2p_solo.pt"

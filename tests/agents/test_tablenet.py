@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 import torch
 
-from agents.distill import collect_labels, save_labels
 from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
 from agents.loader import load_checkpoint_agent
@@ -28,6 +27,7 @@ from agents.tablenet import (
     table_input_names,
     table_inputs,
 )
+from agents.training.distill import collect_labels, save_labels
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
 from tests.helpers import C, M, record_recipe, replay_recipe, set_position

@@ -8,11 +8,11 @@ import os
 import numpy as np
 import pytest
 
-from agents.distill import collect_labels, save_labels
 from agents.endgame import EndgameAgent
 from agents.expert import ExpertAgent
 from agents.greedy import GreedyAgent
 from agents.search import SearchAgent
+from agents.training.distill import collect_labels, save_labels
 from escoba_env import Rules
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -65,7 +65,7 @@ def test_agreement_splits_the_regret_by_every_stock_size(tmp_path, capsys):
 
 
 def test_agreement_regret_needs_values(endgame_labels, tmp_path):
-    from agents.distill import load_labels
+    from agents.training.distill import load_labels
 
     arrays, _ = load_labels(endgame_labels)
     path = tmp_path / "novalues.npz"

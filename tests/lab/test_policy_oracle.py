@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.distill import collect_labels
 from agents.expert import ExpertAgent
 from agents.registry import make_agent
+from agents.training.distill import collect_labels
 from escoba_env import EscobaEngine, Rules
 from escoba_env.observation import action_masks, encode
 from lab.policy_oracle import PolicyOracleAgent, make
@@ -96,8 +96,7 @@ def test_labels_from_the_policy_oracle_come_with_its_values():
 @pytest.mark.slow
 def test_the_policy_iteration_recipe_runs_tiny(tmp_path, capsys):
     """Labels of the policy oracle (command line), then a midgame network fitted on them."""
-    from agents import distill
-    from agents.training import solo_fit
+    from agents.training import distill, solo_fit
 
     labels, out = tmp_path / "po.npz", tmp_path / "api.pt"
     assert distill.main(["--out", str(labels), "--labels", "300", "--values", "--teacher",

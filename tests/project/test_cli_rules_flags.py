@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RULES_FLAGS = ("--players", "--partnerships", "--target-score", "--sevens-rule", "--bonus-sweeps",
                "--prefer-single", "--last-play-escoba", "--initial-fifteen", "--jokers", "--mesa-deal")
 # Programs that take rules: their files must build the flags with add_rules_arguments.
-PROGRAMS = ("agents/tournament/cli.py", "agents/training/cli.py", "agents/distill.py",
+PROGRAMS = ("agents/tournament/cli.py", "agents/training/cli.py", "agents/training/distill.py",
             "escoba_arena/terminal.py", "benchmarks/bench_agents.py", "benchmarks/bench_engine.py",
             "benchmarks/bench_envs.py", "benchmarks/bench_gym_vector.py",
             "benchmarks/bench_train.py", "benchmarks/strength.py")
@@ -72,7 +72,7 @@ def test_no_program_spells_a_rules_flag_of_its_own():
     assert owners == {"escoba_env/cli.py"}
 
 
-@pytest.mark.parametrize("module", ["agents.tournament.cli", "agents.training.cli", "agents.distill",
+@pytest.mark.parametrize("module", ["agents.tournament.cli", "agents.training.cli", "agents.training.distill",
                                     "escoba_arena.terminal"])
 def test_every_parser_offers_the_same_rules_flags(module):
     parser = __import__(module, fromlist=["build_parser"]).build_parser()

@@ -20,7 +20,7 @@ The labels are written as one ``.npz`` (``obs`` float16, ``mask`` int8, ``action
 with the rules, the teacher, the behaviour agents and the seed), which ``train.py --distill-data
 PATH`` reads (see ``agents.training.Config.distill_data``)::
 
-    python -m agents.distill --out runs/labels/search_150k.npz --labels 150000 \\
+    python -m agents.training.distill --out runs/labels/search_150k.npz --labels 150000 \\
         --teacher search --behaviour neural-2p-plain expert greedy \\
         --weights 0.5 0.35 0.15 --seed 11
 """
@@ -42,12 +42,12 @@ from escoba_env.engine import EscobaEngine
 from escoba_env.observation import action_masks, encode, obs_size
 from escoba_env.rules import Rules
 
-from .base import Agent
-from .endgame import EndgameAgent, endgame_rows
-from .moves import move_actions
-from .registry import make_agent
-from .search import SearchAgent
-from .worlds import observation_scalars
+from ..base import Agent
+from ..endgame import EndgameAgent, endgame_rows
+from ..moves import move_actions
+from ..registry import make_agent
+from ..search import SearchAgent
+from ..worlds import observation_scalars
 
 LABELS_FORMAT = "escoba-env-labels"
 LABEL_KEYS = ("obs", "mask", "action")
@@ -197,7 +197,7 @@ def load_labels(path: str | os.PathLike, rules: Rules | None = None) -> tuple[di
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"labels file {path!r} "
-                                f"does not exist (make one with python -m agents.distill)")
+                                f"does not exist (make one with python -m agents.training.distill)")
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
@@ -225,8 +225,9 @@ def load_labels(path: str | os.PathLike, rules: Rules | None = None) -> tuple[di
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """Return the argparse parser of ``python -m agents.distill``."""
-    ap = argparse.ArgumentParser(prog="python -m agents.distill", description=__doc__.split("\n\n")[0],
+    """Return the argparse parser of ``python -m agents.training.distill``."""
+    ap = argparse.ArgumentParser(prog="python -m agents.training.distill",
+                                 description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--out", required=True, help="the .npz file to write (never overwritten)")
     ap.add_argument("--labels", type=positive_int, default=150_000, help="decisions to label")
