@@ -94,7 +94,8 @@ class Config:
     distill_data: str | None = None
     """Teacher-labelled decisions (a .npz written by ``python -m agents.training.distill``) to kickstart
     from: every PPO minibatch adds ``distill_coef`` x the cross-entropy between the policy and the
-    teacher's action on as many labelled decisions (Schmitt et al. 2018, "Kickstarting Deep Reinforcement Learning")."""
+    teacher's action on as many labelled decisions (Schmitt et al. 2018, "Kickstarting Deep
+    Reinforcement Learning")."""
     distill_coef: float = 1.0
     """Weight of the kickstarting cross-entropy (only with ``distill_data``)."""
     distill_anneal: bool = False
