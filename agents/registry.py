@@ -25,6 +25,7 @@ from .expert import ExpertAgent
 from .greedy import GreedyAgent
 from .guided import GuidedSearchAgent
 from .hybrid import HybridAgent
+from .llm import LLMAgent
 from .search import OracleAgent, PolicyOracleAgent, SearchAgent
 from .spec_values import as_bool, as_sims, optional_int
 
@@ -148,6 +149,11 @@ def _ismcts(rules: Rules | None = None, seed: int | None = None, **params: Any) 
 
 register("openspiel-ismcts", _ismcts, {"sims": int, "uct_c": float, "rollouts": int},
          "OpenSpiel's IS-MCTS bot on the python_escoba game; sims = simulations per decision (default 100)")
+register("llm", LLMAgent, {"model": str, "base_url": str, "temperature": float, "max_retries": int,
+                           "timeout": float, "key_env": str, "concurrency": int, "attempts": int,
+                           "backoff": float, "max_tokens": int, "french": as_bool},
+         "a language model at an OpenAI-compatible endpoint: llm:model=NAME,base_url=URL (the key from "
+         "$OPENAI_API_KEY or key_env=VAR; pip install 'escoba-env[llm]')")
 _FIRST_PARAM = {"checkpoint": "path", "sb3": "path", "python": "target"}
 """Specs whose first parameter is written bare (a file or a module:factory)."""
 

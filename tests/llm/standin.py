@@ -1,0 +1,132 @@
+"""A stand-in OpenAI-compatible chat-completions server for the tests, on loopback.
+
+The model name picks the script of every answer, so that a tournament in another process can be
+pointed at one behaviour:
+
+- ``legal``: the number of a legal move (read from the prompt's numbered list; seeded by the prompt);
+- ``words``: the same move written out in words;
+- ``garbage``: text that never names a move;
+- ``fix-after-one``: garbage to a first question, a legal number once re-asked;
+- ``e401``, ``e404``, ``e500``, ``e429``: that HTTP status every time (429 with ``Retry-After: 0``);
+- ``flaky``: 429 with ``Retry-After: 0`` to every other request, a legal number otherwise;
+- ``slow``: a legal number after ``slow_s`` seconds.
+
+It counts requests, the most in flight at once, the headers and bodies it received, and answers
+``usage`` with ``prompt_tokens`` = the prompt's characters // 4 and ``completion_tokens`` = 1 per
+answer word. Bodies over 1 MiB are refused with 413 before they are read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+MAX_BODY = 1 << 20
+
+
+def _moves(text: str) -> list[str]:
+    """Return the numbered moves listed in a prompt."""
+    return re.findall(r"^\d+\. (.+)$", text.split("Your legal moves:")[-1], flags=re.M)
+
+
+class StandIn:
+    """The server: ``url`` is its ``/v1`` base URL; ``close()`` stops it."""
+
+    def __init__(self, slow_s: float = 2.0):
+        self.slow_s = slow_s
+        self.lock = threading.Lock()
+        self.requests = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.headers: list[dict[str, str]] = []
+        self.bodies: list[dict] = []
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self) -> None:
+        """Stop serving."""
+        self.server.shutdown()
+        self.server.server_close()
+
+    def answer(self, model: str, chat: list[dict], n: int) -> tuple[int, dict, str]:
+        """Return (status, extra headers, answer text) for request number ``n`` of ``model``."""
+        prompt = "\n".join(str(m.get("content", "")) for m in chat if m.get("role") != "assistant")
+        first_user = next((m["content"] for m in chat if m.get("role") == "user"), "")
+        moves = _moves(first_user)
+        pick = zlib.crc32(first_user.encode()) % max(len(moves), 1) + 1
+        if model in ("e401", "e404", "e500"):
+            return int(model[1:]), {}, "no"
+        if model == "e429" or (model == "flaky" and n % 2 == 1):
+            return 429, {"Retry-After": "0"}, "slow down"
+        if model == "slow":
+            time.sleep(self.slow_s)
+        if model == "garbage":
+            return 200, {}, "I would rather not say."
+        if model == "fix-after-one" and sum(m.get("role") == "user" for m in chat) == 1:
+            return 200, {}, "Let me think about the velo."
+        if model == "words" and moves:
+            return 200, {}, f"I play {moves[pick - 1]}."
+        del prompt
+        return 200, {}, str(pick)
+
+    def _handler(self):
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # quiet
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                if length > MAX_BODY or not self.path.endswith("/chat/completions"):
+                    self.send_error(413 if length > MAX_BODY else 404)
+                    return
+                body = json.loads(self.rfile.read(length))
+                with standin.lock:
+                    n = standin.requests
+                    standin.requests += 1
+                    standin.in_flight += 1
+                    standin.max_in_flight = max(standin.max_in_flight, standin.in_flight)
+                    standin.headers.append(dict(self.headers))
+                    standin.bodies.append(body)
+                try:
+                    time.sleep(0.005)  # long enough for concurrent requests to overlap
+                    status, extra, text = standin.answer(body.get("model", ""), body.get("messages", []), n)
+                finally:
+                    with standin.lock:
+                        standin.in_flight -= 1
+                chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
+                data = {"id": f"standin-{n}", "object": "chat.completion", "model": body.get("model"),
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                                     "message": {"role": "assistant", "content": text}}],
+                        "usage": {"prompt_tokens": chars // 4, "completion_tokens": len(text.split()),
+                                  "total_tokens": chars // 4 + len(text.split())}}
+                raw = json.dumps(data if status == 200 else {"error": {"message": text}}).encode()
+                try:
+                    self.send_response(status)
+                    for k, v in extra.items():
+                        self.send_header(k, v)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(raw)))
+                    self.end_headers()
+                    self.wfile.write(raw)
+                except OSError:  # the client gave up (a timeout test)
+                    pass
+
+        return Handler
+
+
+if __name__ == "__main__":  # serve until stopped: python -m tests.llm.standin
+    s = StandIn()
+    print(s.url, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        s.close()
