@@ -311,9 +311,12 @@ def parse_answer(answer: str, moves: Sequence[Move], french: bool = False) -> Mo
         if not 1 <= k <= n:
             raise IllegalAnswer(f"{k} is not the number of a move: choose one from 1 to {n}")
         return moves[k - 1]
-    cards = _cards_in(" ".join(answer.split()))
-    if not cards and len(set(re.findall(r"\d+", text))) == 1:  # "so I think 2": one number in the text
-        return parse_answer(re.findall(r"\d+", text)[0], moves, french)
+    flat = " ".join(answer.split())
+    cards = _cards_in(flat)
+    numbers = set(re.findall(r"\d+", _CARD_PATTERN.sub(" ", flat)))
+    plays_a_card = bool(cards) and any(m.card == cards[0] for m in moves)
+    if len(numbers) == 1 and not plays_a_card:  # "So I think 2": one number and no playable card named
+        return parse_answer(numbers.pop(), moves, french)
     if not cards:
         raise IllegalAnswer(f"no move number and no card found in the answer: reply with one number "
                             f"from 1 to {n}")
