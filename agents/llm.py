@@ -198,12 +198,14 @@ class LLMAgent(Agent):
         gate = asyncio.Semaphore(self.concurrency)
         limits = httpx.Limits(max_connections=self.concurrency)
         async with httpx.AsyncClient(timeout=self.timeout, limits=limits) as client:
+            tasks = [asyncio.ensure_future(self._decide(client, gate, *job)) for job in jobs]
             try:
-                async with asyncio.TaskGroup() as group:  # one fault cancels the other requests
-                    tasks = [group.create_task(self._decide(client, gate, *job)) for job in jobs]
-            except BaseExceptionGroup as group_error:  # noqa: F821 (a builtin since Python 3.11)
-                raise group_error.exceptions[0] from None
-        return [t.result() for t in tasks]
+                return list(await asyncio.gather(*tasks))
+            except BaseException:  # one fault ends the batch: cancel the other requests
+                for t in tasks:
+                    t.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
 
     async def _decide(self, client, gate: asyncio.Semaphore, moves: list[Move], msgs: list[dict],
                       draw: float) -> Move:

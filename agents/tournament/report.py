@@ -113,11 +113,11 @@ def results_dict(run: TournamentRun, pairs: list[dict], agents: list[dict], rati
         "agents": agents,
         "ratings": ratings,
         "rating_model": RATING_MODEL,
-        **_llm_usage(run),
+        **llm_usage_fields(run),
     })
 
 
-def _llm_usage(run: TournamentRun) -> dict:
+def llm_usage_fields(run: TournamentRun) -> dict:
     """Return ``{"llm_usage": {spec: summary}}`` when language-model agents played, else nothing."""
     from ..llm import total_usage
 
@@ -167,7 +167,7 @@ def table(run: TournamentRun, pairs: list[dict], agents: list[dict], ratings: li
     lines.append("rating: OpenSkill Plackett-Luce (no drift, tau = 0) over every deal of every lineup")
     for spec in run.cheating:
         lines.append(f"* {spec} sees the hidden cards: a CHEATING upper-bound reference, not a fair opponent")
-    usage = _llm_usage(run).get("llm_usage")
+    usage = llm_usage_fields(run).get("llm_usage")
     if usage:
         from ..llm import usage_lines
 

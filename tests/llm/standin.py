@@ -33,6 +33,10 @@ def _moves(text: str) -> list[str]:
     return re.findall(r"^\d+\. (.+)$", text.split("Your legal moves:")[-1], flags=re.M)
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # a burst of concurrent connections must not wait for SYN retries
+
+
 class StandIn:
     """The server: ``url`` is its ``/v1`` base URL; ``close()`` stops it."""
 
@@ -44,7 +48,7 @@ class StandIn:
         self.max_in_flight = 0
         self.headers: list[dict[str, str]] = []
         self.bodies: list[dict] = []
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server = _Server(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
