@@ -3,13 +3,16 @@
 The model name picks the script of every answer, so that a tournament in another process can be
 pointed at one behaviour:
 
-- ``legal``: the number of a legal move (read from the prompt's numbered list; seeded by the prompt);
+- ``legal``: the number of a legal move (read from the prompt's numbered list, picked by a hash of it);
 - ``words``: the same move written out in words;
 - ``garbage``: text that never names a move;
 - ``fix-after-one``: garbage to a first question, a legal number once re-asked;
 - ``e401``, ``e404``, ``e500``, ``e429``: that HTTP status every time (429 with ``Retry-After: 0``);
 - ``flaky``: 429 with ``Retry-After: 0`` to every other request, a legal number otherwise;
-- ``slow``: a legal number after ``slow_s`` seconds.
+- ``slow``: a legal number after ``slow_s`` seconds;
+- any other name (``legal``, ``M``): a legal number.
+
+``fail_after = n`` makes every request from the n-th on answer HTTP 500 (an endpoint that goes down).
 
 It counts requests, the most in flight at once, the headers and bodies it received, and answers
 ``usage`` with ``prompt_tokens`` = the prompt's characters // 4 and ``completion_tokens`` = 1 per
@@ -42,6 +45,8 @@ class StandIn:
 
     def __init__(self, slow_s: float = 2.0):
         self.slow_s = slow_s
+        self.fail_after: int | None = None
+        """From this request number on, every answer is HTTP 500 (None: never)."""
         self.lock = threading.Lock()
         self.requests = 0
         self.in_flight = 0
@@ -61,10 +66,11 @@ class StandIn:
 
     def answer(self, model: str, chat: list[dict], n: int) -> tuple[int, dict, str]:
         """Return (status, extra headers, answer text) for request number ``n`` of ``model``."""
-        prompt = "\n".join(str(m.get("content", "")) for m in chat if m.get("role") != "assistant")
         first_user = next((m["content"] for m in chat if m.get("role") == "user"), "")
         moves = _moves(first_user)
         pick = zlib.crc32(first_user.encode()) % max(len(moves), 1) + 1
+        if self.fail_after is not None and n >= self.fail_after:
+            return 500, {}, "down"
         if model in ("e401", "e404", "e500"):
             return int(model[1:]), {}, "no"
         if model == "e429" or (model == "flaky" and n % 2 == 1):
@@ -77,7 +83,6 @@ class StandIn:
             return 200, {}, "Let me think about the velo."
         if model == "words" and moves:
             return 200, {}, f"I play {moves[pick - 1]}."
-        del prompt
         return 200, {}, str(pick)
 
     def _handler(self):
