@@ -334,3 +334,45 @@ def parse_answer(answer: str, moves: Sequence[Move], french: bool = False) -> Mo
     listed = ", ".join(str(i) for i in with_card)
     raise IllegalAnswer(f"'{said}' is not a legal move; the legal moves with {card_words(played, french)} "
                         f"are number(s) {listed}")
+
+
+# ------------------------------------------------------------------------------- the command
+
+def position_after(seed: int, moves: int, rules: Rules | None = None) -> tuple[np.ndarray, Rules]:
+    """Return the observation of the seat to act after ``moves`` full moves of a game dealt from
+    ``seed``, each the last legal move listed (a fixed line of play, for examples), and the rules."""
+    from .game import Game
+
+    rules = Rules() if rules is None else rules
+    g = Game(rules)
+    g.reset(seed)
+    for _ in range(moves):
+        seat = g.to_act
+        move = legal_moves(g.observe(seat), rules)[-1]
+        g.step(move_action(move, g.observe(seat), g.action_mask(seat), rules))
+        while g.pending >= 0:
+            g.step(move_action(move, g.observe(seat), g.action_mask(seat), rules))
+    return g.observe(g.to_act), rules
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the prompt of a real position: ``python -m escoba_env.text --seed 7 --moves 5``."""
+    import argparse
+
+    from .cli import add_rules_arguments, rules_from_args
+
+    p = argparse.ArgumentParser(prog="python -m escoba_env.text",
+                                description="Print the text face's prompt (system message, a blank line, "
+                                            "the position) of the seat to act in a dealt game.")
+    p.add_argument("--seed", type=int, default=0, help="seed of the deal")
+    p.add_argument("--moves", type=int, default=0, help="full moves played first (each the last one listed)")
+    p.add_argument("--french", action="store_true", help="French-suited card names")
+    add_rules_arguments(p)
+    args = p.parse_args(argv)
+    obs, rules = position_after(args.seed, args.moves, rules_from_args(args))
+    print(prompt(obs, rules, args.french))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

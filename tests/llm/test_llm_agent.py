@@ -10,13 +10,13 @@ import pytest
 
 from agents.bench.card import card_config, card_dict, headline_text
 from agents.llm import LLMError, Usage
+from agents.llm_standin import StandIn
 from agents.registry import make_agent
 from agents.tournament.runner import TournamentConfig, run_tournament, with_overrides
 from escoba_env.engine import EscobaEngine
 from escoba_env.observation import action_masks, encode
 from escoba_env.rules import Rules
 from escoba_env.single_agent import SingleAgentEscobaEnv
-from tests.llm.standin import StandIn
 
 
 @pytest.fixture

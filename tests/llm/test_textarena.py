@@ -8,9 +8,9 @@ import pytest
 
 ta = pytest.importorskip("textarena")
 
+from agents.llm_standin import StandIn  # noqa: E402
 from escoba_env.rules import Rules  # noqa: E402
 from escoba_env.textarena_env import EscobaTextArenaEnv, register  # noqa: E402
-from tests.llm.standin import StandIn  # noqa: E402
 
 
 def _first_move(observation: str) -> str:

@@ -1,4 +1,7 @@
-"""A stand-in OpenAI-compatible chat-completions server for the tests, on loopback.
+"""A stand-in OpenAI-compatible chat-completions server on loopback: no model, scripted answers.
+
+The tests play the ``llm`` agent against it, and ``python -m agents.llm_standin --rounds N`` measures
+what the protocol costs in calls and prompt tokens without paying for a model (docs/llm.md).
 
 The model name picks the script of every answer, so that a tournament in another process can be
 pointed at one behaviour:
@@ -132,10 +135,45 @@ class StandIn:
         return Handler
 
 
-if __name__ == "__main__":  # serve until stopped: python -m tests.llm.standin
+def measure(rounds: int, opponent: str = "greedy", seed: int = 0) -> dict:
+    """Return the ``llm`` agent's usage over ``rounds`` duplicate deals against ``opponent`` (stand-in
+    answers: always a legal number), with calls and prompt tokens per round and per call."""
+    from .tournament.report import llm_usage_fields
+    from .tournament.runner import TournamentConfig, run_tournament
+
+    standin = StandIn()
+    try:
+        spec = f"llm:base_url={standin.url},model=legal"
+        run = run_tournament(TournamentConfig(agents=(spec, opponent), deals=rounds, seed=seed, workers=1))
+        u = llm_usage_fields(run)["llm_usage"][spec]
+    finally:
+        standin.close()
+    played = 2 * rounds  # duplicate: each deal once per seat rotation
+    return {"rounds": played, "calls": u["calls"], "calls_per_round": u["calls"] / played,
+            "prompt_tokens_per_call": u["tokens_in"] / u["calls"]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve until stopped, or (``--rounds N``) print what N duplicate deals cost in calls and tokens."""
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m agents.llm_standin", description=__doc__.splitlines()[0])
+    p.add_argument("--rounds", type=int, help="measure N deals (x2 seat rotations) against greedy, then exit")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    if args.rounds:
+        m = measure(args.rounds, seed=args.seed)
+        print(f"{m['rounds']} rounds: {m['calls']} calls, {m['calls_per_round']:.2f} calls per round, "
+              f"{m['prompt_tokens_per_call']:.0f} prompt tokens per call (characters / 4)")
+        return 0
     s = StandIn()
     print(s.url, flush=True)
     try:
         threading.Event().wait()
     except KeyboardInterrupt:
         s.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
