@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import ssl
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -143,6 +144,7 @@ class LLMAgent(Agent):
         self.backoff, self.max_tokens, self.french = float(backoff), max_tokens, bool(french)
         self.usage = Usage()
         self._chosen: dict[tuple[int, int, int], int] = {}
+        self._tls: ssl.SSLContext | None = None
         super().__init__(rules, seed)
 
     def reset(self, seed: int | None = None) -> None:
@@ -197,7 +199,9 @@ class LLMAgent(Agent):
 
         gate = asyncio.Semaphore(self.concurrency)
         limits = httpx.Limits(max_connections=self.concurrency)
-        async with httpx.AsyncClient(timeout=self.timeout, limits=limits) as client:
+        if self._tls is None:  # built once: loading the certificate store costs tens of ms per client
+            self._tls = ssl.create_default_context()
+        async with httpx.AsyncClient(timeout=self.timeout, limits=limits, verify=self._tls) as client:
             tasks = [asyncio.ensure_future(self._decide(client, gate, *job)) for job in jobs]
             try:
                 return list(await asyncio.gather(*tasks))

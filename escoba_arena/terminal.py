@@ -31,6 +31,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.extras import missing_extra
+from agents.llm import LLMError
 from agents.opponents import default_opponent
 from agents.registry import make_agent, names_help
 from agents.shipped import DEFAULT_OPPONENTS, FALLBACK_OPPONENT, table_name
@@ -549,6 +550,9 @@ def _main(argv: Sequence[str] | None, stdin: TextIO | None, stdout: TextIO | Non
     except KeyboardInterrupt:
         out.write("\nInterrupted. Bye.\n")
         return 130
+    except LLMError as exc:  # a language-model opponent's endpoint failed: one line, not a traceback
+        print(f"{PROG}: error: {exc}", file=err)
+        return 1
 
 
 if __name__ == "__main__":

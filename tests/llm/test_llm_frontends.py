@@ -1,0 +1,46 @@
+"""A language model in escoba-play, and the docs page's prompt is what the code prints."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+from agents.llm_standin import StandIn
+from escoba_env.text import main as text_main
+from tests.frontends.test_play import run_game
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_escoba_play_takes_a_language_model_opponent():
+    standin = StandIn()
+    try:
+        rc, out, _ = run_game(["--opponent", f"llm:base_url={standin.url},model=legal", "--seed", "3",
+                               "--target-score", "1", "--delay", "0"])
+    finally:
+        standin.close()
+    assert rc == 0 and "Final score:" in out and standin.requests > 5
+
+
+def test_escoba_play_ends_with_one_line_when_the_model_endpoint_fails():
+    standin = StandIn()
+    try:
+        rc, out, _ = run_game(["--opponent", f"llm:base_url={standin.url},model=e401", "--seed", "3",
+                               "--seat", "1"])
+    finally:
+        standin.close()
+    assert rc == 1 and out.rstrip().splitlines()[-1].endswith(
+        "refused the request (HTTP 401): check the key in $OPENAI_API_KEY")
+    assert "Traceback" not in out
+
+
+def test_the_docs_prompt_is_what_the_command_prints():
+    page = (ROOT / "docs/llm.md").read_text(encoding="utf-8")
+    m = re.search(r"<!-- prompt: python -m escoba_env\.text (.*?) -->\n```text\n(.*?)\n```", page, re.S)
+    assert m, "docs/llm.md lost its prompt block"
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        text_main(m.group(1).split())
+    assert buf.getvalue().rstrip("\n") == m.group(2)
