@@ -458,7 +458,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=seed_arg, help="seed of the deals and the bots (default: random; "
                    "the game prints it so you can replay it)")
     p.add_argument("--french", action="store_true",
-                   help="French names (7♦, K♥; in moves: 7 of diamonds) instead of Spanish (7o, Rc; 7 de oros)")
+                   help="French names (7♦, K♥; 7 of diamonds) instead of Spanish ones (7o, Rc; 7 de oros)")
     colour = p.add_mutually_exclusive_group()
     colour.add_argument("--no-color", dest="color", action="store_false", default=None,
                         help="no ANSI colours (default: colours on a terminal, unless NO_COLOR is set)")
