@@ -44,3 +44,19 @@ def test_the_docs_prompt_is_what_the_command_prints():
     with contextlib.redirect_stdout(buf):
         text_main(m.group(1).split())
     assert buf.getvalue().rstrip("\n") == m.group(2)
+
+
+def test_the_web_games_log_phrases_every_move_with_the_shared_words():
+    from agents.base import RandomAgent
+    from escoba_arena.web.game import WebGame
+    from escoba_env.cards import move_words
+    from escoba_env.rules import Rules
+
+    game = WebGame(Rules(), {1: RandomAgent(seed=1)}, {1: "random"}, seat=0, seed=5)
+    for _ in range(4):
+        mv = game.view()["moves"][0]
+        game.play(mv["card"], mv["options"][0] if mv["options"] else [])
+    moves = [e for e in game.view()["log"] if e["type"] == "move"]
+    assert len(moves) >= 7
+    for e in moves:
+        assert e["words"] == move_words(e["card"], sum(1 << c for c in e["captured"]))

@@ -2,10 +2,12 @@
 "use strict";
 const SUITS = ["oros", "copas", "espadas", "bastos"];
 const RANKS = ["1", "2", "3", "4", "5", "6", "7", "S", "C", "R"];
+// Full names as escoba_env.cards.card_words writes them (the server phrases moves with move_words).
+const RANK_WORDS = ["as", "2", "3", "4", "5", "6", "7", "sota", "caballo", "rey"];
 
 function cardName(id) {
   if (id >= 40) return "joker " + (id - 39);
-  return RANKS[id >> 2] + " " + SUITS[id & 3];
+  return RANK_WORDS[id >> 2] + " de " + SUITS[id & 3];
 }
 
 function cardEl(id, cls) {
