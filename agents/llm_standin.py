@@ -96,11 +96,20 @@ class StandIn:
                 pass
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                if length > MAX_BODY or not self.path.endswith("/chat/completions"):
-                    self.send_error(413 if length > MAX_BODY else 404)
+                try:
+                    length = int(self.headers.get("Content-Length") or 0)
+                except ValueError:
+                    length = -1
+                if not 0 <= length <= MAX_BODY or not self.path.endswith("/chat/completions"):
+                    self.send_error(404 if 0 <= length <= MAX_BODY else 413)
                     return
-                body = json.loads(self.rfile.read(length))
+                try:
+                    body = json.loads(self.rfile.read(length))
+                    if not isinstance(body, dict):
+                        raise ValueError
+                except ValueError:
+                    self.send_error(400)
+                    return
                 with standin.lock:
                     n = standin.requests
                     standin.requests += 1
