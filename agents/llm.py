@@ -18,8 +18,8 @@ parameter, never kept on the agent, and never part of a message, so it reaches n
 replay, record or card.
 
 Faults that the run cannot go past end it with ``LLMError`` (one line): an unreachable endpoint,
-401/403 (the key), 404 (the URL or the model), another 4xx, and 429, 5xx or timeouts that last
-through ``attempts`` tries (429 waits for its ``Retry-After``, the others back off from ``backoff``
+401/403 (the key), 404 (the URL or the model), another 4xx, and 429, 5xx, timeouts or dropped
+connections that last through ``attempts`` tries (429 waits for its ``Retry-After``, the others back off from ``backoff``
 seconds, doubling). ``usage`` counts, per agent: decisions, calls, answers re-asked, fallbacks,
 tokens in and out, and each call's latency (``Usage.summary``: p50/p95).
 """
@@ -251,9 +251,10 @@ class LLMAgent(Agent):
                     status = r.status_code
                 except httpx.TimeoutException:
                     status, why = 0, f"no answer within timeout={self.timeout:g} s"
-                except httpx.HTTPError as exc:
-                    why = _clean(str(exc) or type(exc).__name__, key)
-                    raise LLMError(f"cannot reach {self.url}: {why}") from None
+                except (httpx.ConnectError, httpx.UnsupportedProtocol) as exc:  # nothing there: no retry
+                    raise LLMError(f"cannot reach {self.url}: {_error(exc, key)}") from None
+                except httpx.TransportError as exc:  # a connection dropped mid-answer: try again
+                    status, why = 0, f"connection lost ({_error(exc, key)})"
                 latency = (time.perf_counter() - t0) * 1000.0
             if status == 200:
                 return self._answer(r, latency, key)
@@ -316,6 +317,11 @@ def _clean(text: str, key: str) -> str:
     """Return ``text`` on one line, without the key should a server have echoed it."""
     text = " ".join(str(text).split())
     return text.replace(key, "[key]") if key else text
+
+
+def _error(exc: BaseException, key: str) -> str:
+    """Return an exception's message on one line, without the key."""
+    return _clean(str(exc) or type(exc).__name__, key)
 
 
 def _run(coro):

@@ -13,6 +13,7 @@ pointed at one behaviour:
 - ``e401``, ``e404``, ``e500``, ``e429``: that HTTP status every time (429 with ``Retry-After: 0``);
 - ``flaky``: 429 with ``Retry-After: 0`` to every other request, a legal number otherwise;
 - ``slow``: a legal number after ``slow_s`` seconds;
+- ``drop``: the connection closed without an answer;
 - any other name (``legal``, ``M``): a legal number.
 
 ``fail_after = n`` makes every request from the n-th on answer HTTP 500 (an endpoint that goes down).
@@ -117,6 +118,12 @@ class StandIn:
                     standin.max_in_flight = max(standin.max_in_flight, standin.in_flight)
                     standin.headers.append(dict(self.headers))
                     standin.bodies.append(body)
+                if body.get("model") == "drop":  # hang up without an answer
+                    with standin.lock:
+                        standin.in_flight -= 1
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
                 try:
                     time.sleep(0.005)  # long enough for concurrent requests to overlap
                     status, extra, text = standin.answer(body.get("model", ""), body.get("messages", []), n)

@@ -95,6 +95,7 @@ def test_the_concurrency_limit_is_kept(standin):
     ("e500", "HTTP 500 on 2 tries"),
     ("e429", "HTTP 429 Too Many Requests on 2 tries"),
     ("slow", "no answer within timeout=0.2 s on 2 tries"),
+    ("drop", "connection lost .* on 2 tries"),
 ])
 def test_each_fault_ends_with_one_line(standin, model, message):
     a = make_agent(f"llm:base_url={standin.url},model={model},attempts=2,backoff=0,timeout=0.2")
