@@ -162,7 +162,9 @@ def seat_names(rules: Rules) -> list[str]:
         return ["you", "your opponent"]
     if rules.partnerships:
         return ["you", "the opponent after you", "your partner", "the opponent before you"]
-    return ["you", "the player after you", "the player after them"][: rules.num_players]
+    if rules.num_players == 3:
+        return ["you", "the player after you", "the player before you"]
+    return ["you", "the player after you", "the player opposite you", "the player before you"]
 
 
 def side_names(rules: Rules) -> list[str]:

@@ -84,6 +84,7 @@ def test_the_prompt_shows_the_position_and_numbers_every_full_move():
 
 
 @pytest.mark.parametrize("rules", [Rules(), Rules(num_players=4, partnerships=True), Rules(num_players=3),
+                                   Rules(num_players=4),
                                    Rules(prefer_single=True), Rules(jokers=2, mesa_deal=True)])
 def test_the_moves_are_the_games_moves_and_each_one_plays_as_listed(rules):
     rng = np.random.default_rng(5)
@@ -139,3 +140,18 @@ def test_the_parser_reads_a_number_or_the_move_written_out(answer, index):
 def test_the_parser_says_why_an_answer_is_not_a_legal_move(answer, reason):
     with pytest.raises(text.IllegalAnswer, match=reason.replace("(", r"\(").replace(")", r"\)")):
         text.parse_answer(answer, MOVES)
+
+
+@pytest.mark.parametrize("players,partnerships,names", [
+    (2, False, ["you", "your opponent"]),
+    (3, False, ["you", "the player after you", "the player before you"]),
+    (4, False, ["you", "the player after you", "the player opposite you", "the player before you"]),
+    (4, True, ["you", "the opponent after you", "your partner", "the opponent before you"]),
+])
+def test_every_seat_has_a_name_at_every_table(players, partnerships, names):
+    rules = Rules(num_players=players, partnerships=partnerships)
+    assert text.seat_names(rules) == names
+    g = Game(rules)
+    g.reset(4)
+    p = text.prompt(g.observe(g.to_act), rules)
+    assert all(n in p for n in names[1:])
