@@ -177,3 +177,17 @@ def test_a_real_model_plays_a_few_decisions():
     obs, masks = _batch(4)
     actions = a.act_batch(obs, masks)
     assert all(masks[i, actions[i]] for i in range(4)) and a.usage.decisions == 4
+
+
+def test_the_agent_plays_from_inside_a_running_event_loop(standin):
+    """A server that calls a bot from its event loop's thread (the requests then run in a helper)."""
+    import asyncio
+
+    a = make_agent(f"llm:base_url={standin.url},model=legal")
+    obs, masks = _batch(3)
+
+    async def inside() -> np.ndarray:
+        return a.act_batch(obs, masks)
+
+    actions = asyncio.run(inside())
+    assert all(masks[i, actions[i]] for i in range(3)) and a.usage.calls == 3
