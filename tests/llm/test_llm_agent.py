@@ -191,3 +191,23 @@ def test_the_agent_plays_from_inside_a_running_event_loop(standin):
 
     actions = asyncio.run(inside())
     assert all(masks[i, actions[i]] for i in range(3)) and a.usage.calls == 3
+
+
+def test_a_capture_choice_is_carried_out_without_asking_again(standin):
+    from escoba_env.game import Game
+    from escoba_env.text import legal_moves
+
+    rules = Rules()
+    a = make_agent(f"llm:base_url={standin.url},model=legal", rules=rules)
+    g = Game(rules, single_round=True)
+    g.reset(2)
+    asked = choices = 0
+    while not g.done:
+        seat = g.to_act
+        obs, mask = g.observe(seat), g.action_mask(seat)
+        if g.pending >= 0:
+            choices += 1
+        elif len(legal_moves(obs, rules)) > 1:
+            asked += 1
+        g.step(a.act(obs, mask))
+    assert choices >= 1 and standin.requests == asked == a.usage.decisions
