@@ -32,6 +32,8 @@ import time
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from escoba_env.rules import Rules
+
 MAX_BODY = 1 << 20
 
 
@@ -151,20 +153,24 @@ class StandIn:
         return Handler
 
 
-def measure(rounds: int, opponent: str = "greedy", seed: int = 0) -> dict:
-    """Return the ``llm`` agent's usage over ``rounds`` duplicate deals against ``opponent`` (stand-in
-    answers: always a legal number), with calls and prompt tokens per round and per call."""
+def measure(rounds: int, rules: Rules | None = None, seed: int = 0) -> dict:
+    """Return what the ``llm`` agent spends over ``rounds`` duplicate deals (every seat rotation) at a
+    table of ``rules`` against greedy (and expert, at 3 players), the stand-in always answering a legal
+    number: rounds played, calls, calls per round and prompt tokens per call."""
     from .tournament.report import llm_usage_fields
     from .tournament.runner import TournamentConfig, run_tournament
 
+    rules = Rules() if rules is None else rules
     standin = StandIn()
     try:
         spec = f"llm:base_url={standin.url},model=legal"
-        run = run_tournament(TournamentConfig(agents=(spec, opponent), deals=rounds, seed=seed, workers=1))
+        others = ("greedy", "expert")[: rules.num_sides - 1]
+        run = run_tournament(TournamentConfig(agents=others, vs=spec, rules=rules, deals=rounds, seed=seed,
+                                              workers=1))
         u = llm_usage_fields(run)["llm_usage"][spec]
     finally:
         standin.close()
-    played = 2 * rounds  # duplicate: each deal once per seat rotation
+    played = rounds * rules.num_sides
     return {"rounds": played, "calls": u["calls"], "calls_per_round": u["calls"] / played,
             "prompt_tokens_per_call": u["tokens_in"] / u["calls"]}
 
@@ -173,12 +179,16 @@ def main(argv: list[str] | None = None) -> int:
     """Serve until stopped, or (``--rounds N``) print what N duplicate deals cost in calls and tokens."""
     import argparse
 
+    from escoba_env.cli import add_rules_arguments, rules_from_args
+
     p = argparse.ArgumentParser(prog="python -m agents.llm_standin", description=__doc__.splitlines()[0])
-    p.add_argument("--rounds", type=int, help="measure N deals (x2 seat rotations) against greedy, then exit")
+    p.add_argument("--rounds", type=int, help="measure N deals (each from every seat rotation) against "
+                                              "greedy (and expert at 3 players), then exit")
     p.add_argument("--seed", type=int, default=0)
+    add_rules_arguments(p)
     args = p.parse_args(argv)
     if args.rounds:
-        m = measure(args.rounds, seed=args.seed)
+        m = measure(args.rounds, rules_from_args(args), seed=args.seed)
         print(f"{m['rounds']} rounds: {m['calls']} calls, {m['calls_per_round']:.2f} calls per round, "
               f"{m['prompt_tokens_per_call']:.0f} prompt tokens per call (characters / 4)")
         return 0
