@@ -6,7 +6,7 @@ on (``agents.registry``); compare them with ``agents.evaluation.play_duplicate``
 
 from __future__ import annotations
 
-from . import opponents  # noqa: F401  (registers the shipped agents' names)
+from . import shipped_agents  # noqa: F401  (registers the shipped agents' names)
 from .base import Agent, RandomAgent
 from .evaluation import MatchResult, play_duplicate
 from .expert import ExpertAgent

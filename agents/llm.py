@@ -19,9 +19,9 @@ replay, record or card.
 
 Faults that the run cannot go past end it with ``LLMError`` (one line): an unreachable endpoint,
 401/403 (the key), 404 (the URL or the model), another 4xx, and 429, 5xx, timeouts or dropped
-connections that last through ``attempts`` tries (429 waits for its ``Retry-After``, the others back off from ``backoff``
-seconds, doubling). ``usage`` counts, per agent: decisions, calls, answers re-asked, fallbacks,
-tokens in and out, and each call's latency (``Usage.summary``: p50/p95).
+connections that last through ``attempts`` tries (429 waits for its ``Retry-After``, the others
+back off from ``backoff`` seconds, doubling). ``usage`` counts, per agent: decisions, calls,
+answers re-asked, fallbacks, tokens in and out, and each call's latency (``Usage.summary``: p50/p95).
 """
 
 from __future__ import annotations

@@ -1,161 +1,66 @@
-"""Build agents from short spec strings: ``make_agent("search:sims=200", rules=..., seed=...)``.
+"""Every agent by name: ``make_agent("search:sims=200", rules=..., seed=...)`` builds one from its spec.
 
-A spec is ``name`` or ``name:key=value,key=value``. ``available()`` lists every name with its
-parameters and help line (``evaluate.py --list``; the table in ``docs/agents.md``).
-
-The shipped names (``neural-*``, ``strong-*``) are registered by ``agents.opponents``, which the
-``agents`` package imports. An unknown name or a bad parameter raises ``ValueError`` listing what
-exists. ``checkpoint:PATH`` is loaded by ``agents.loader.load_checkpoint_agent`` (a plain or a
-phase-gated network; ``checkpoint:model.pt,device=cpu,deterministic=false``). Other modules may add
-names with ``register``.
+A spec is ``name`` or ``name:key=value,...`` (``checkpoint:PATH``, ``python:MODULE:FACTORY``: the first
+parameter bare). ``register(name, factory, params, description)`` declares a name once: its factory, its
+parameters typed with bounds and defaults (``agents.spec_values``), a one-line description. The rest
+derives from it: every agent list (``available``), the Gymnasium opponents (``OPPONENTS``, the one entry
+point of ``escoba_env.opponents``), the web arena's allow-list (``from_request=False``: never from a
+request unless its operator allows that spec), the leaderboard's descriptions and tournament seeds
+(``canonical_spec``: ``search``, ``search:sims=400``, ``search:sims=0400`` are one agent, one seed).
+``agents.shipped_agents`` registers the shipped networks (the ``agents`` package imports it).
 """
 
 from __future__ import annotations
 
-import os
+import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from escoba_env.rules import Rules
 
+from . import builders
 from .base import Agent, RandomAgent
-from .endgame import EndgameAgent
-from .expert import ExpertAgent
+from .expert import DECIDED, PARTNER, ExpertAgent
 from .greedy import GreedyAgent
-from .guided import GuidedSearchAgent
 from .hybrid import HybridAgent
 from .llm import LLMAgent
-from .search import OracleAgent, PolicyOracleAgent, SearchAgent
-from .spec_values import as_bool, as_sims, optional_int
+from .outside import SB3_ALGOS
+from .search import THREATS, OracleAgent, SearchAgent
+from .spec_values import MAX_SIMS, AgentSpec, Choice, File, Flag, Int, Number, Param, Text
+
+MAX_SERVED_SIMS = 2000  # the most rollouts a request to a server may ask: well under a second a move
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
 
 
-@dataclass
-class AgentSpec:
-    """A registered agent: its factory, accepted parameters (name -> type) and help line."""
+@dataclass(frozen=True)
+class Entry:
+    """A registered agent: its factory, parameters (name -> type, in canonical order), one-line help."""
 
     name: str
     factory: Callable[..., Agent]
-    params: dict[str, type] = field(default_factory=dict)
+    params: dict[str, Param] = field(default_factory=dict)
     help: str = ""
+    from_request: bool = True
+    bare: str | None = None  # the parameter written bare after the name: checkpoint:PATH
+
+    def usage(self) -> str:
+        """Return how the name is written: ``search``, ``checkpoint:PATH``."""
+        return self.name if self.bare is None else f"{self.name}:{self.params[self.bare].metavar or 'VALUE'}"
 
 
-REGISTRY: dict[str, AgentSpec] = {}
+REGISTRY: dict[str, Entry] = {}
 
 
-def register(name: str, factory: Callable[..., Agent], params: dict[str, type] | None = None,
-             help: str = "") -> None:
+def register(name: str, factory: Callable[..., Agent], params: dict[str, Param] | None = None,
+             help: str = "", *, from_request: bool = True, bare: str | None = None) -> None:
     """Register ``factory(rules=, seed=, **params)`` under ``name`` (replacing any previous one)."""
-    REGISTRY[name] = AgentSpec(name, factory, dict(params or {}), help)
-
-
-register("random", RandomAgent, {}, "uniform over legal actions")
-register("greedy", GreedyAgent, {}, "takes the most valuable capture, else discards its least valuable card")
-register("expert", ExpertAgent, {"decided": float, "partner": float},
-         "card-counting heuristic: avoids sweepable tables, values velo/sevens/oros, plays with partners")
-_SEARCH_PARAMS = {"sims": as_sims, "epsilon": float, "rollout": str, "threat": str, "horizon": optional_int,
-                  "max_rows": int}
-
-
-def _rollout_policy(cls: type[Agent], default: str | None = None) -> Callable[..., Agent]:
-    """Return a factory of ``cls`` whose ``policy`` parameter (an agent spec, ``default`` if not given)
-    is built into that agent."""
-    def factory(rules: Rules | None = None, seed: int | None = None, policy: str | None = default,
-                **params: Any) -> Agent:
-        if policy is not None:
-            params["policy"] = make_agent(policy, rules=rules, seed=seed)
-            params["policy"].name = policy  # named by its spec, not by the file it loaded
-        return cls(rules=rules, seed=seed, **params)
-    factory.__doc__ = f"Return a ``{cls.__name__}``; ``policy`` (an agent spec) plays its rollouts."
-    return factory
-
-
-register("search", _rollout_policy(SearchAgent), {**_SEARCH_PARAMS, "leaf": str, "policy": str},
-         f"determinized Monte Carlo search (PIMC); sims = rollouts per decision (default "
-         f"{SearchAgent.DEFAULT_SIMS}); policy = a fair agent spec that plays the rollouts (default greedy)")
-register("oracle", OracleAgent, _SEARCH_PARAMS,
-         "CHEATING, upper-bound reference: the search seeing the other hands and the stock "
-         "(needs the engine)")
-register("policy-oracle", _rollout_policy(PolicyOracleAgent, "neural-solo"),
-         {"policy": str, "sims": as_sims, "leaf": str, "max_rows": int},
-         "CHEATING teacher for labels: each legal move played out in the true deal by policy (default "
-         "neural-solo) for every seat, valued at the empty stock by leaf (net, exact or none; needs the "
-         "engine)")
-
-
-def _endgame(rules: Rules | None = None, seed: int | None = None, base: str = "expert") -> Agent:
-    """Return ``base`` wrapped so that it plays 2-player endgames exactly (``agents.endgame``)."""
-    if base.partition(":")[0] == "endgame":
-        raise ValueError("endgame's base cannot itself be an endgame agent")
-    return EndgameAgent(make_agent(base, rules=rules, seed=seed), rules=rules, seed=seed)
-
-
-register("endgame", _endgame, {"base": str},
-         "base agent (default expert) that plays the 2-player endgame (empty stock: every card known) "
-         "exactly, by minimax")
-
-
-register("hybrid", _rollout_policy(HybridAgent), {"sims": as_sims, "leaf": str, "policy": str},
-         "search (sims rollouts, default 1000) while the stock lasts, the exact 2-player endgame after it: "
-         "the strongest agent under 50 ms a move")
-register("guided", GuidedSearchAgent, {"sims": as_sims, "net_steps": int, "threat": str,
-                                       "horizon": optional_int, "checkpoint": str},
-         "search whose rollouts the table's shipped network plays (2v2, 3 players; default 200 sims)")
-
-
-def checkpoint_agent(path: str | None = None, rules: Rules | None = None, seed: int | None = None,
-                     **params: Any) -> Agent:
-    """Return the network agent stored at ``path`` (``agents.loader``; imports torch)."""
-    if not path:
-        raise ValueError("checkpoint needs a file: checkpoint:path/to/model.pt")
-    if not os.path.isfile(path):
-        raise ValueError(f"checkpoint file not found: {path!r}")
-    from .loader import load_checkpoint_agent
-
-    return load_checkpoint_agent(path, rules=rules, seed=seed, **params)
-
-
-def _outside(loader: str) -> Callable[..., Agent]:
-    """Return a factory that imports ``agents.outside`` (and its libraries) only when used."""
-    def factory(**kwargs: Any) -> Agent:
-        from . import outside
-
-        return getattr(outside, loader)(**kwargs)
-
-    factory.__name__ = loader
-    return factory
-
-
-register("checkpoint", checkpoint_agent, {"path": str, "device": str, "deterministic": as_bool,
-                                          "symmetric": as_bool},
-         "a neural agent trained by train.py: checkpoint:path/to/model.pt (symmetric=true: a move "
-         "network's values averaged over the plain suits' permutations)")
-register("sb3", _outside("load_sb3"), {"path": str, "algo": str, "deterministic": as_bool},
-         "a Stable-Baselines3 model file: sb3:path/to/model.zip (MaskablePPO; algo=ppo or a2c)")
-register("python", _outside("load_python"), {"target": str},
-         "your own agent: python:module:factory, factory(rules=, seed=) returns it")
-
-
-def _ismcts(rules: Rules | None = None, seed: int | None = None, **params: Any) -> Agent:
-    """Return OpenSpiel's IS-MCTS agent (``agents.ismcts``; imports OpenSpiel)."""
-    try:
-        from .ismcts import ISMCTSAgent
-
-        return ISMCTSAgent(rules=rules, seed=seed, **params)
-    except ImportError as e:
-        raise ValueError(f"openspiel-ismcts needs OpenSpiel: pip install 'escoba-env[openspiel]' "
-                         f"({e})") from None
-
-
-register("openspiel-ismcts", _ismcts, {"sims": int, "uct_c": float, "rollouts": int},
-         "OpenSpiel's IS-MCTS bot on the python_escoba game; sims = simulations per decision (default 100)")
-register("llm", LLMAgent, {"model": str, "base_url": str, "temperature": float, "max_retries": int,
-                           "timeout": float, "key_env": str, "concurrency": int, "attempts": int,
-                           "backoff": float, "max_tokens": int, "french": as_bool},
-         "a language model at an OpenAI-compatible endpoint: llm:model=NAME,base_url=URL (the key from "
-         "$OPENAI_API_KEY or key_env=VAR; pip install 'escoba-env[llm]')")
-_FIRST_PARAM = {"checkpoint": "path", "sb3": "path", "python": "target"}
-"""Specs whose first parameter is written bare (a file or a module:factory)."""
+    params = dict(params or {})
+    untyped = [k for k, p in params.items() if not isinstance(p, Param) or not _NAME.fullmatch(k)]
+    if not _NAME.fullmatch(name) or untyped or "\n" in help or bare not in (None, next(iter(params), None)):
+        raise ValueError(f"cannot register agent {name!r}: a name of letters, digits and ._-, parameters "
+                         f"typed by agents.spec_values (not {untyped}), a one-line help, bare the first")
+    REGISTRY[name] = Entry(name, factory, params, " ".join(help.split()), from_request, bare)
 
 
 def names() -> list[str]:
@@ -163,21 +68,14 @@ def names() -> list[str]:
     return list(REGISTRY)
 
 
-_BARE_FORM = {"path": "PATH", "target": "MODULE:FACTORY"}
-
-
-def names_help() -> str:
-    """Return every registered name as one comma-separated phrase for ``--help`` texts (from the
-    registry, so a new agent appears there by itself)."""
-    return ", ".join(f"{n}:{_BARE_FORM[_FIRST_PARAM[n]]}" if n in _FIRST_PARAM else n for n in REGISTRY)
-
-
 def available() -> str:
-    """Return a multi-line description of every registered name and its parameters."""
+    """Return the agent list of help texts: each name with its description, then its parameters."""
     lines = []
-    for spec in REGISTRY.values():
-        params = ", ".join(spec.params) or "no parameters"
-        lines.append(f"  {spec.name} ({params}): {spec.help}")
+    for e in REGISTRY.values():
+        lines.append(f"  {e.usage():<23} {e.help}")
+        params = [k for k in e.params if k != e.bare]
+        if params:
+            lines.append(f"{'':26}parameters: {', '.join(params)}")
     return "\n".join(lines)
 
 
@@ -188,12 +86,9 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
                          f"{available()}")
     name, _, rest = spec.strip().partition(":")
     name = name.strip()
-    if name in _FIRST_PARAM and rest and "=" not in rest.split(",")[0]:
-        # checkpoint:path/to/model.pt[,key=value...], sb3:model.zip, python:module:factory
-        path, _, rest = rest.partition(",")
-        raw = {_FIRST_PARAM[name]: path}
-    else:
-        raw = {}
+    bare, raw = getattr(REGISTRY.get(name), "bare", None), {}
+    if bare and rest and "=" not in rest.split(",")[0]:
+        raw[bare], _, rest = rest.partition(",")  # checkpoint:path/to/model.pt[,key=value...]
     for item in filter(None, (x.strip() for x in rest.split(","))):
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
@@ -202,24 +97,111 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     return name, raw
 
 
-def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -> Agent:
-    """Return a new agent built from ``spec`` (see the module docstring) for ``rules``, seeded."""
+def entry_of(spec: str) -> tuple[Entry, dict[str, str]]:
+    """Return the registry entry of ``spec`` and its raw parameters; ValueError if either is unknown."""
     name, raw = parse_spec(spec)
     if name not in REGISTRY:
         raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known agents:\n{available()}")
-    entry = REGISTRY[name]
-    kwargs: dict[str, Any] = {}
-    for key, value in raw.items():
-        if key not in entry.params:
-            known = ", ".join(entry.params) or "none"
-            raise ValueError(f"agent {name!r} has no parameter {key!r} (parameters: {known})")
-        try:
-            kwargs[key] = entry.params[key](value)
-        except ValueError:
-            raise ValueError(f"bad value {value!r} for parameter {key!r} of agent {name!r}: expected "
-                             f"{getattr(entry.params[key], '__name__', 'a value')}") from None
+    entry, unknown = REGISTRY[name], [k for k in raw if k not in REGISTRY[name].params]
+    if unknown:
+        raise ValueError(f"agent {name!r} has no parameter {unknown[0]!r} (parameters: "
+                         f"{', '.join(entry.params) or 'none'})")
+    return entry, raw
+
+
+def value(entry: Entry, key: str, text: str, how: str = "read") -> Any:
+    """Return ``entry``'s parameter ``key`` written ``text``, read (``how="read"``) or ``"canonical"``."""
+    param = entry.params[key]
+    try:  # another agent's spec is written canonically at every depth
+        out = getattr(param, how)(text)
+        return canonical_spec(out) if how == "canonical" and isinstance(param, AgentSpec) else out
+    except ValueError as exc:
+        nested = f" ({str(exc).splitlines()[0]})" if isinstance(param, AgentSpec) and str(exc) != text else ""
+        raise ValueError(f"bad value {text!r} for parameter {key!r} of agent {entry.name!r}: expected "
+                         f"{param.expected()}{nested}") from None
+
+
+def write_spec(entry: Entry, values: dict[str, str]) -> str:
+    """Return the spec of ``entry`` with canonical ``values``, in declaration order, the bare one bare."""
+    parts = [f"{k}={values[k]}" for k in entry.params if k in values]
+    if entry.bare in values and not {",", "="} & set(values[entry.bare]):
+        parts[0] = values[entry.bare]  # declared first (register)
+    return entry.name + (":" + ",".join(parts) if parts else "")
+
+
+def canonical_spec(spec: str) -> str:
+    """Return the one written form of ``spec``: defaults dropped, parameters in the registry's order,
+    values written one way (``search:sims=0400`` -> ``search``); ValueError as ``make_agent``."""
+    entry, raw = entry_of(spec)
+    values = {k: value(entry, k, v, "canonical") for k, v in raw.items()}
+    return write_spec(entry, {k: v for k, v in values.items() if not entry.params[k].is_default(v)})
+
+
+def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -> Agent:
+    """Return a new agent built from ``spec`` for ``rules``, seeded; a parameter that names another
+    agent reaches the factory as that agent, built first and named by its spec."""
+    entry, raw = entry_of(spec)
+    kwargs = {key: value(entry, key, text) for key, text in raw.items()}
     rules = Rules() if rules is None else rules
+    for key in [k for k in kwargs if isinstance(entry.params[k], AgentSpec)]:
+        kwargs[key] = make_agent(kwargs[key], rules=rules, seed=seed)
+        kwargs[key].name = raw[key].strip()
     try:
         return entry.factory(rules=rules, seed=seed, **kwargs)
     except TypeError as e:
         raise ValueError(f"cannot build agent {spec!r}: {e}") from None
+
+
+class _Opponents:
+    """The registry as one Gymnasium opponent entry point: it resolves every registered name."""
+
+    names = staticmethod(names)
+    __call__ = staticmethod(make_agent)
+
+
+OPPONENTS = _Opponents()
+SIMS = Int(1, MAX_SIMS, limit=MAX_SERVED_SIMS, doc="rollouts per decision")  # replace(SIMS, default=N)
+_SEARCH = {"sims": replace(SIMS, default=SearchAgent.DEFAULT_SIMS), "epsilon": Number(0.0, 1.0, default=0.0),
+           "rollout": Choice(default="greedy", options=("greedy", "random")),
+           "threat": Choice(default="count", options=THREATS),
+           "horizon": Int(1, 1000, limit=100, none=("none", "round"), default=None),
+           "max_rows": Int(1, 10**8, limit=200_000, default=200_000)}
+_ROLLOUTS = {"leaf": Choice(options=("exact", "net"), doc="how a rollout values the 2-player endgame"),
+             "policy": AgentSpec(doc="a fair agent that plays the rollouts (default: greedy play)")}
+NET_PARAMS = {"device": Text(default="cpu", limit=("cpu",)), "deterministic": Flag(default=True)}
+
+register("random", RandomAgent, {}, "uniform over the legal moves")
+register("greedy", GreedyAgent, {}, "takes the most valuable capture, else discards its least valuable card")
+register("expert", ExpertAgent, {"decided": Number(0.0, 100.0, default=DECIDED),
+                                 "partner": Number(0.0, 100.0, default=PARTNER)},
+         "card-counting heuristic: avoids sweepable tables, values velo, sevens, oros")
+register("search", SearchAgent, {**_SEARCH, **_ROLLOUTS},
+         "determinized Monte Carlo search (PIMC); sims rollouts a decision, default 400")
+register("oracle", OracleAgent, _SEARCH,
+         "CHEATING, upper-bound reference: the search seeing every hand and the stock")
+register("endgame", builders.endgame, {"base": AgentSpec(default="expert", exclude=("endgame",))},
+         "base (default expert) playing the 2-player endgame (empty stock) exactly")
+register("hybrid", HybridAgent, {"sims": replace(SIMS, default=HybridAgent.DEFAULT_SIMS), **_ROLLOUTS},
+         "search while the stock lasts (default 1,000 rollouts), then the exact endgame")
+register("checkpoint", builders.checkpoint_agent,
+         {"path": File(metavar="PATH"), **NET_PARAMS, "symmetric": Flag(doc="mean over suit permutations")},
+         "a network trained by escoba-train, from its checkpoint file", bare="path")
+register("sb3", builders.sb3, {"path": File(metavar="PATH"), "deterministic": Flag(default=True),
+                               "algo": Choice(default=SB3_ALGOS[0], options=SB3_ALGOS)},
+         "a Stable-Baselines3 model file (MaskablePPO; algo=ppo or a2c)", from_request=False, bare="path")
+register("python", builders.python, {"target": Text(metavar="MODULE:FACTORY")},
+         "your own agent: module.factory(rules=, seed=) returns it", from_request=False, bare="target")
+register("openspiel-ismcts", builders.ismcts, {"sims": replace(SIMS, default=100), "uct_c": Number(
+    0.0, 100.0, default=2.0), "rollouts": Int(1, 100, limit=10, default=1)},
+         "OpenSpiel's IS-MCTS bot (the [openspiel] extra); sims a decision, default 100")
+register("llm", LLMAgent, {
+    "model": Text(doc="the model name the endpoint serves"),
+    "base_url": Text(doc="the API root, ending in /v1"),
+    "temperature": Number(0.0, 2.0, default=0.0), "max_retries": Int(0, 20, default=2),
+    "timeout": Number(0.001, 3600.0, default=60.0, doc="seconds a request may take"),
+    "key_env": Text(default="OPENAI_API_KEY", doc="the environment variable holding the key"),
+    "concurrency": Int(1, 1024, default=8), "attempts": Int(1, 20, default=4),
+    "backoff": Number(0.0, 60.0, default=1.0), "max_tokens": Int(1, 10**6, none=("none",), default=None),
+    "french": Flag(default=False)},
+         "a language model at an OpenAI-compatible endpoint (the [llm] extra): llm:model=NAME,base_url=URL",
+         from_request=False)

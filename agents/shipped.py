@@ -1,7 +1,7 @@
 """The tables of shipped agents: which network plays each table, the strongest agent of each table,
 and the default opponent of each table (the terminal game's and the web arena's).
 
-Data and paths only (no agent is imported here); ``agents.opponents`` registers the shipped names
+Data and paths only (no agent is imported here); ``agents.shipped_agents`` registers the shipped names
 and picks a table's default opponent. Every shipped network's file is found in the installed
 ``agents`` package (``package_file``), so the names work from any folder and from a wheel. The
 model card is ``agents/pretrained/README.md``.

@@ -32,9 +32,9 @@ import numpy as np
 from agents.base import Agent
 from agents.extras import missing_extra
 from agents.llm import LLMError
-from agents.opponents import default_opponent
-from agents.registry import make_agent, names_help
+from agents.registry import available, make_agent
 from agents.shipped import DEFAULT_OPPONENTS, FALLBACK_OPPONENT, table_name
+from agents.shipped_agents import default_opponent
 from escoba_env.capture import capture_options
 from escoba_env.cards import (
     JOKER_MASK,
@@ -448,11 +448,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = OneLineParser(
         prog=PROG, description="Play Escoba in the terminal against bots from the agent registry.",
         epilog="Example: escoba-play --players 4 --partnerships --opponent expert --seed 7 "
-               "(or python -m escoba_arena.terminal ...)")
+               f"(or python -m escoba_arena.terminal ...)\n\nagents:\n"
+               f"{available()}\n")
     tables = "; ".join(f"{table_name(*t)}: {spec}" for t, spec in DEFAULT_OPPONENTS.items())
     p.add_argument("--opponent", "-o", nargs="+", metavar="SPEC",
                    help=f"agent spec of the bots, one for every bot seat or one per bot seat in seat order "
-                        f"(partner included); agents: {names_help()}. Default: by table ({tables}) when "
+                        f"(partner included; the agents are listed below). Default: by table ({tables}) when "
                         f"it plays the rules, else {FALLBACK_OPPONENT}")
     p.add_argument("--seat", type=_non_negative, default=0, help="your seat, 0 to players-1 (default 0)")
     p.add_argument("--seed", type=seed_arg, help="seed of the deals and the bots (default: random; "

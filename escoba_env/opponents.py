@@ -2,13 +2,14 @@
 
 ``escoba_env`` knows no agent beyond the uniform random one (``"random"``, built in here). Every
 other spec string is resolved through the Python package entry points of the group
-``escoba_env.opponents``: the entry point named like the spec's first word (``"expert"`` for
-``"expert:decided=0.5"``) must load a callable ``factory(spec, rules=Rules, seed=int | None)``
-that returns an agent. This project declares its own agents there (``pyproject.toml``,
-``[project.entry-points."escoba_env.opponents"]``, pointing at ``agents.registry.make_agent``), so
-``pip install escoba-env`` makes every ``evaluate.py`` spec usable as an opponent; another
-package can add names the same way. Nothing is looked up until a spec string is given, and
-agent objects (anything with ``act(observation, action_mask, state=None)``) are used as they are.
+``escoba_env.opponents``, each of which loads a callable ``factory(spec, rules=Rules, seed=int |
+None)`` that returns an agent: the entry point named like the spec's first word (``"expert"`` for
+``"expert:decided=0.5"``), else one whose object lists the names it resolves with ``names()``. This
+project declares one such entry point for its whole registry (``pyproject.toml``,
+``agents = "agents.registry:OPPONENTS"``), so ``pip install escoba-env`` makes every
+``escoba-evaluate`` spec usable as an opponent; another package can add names either way. Nothing is
+looked up until a spec string is given, and agent objects (anything with ``act(observation,
+action_mask, state=None)``) are used as they are.
 """
 
 from __future__ import annotations
@@ -54,9 +55,19 @@ class RandomOpponent:
         return "RandomOpponent()"
 
 
+def _lister(factory: Any) -> Any:
+    """Return the ``names`` method of an entry point's object that lists the names it resolves, or None."""
+    names = getattr(factory, "names", None)
+    return names if callable(names) else None
+
+
 def registered_names() -> list[str]:
-    """Return the spec names declared in the ``escoba_env.opponents`` entry point group, sorted."""
-    return sorted({ep.name for ep in entry_points(group=GROUP)} | {"random"})
+    """Return the spec names the ``escoba_env.opponents`` entry point group resolves, sorted."""
+    found = {"random"}
+    for ep in entry_points(group=GROUP):
+        names = _lister(ep.load())
+        found |= {str(n) for n in names()} if names else {ep.name}
+    return sorted(found)
 
 
 def make_opponent(spec: Any, rules: Rules, seed: int | None = None) -> Any:
@@ -69,13 +80,15 @@ def make_opponent(spec: Any, rules: Rules, seed: int | None = None) -> Any:
     name = spec.strip().partition(":")[0].strip()
     if name == "random" and spec.strip() == "random":
         return RandomOpponent(rules, seed)
-    found = [ep for ep in entry_points(group=GROUP) if ep.name == name]
-    if not found:
-        raise ValueError(f"unknown opponent {spec!r}: no entry point {name!r} in the group {GROUP!r} "
-                         f"(known: {', '.join(registered_names())}; is the package that provides it "
-                         f"installed?)")
-    factory = found[0].load()
-    return factory(spec, rules=rules, seed=seed)
+    eps = entry_points(group=GROUP)
+    found = next((ep.load() for ep in eps if ep.name == name), None)
+    if found is None:  # an entry point that lists the names it resolves (a whole registry)
+        found = next((f for f in (ep.load() for ep in eps) if _lister(f) and name in _lister(f)()), None)
+    if found is None:
+        raise ValueError(f"unknown opponent {spec!r}: no entry point of the group {GROUP!r} resolves "
+                         f"{name!r} (known: {', '.join(registered_names())}; is the package that provides "
+                         f"it installed?)")
+    return found(spec, rules=rules, seed=seed)
 
 
 def make_opponents(opponents: Any, rules: Rules, num: int, seed: int | None = None) -> list[Any]:

@@ -12,6 +12,7 @@ import json
 import math
 from pathlib import Path
 
+from ..registry import REGISTRY
 from .card import CARD_FORMAT
 from .protocol import deal_set_digest, protocol
 
@@ -24,15 +25,9 @@ EXPECTED = {
 """Per table, every baseline and shipped agent the leaderboard holds a card of (``escoba-bench todo``)."""
 NOT_CARDED = {
     "oracle": "a cheating reference: it sees the hidden cards",
-    "policy-oracle": "a cheating label teacher: it sees the hidden cards",
     "endgame": "expert's midgame with the exact 2-player endgame: a component of hybrid (model card)",
-    "guided": "a search variant with network-played rollouts, measured in the model card",
     "openspiel-ismcts": "another library's bot behind an adapter (the [openspiel] extra)",
     "neural": "an alias of neural-2p",
-    "neural-2v2-move-v1": "the first weights of neural-2v2-move, kept for earlier figures: their full "
-                          "2v2 card is bench-v1-2v2-neural-2v2-move.json as of commit 1683147",
-    "neural-3p-move-v1": "the first weights of neural-3p-move, kept for earlier figures: their full "
-                         "3p card is bench-v1-3p-neural-3p-move.json as of commit 11ac42b",
     "hybrid": "at 3p and 2v2 it is strong-3p / strong-2v2 (the same agent, 1,000 rollouts)",
     "checkpoint": "a file, not a shipped agent",
     "sb3": "a file, not a shipped agent",
@@ -180,6 +175,9 @@ def render(cards: list[tuple[Path, dict]]) -> str:
                 lines.append(f"| `{q['a']}` - `{q['b']}` | `{q['third']}` | {_n(q['on_a'])} | "
                              f"{_n(q['on_b'])} | {'same' if q['same_seating'] else 'opposite'} |")
             lines.append("")
+    described = sorted({c["agent"] for _, c in cards if c["agent"] in REGISTRY})
+    if described:  # each agent's one-line description, as the registry declares it
+        lines += ["The agents:", "", *(f"- `{a}`: {REGISTRY[a].help}" for a in described), ""]
     lines += ["`vs X`: the agent's points per round minus X's, paired over deals (at 3 players for the "
               "card's one seating order only, so a pair's two cards can disagree: [the protocol]"
               "(benchmark.md)'s seating note). `rating`: OpenSkill "

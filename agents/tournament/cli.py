@@ -67,15 +67,15 @@ def _confidence(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of evaluate.py."""
-    p = _Parser(prog=PROG, description="Benchmark Escoba agents against each other: duplicate deals, "
-                "confidence intervals, ratings.", epilog=EPILOG,
-                formatter_class=DefaultsFormatter)
-    from agents.registry import names_help
+    from agents.registry import available
 
+    p = _Parser(prog=PROG, description="Benchmark Escoba agents against each other: duplicate deals, "
+                "confidence intervals, ratings.", formatter_class=DefaultsFormatter,
+                epilog=f"{EPILOG}\nagents:\n{available()}\n")
     who = p.add_argument_group("agents")
     who.add_argument("--agents", nargs="+", metavar="SPEC",
-                     help=f"agent specs, name[:key=value,...]; names: {names_help()}. A round robin, or the "
-                          f"opponents of --vs (default: {' '.join(DEFAULT_AGENTS)})")
+                     help=f"agent specs, name[:key=value,...] (the agents are listed below). A round robin, "
+                          f"or the opponents of --vs (default: {' '.join(DEFAULT_AGENTS)})")
     who.add_argument("--vs", metavar="SPEC",
                      help="play this agent against each of --agents instead of a round robin")
     add_rules_arguments(p.add_argument_group("rules (defaults: escoba_env.Rules)"),

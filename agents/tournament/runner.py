@@ -8,8 +8,9 @@ config, never on ``workers`` or the backend:
 - every task plays the deals ``[b * block_deals, (b + 1) * block_deals)`` of its lineup with the
   engine seeded by the tournament seed, so all lineups play the same deals;
 - every agent is re-seeded at the start of a task with a seed derived from the tournament seed,
-  the lineup's specs (not its index: a pair gives the same numbers whatever else is in the
-  tournament), the block index and its lineup position.
+  the lineup's canonical specs (not its index: a pair gives the same numbers whatever else is in the
+  tournament; not their spelling: ``search``, ``search:sims=400`` and ``search:sims=0400`` are one
+  agent with one seed), the block index and its lineup position.
 
 Lineups: with ``S`` scoring sides, a round robin of ``N >= S`` agents plays every combination of
 ``S`` distinct agents (every pair when ``S = 2``); with fewer agents than sides, every multiset of
@@ -155,9 +156,21 @@ def make_tasks(config: TournamentConfig, record: bool = False) -> list[Task]:
     return tasks
 
 
+def seed_spec(spec: str) -> str:
+    """Return the text an agent's seeds derive from: its canonical spec (``agents.registry``; defaults
+    dropped, parameters in the registry's order, values written one way), a spec the registry cannot
+    read as written. A spec already written canonically keeps the seeds it always had."""
+    from ..registry import canonical_spec
+
+    try:
+        return canonical_spec(spec)
+    except ValueError:
+        return spec
+
+
 def agent_seed(seed: int, specs: Sequence[str], block: int, position: int) -> int:
     """Return the seed of the agent at ``position`` of a lineup for one block of deals."""
-    key = zlib.crc32("\x1f".join(specs).encode())
+    key = zlib.crc32("\x1f".join(map(seed_spec, specs)).encode())
     ss = np.random.SeedSequence([int(seed), key, int(block), int(position)])
     return int(ss.generate_state(1, np.uint64)[0] >> np.uint64(1))
 

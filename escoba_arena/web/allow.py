@@ -1,36 +1,41 @@
-"""Which agents a request may name: the arena's allow-list of agent specs.
+"""Which agents a request may name: the arena's allow-list of agent specs, derived from the registry.
 
 A request names its opponents by agent spec (``search:sims=400``). ``AllowList.check`` turns a
-spec into its canonical form or refuses it (``Refused``):
+spec into its canonical form (``agents.registry.canonical_spec``, data names for files) or refuses it
+(``Refused``):
 
-- the registry's built-in agents, with their numeric parameters capped (``CAPS``);
-- the arena's alias ``neural`` (the shipped 2-player network) and the shipped networks;
-- ``checkpoint:<folder>/<path>.pt``: a checkpoint under the arena's data folders, named like its
-  files (``0/models/x.pt`` is ``models/x.pt`` under the first ``--data`` folder). Absolute
-  paths, ``..``, symbolic links that lead out, and any character outside ``[A-Za-z0-9._/-]`` are
-  refused with one message that never depends on whether a file exists;
-- specs the operator allows exactly as written (``--allow-agent SPEC``).
+- every agent of the registry but those it marks ``from_request=False`` (``sb3``, ``python``, ...),
+  with the parameters a request may set (``CAPS``) checked against the bounds the registry declares
+  (``served``: ``sims`` at most 2,000, ...). Free text parameters are never taken from a request;
+- a parameter that names another agent (``search:policy=``, ``endgame:base=``: the registry's
+  ``AgentSpec`` type) is checked as a spec of its own, recursively, by these same rules;
+- a file parameter (``checkpoint:<folder>/<path>.pt``) names a checkpoint under the arena's data
+  folders, named like its files (``0/models/x.pt`` is ``models/x.pt`` under the first ``--data``
+  folder). Absolute paths, ``..``, symbolic links that lead out, and any character outside
+  ``[A-Za-z0-9._/-]`` are refused with one message that never depends on whether a file exists;
+- specs the operator allows (``--allow-agent SPEC``), in their canonical form only: an agent marked
+  ``from_request=False`` is built from a request only when the request names that exact spec (for a
+  language model, the exact ``base_url`` the operator gave).
 
-Everything else (``sb3:``, ``python:``, agents registered by other modules, unknown parameters) is
-refused. A canonical spec holds no server path, so it is also what seats and replays show;
+A canonical spec holds no server path, so it is also what seats and replays show;
 ``AllowList.build`` makes the agent from it.
 """
 
 from __future__ import annotations
 
-import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.registry import REGISTRY, make_agent, parse_spec
+from agents.registry import REGISTRY, canonical_spec, entry_of, make_agent, write_spec
+from agents.spec_values import AgentSpec, File, Param
 from escoba_env.rules import Rules
 
 MAX_SPEC = 200
 """The longest spec a request may send (characters)."""
-MAX_SIMS = 2000
-"""The most rollouts (``sims``) a request may ask of a search agent: well under a second a move."""
+MAX_DEPTH = 3
+"""How deep a request may nest agent specs (``endgame:base=hybrid:policy=greedy`` is 3)."""
 NEURAL = "neural"
 """The arena's alias of the shipped 2-player neural agent."""
 NEURAL_FILE = "agents/pretrained/escoba_2p.pt"
@@ -44,62 +49,25 @@ class Refused(ValueError):
     """A spec the arena does not build: the message is short and safe to show the client."""
 
 
-def _capped(high: int, low: int = 1) -> Callable[[str], str]:
-    def check(text: str) -> str:
-        if not text.isdigit() or len(text) > 9 or not low <= int(text) <= high:
-            raise Refused(f"must be an integer from {low} to {high:,}")
-        return str(int(text))
+class _Caps(Mapping):
+    """The registry seen by requests: every agent a request may name -> the parameters it may set."""
 
-    return check
+    def __getitem__(self, name: str) -> dict[str, Param]:
+        entry = REGISTRY.get(name)
+        if entry is None or not entry.from_request:
+            raise KeyError(name)
+        return {k: p for k, p in entry.params.items() if p.requestable}
 
+    def __iter__(self) -> Iterator[str]:
+        return iter([n for n, e in REGISTRY.items() if e.from_request])
 
-def _finite(low: float, high: float) -> Callable[[str], str]:
-    def check(text: str) -> str:
-        try:
-            v = float(text)
-        except ValueError:
-            raise Refused(f"must be a number from {low:g} to {high:g}") from None
-        if not (math.isfinite(v) and low <= v <= high):
-            raise Refused(f"must be a number from {low:g} to {high:g}")
-        return repr(v)
-
-    return check
+    def __len__(self) -> int:
+        return sum(e.from_request for e in REGISTRY.values())
 
 
-def _choice(*options: str) -> Callable[[str], str]:
-    def check(text: str) -> str:
-        if text.lower() not in options:
-            raise Refused(f"must be one of {', '.join(options)}")
-        return text.lower()
-
-    return check
-
-
-def _horizon(text: str) -> str:
-    return "none" if text.lower() in ("none", "round") else _capped(100)(text)
-
-
-_BOOL = _choice("true", "false", "1", "0", "yes", "no", "on", "off")
-_CPU = _choice("cpu")
-_SEARCH = {"sims": _capped(MAX_SIMS), "epsilon": _finite(0.0, 1.0), "rollout": _choice("greedy", "random"),
-           "threat": _choice("count", "peek", "none"), "horizon": _horizon, "max_rows": _capped(200_000)}
-_NET = {"device": _CPU, "deterministic": _BOOL}
-CAPS: dict[str, dict[str, Callable[[str], str]]] = {
-    "random": {}, "greedy": {},
-    "expert": {"decided": _finite(0.0, 100.0), "partner": _finite(0.0, 100.0)},
-    "search": _SEARCH, "oracle": _SEARCH,
-    "endgame": {"base": str},  # checked as a spec of its own
-    "hybrid": {"sims": _capped(MAX_SIMS)},
-    "guided": {"sims": _capped(MAX_SIMS), "net_steps": _capped(100), "threat": _SEARCH["threat"],
-               "horizon": _horizon, "checkpoint": str},  # a checkpoint under the data folders
-    "openspiel-ismcts": {"sims": _capped(MAX_SIMS), "uct_c": _finite(0.0, 100.0), "rollouts": _capped(10)},
-    "neural-2v2": _NET, "neural-3p": _NET, "neural-solo": _NET, "neural-2p": _NET,
-    "strong-2v2": {"sims": _capped(MAX_SIMS)}, "strong-3p": {"sims": _capped(MAX_SIMS)},
-    "checkpoint": {"path": str, **_NET},
-    NEURAL: _NET,
-}
-"""The built-in agents a request may name -> their parameters and each one's check (its canonical
-text, or Refused). A name of the list that the registry lacks is refused as unknown."""
+CAPS: Mapping[str, dict[str, Param]] = _Caps()
+"""Every agent a request may name -> its parameters a request may set, each with its bounds (read from
+the registry when asked, so an agent registered later is covered)."""
 
 
 def _short(text: str, n: int = 60) -> str:
@@ -122,43 +90,58 @@ class AllowList:
         self.roots = [Path(r).resolve() for r in roots]
         self.extra = {str(s).strip() for s in extra}
 
-    def check(self, spec: Any) -> str:
+    def operator_spec(self, spec: str) -> str | None:
+        """Return the canonical form of ``spec`` if it is one the operator allowed, else None."""
+        def canonical(text: str) -> str:
+            try:
+                return canonical_spec(text)
+            except ValueError:  # an operator spec the registry no longer reads: compared as written
+                return text
+
+        mine = canonical(spec)
+        return mine if spec in self.extra or mine in {canonical(e) for e in self.extra} else None
+
+    def check(self, spec: Any, depth: int = 1) -> str:
         """Return the canonical form of ``spec``; raise Refused (a short message) if it is not allowed."""
         if not isinstance(spec, str) or not spec.strip() or len(spec) > MAX_SPEC:
             raise Refused(f"an opponent is an agent spec string of at most {MAX_SPEC} characters, "
                           f"got {_short(spec) if isinstance(spec, str) else type(spec).__name__}")
         spec = spec.strip()
-        if spec in self.extra:
-            return spec
+        allowed = self.operator_spec(spec)
+        if allowed is not None:
+            return allowed
+        name = spec.partition(":")[0].strip()
+        if name not in CAPS:
+            raise Refused(f"agent {_short(name, 40)} is not allowed here (allowed: {', '.join(CAPS)}; "
+                          "an operator may allow more with --allow-agent)")
         try:
-            name, raw = parse_spec(spec)
+            entry, raw = entry_of(spec)
         except ValueError as exc:
             raise Refused(str(exc).split("\n")[0]) from None
-        if name not in CAPS or (name != NEURAL and name not in REGISTRY):
-            known = ", ".join(n for n in CAPS if n == NEURAL or n in REGISTRY)
-            raise Refused(f"agent {_short(name, 40)} is not allowed here (allowed: {known}; "
-                          "an operator may allow more with --allow-agent)")
-        params = CAPS[name]
-        out = []
-        for key, value in raw.items():
-            if key not in params:
+        params, values = CAPS[name], {}
+        for key, text in raw.items():
+            param = params.get(key)
+            if param is None:
                 raise Refused(f"agent {name!r} takes no parameter {_short(key, 30)} here "
                               f"(parameters: {', '.join(params) or 'none'})")
-            if name == "endgame" and key == "base":
-                value = self.check(value)
-                if value.partition(":")[0] == "endgame":
-                    raise Refused("endgame's base cannot itself be an endgame agent")
-            elif key in ("path", "checkpoint"):
-                value = self.data_name(value)
-            else:
-                try:
-                    value = params[key](value)
-                except Refused as exc:
-                    raise Refused(f"parameter {key!r} of agent {name!r} {exc}") from None
-            out.append(f"{key}={value}")
-        if name == "checkpoint" and "path" not in raw:
-            raise Refused(_CHECKPOINT_REFUSED)
-        return name + (":" + ",".join(out) if out else "")
+            if isinstance(param, File):
+                values[key] = self.data_name(text)
+                continue
+            if isinstance(param, AgentSpec) and depth >= MAX_DEPTH:
+                raise Refused(f"agent specs nest at most {MAX_DEPTH} deep here")
+            try:  # another agent's spec is checked as a spec; read refuses the names it excludes
+                values[key] = (param.read(self.check(text, depth + 1)) if isinstance(param, AgentSpec)
+                               else param.served(text))
+            except Refused:
+                raise
+            except ValueError:
+                raise Refused(f"parameter {key!r} of agent {name!r} must be {param.expected(True)}") from None
+            if param.is_default(values[key]):
+                del values[key]
+        for key, param in params.items():
+            if isinstance(param, File) and param.required and key not in raw:
+                raise Refused(_CHECKPOINT_REFUSED)
+        return write_spec(entry, values)
 
     def data_name(self, name: str) -> str:
         """Return the data-folder name of a checkpoint (``<index>/<path>.pt``); Refused if it is not one.
@@ -182,22 +165,18 @@ class AllowList:
 
     def build(self, spec: str, rules: Rules, seed: int | None) -> Any:
         """Return the agent of a spec that ``check`` accepted (data names become the real paths)."""
-        if spec in self.extra:
-            return make_agent(spec, rules=rules, seed=seed)
         return make_agent(self.registry_spec(spec), rules=rules, seed=seed)
 
     def registry_spec(self, spec: str) -> str:
-        """Return the registry spec of a canonical spec: aliases expanded, data names made paths."""
-        name, raw = parse_spec(self.check(spec))
-        if name == NEURAL:
-            if "neural-2p" in REGISTRY:
-                name = "neural-2p"
-            else:
-                name, raw = "checkpoint", {"path": str(repo_root() / NEURAL_FILE), **raw}
-        else:
-            if name == "endgame" and "base" in raw:
-                raw["base"] = self.registry_spec(raw["base"])
-            for key in ("path", "checkpoint"):
-                if key in raw:
-                    raw[key] = str(self.path_of(raw[key]))
-        return name + (":" + ",".join(f"{k}={v}" for k, v in raw.items()) if raw else "")
+        """Return the registry spec of a canonical spec: data names made paths, nested specs too."""
+        spec = self.check(spec)
+        if self.operator_spec(spec) is not None:
+            return spec
+        entry, raw = entry_of(spec)
+        for key, text in raw.items():
+            param = entry.params[key]
+            if isinstance(param, File):
+                raw[key] = str(self.path_of(text))
+            elif isinstance(param, AgentSpec):
+                raw[key] = self.registry_spec(text)
+        return entry.name + "".join(f"{',' if i else ':'}{k}={v}" for i, (k, v) in enumerate(raw.items()))

@@ -65,8 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(repeat for several; '*' turns the Host check off, e.g. behind a proxy that "
                         "checks it)")
     p.add_argument("--allow-agent", action="append", default=[], metavar="SPEC",
-                   help="an agent spec requests may name besides the built-in allow-list, exactly as "
-                        "written (e.g. 'search:sims=20000' or 'sb3:models/ppo.zip'); repeat for several")
+                   help="an agent spec requests may name besides the allow-list, that exact spec in any "
+                        "spelling (e.g. 'search:sims=20000' or 'sb3:models/ppo.zip'); the only way a request "
+                        "reaches an agent never built from requests (sb3, python, a language model: "
+                        "then only at the base_url given); repeat for several")
     p.add_argument("--port", type=_port, default=8765, help="port (default 8765; 0 picks a free one)")
     p.add_argument("--data", action="append", default=[], metavar="DIR",
                    help="a directory whose replays (*.jsonl) and evaluate.py results (*.json) the pages "

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from agents.opponents import default_opponent
+from agents.shipped_agents import default_opponent
 from escoba_env.rules import Rules
 
 from .allow import MAX_SPEC, NEURAL, NEURAL_FILE, AllowList, Refused, repo_root

@@ -473,7 +473,7 @@ def test_endgame_agent_plays_a_best_action_in_endgames_and_its_base_elsewhere(sp
 def test_endgame_spec_refuses_bad_bases_and_other_rules():
     with pytest.raises(ValueError, match="unknown agent"):
         make_agent("endgame:base=nosuchagent")
-    with pytest.raises(ValueError, match="cannot itself"):
+    with pytest.raises(ValueError, match="an agent spec other than endgame"):
         make_agent("endgame:base=endgame")
     agent = make_agent("endgame", rules=Rules(jokers=1))
     e = EscobaEngine(1, Rules(), single_round=True)

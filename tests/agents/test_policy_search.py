@@ -101,31 +101,10 @@ def test_bad_rollout_policies_are_refused():
     with pytest.raises(ValueError, match="fair agent"):
         make_agent("search:policy=oracle")
     with pytest.raises(ValueError, match="fair agent"):
-        make_agent("hybrid:policy=policy-oracle")
+        make_agent("hybrid:policy=oracle")
     with pytest.raises(ValueError, match="fair agent"):
         SearchAgent(Rules(), policy="expert")
     with pytest.raises(ValueError, match="plays"):
         SearchAgent(Rules(), policy=ExpertAgent(Rules(num_players=3)))
     with pytest.raises(ValueError, match="unknown agent"):
         make_agent("search:policy=no-such-agent")
-
-
-def test_the_model_cards_screening_names_are_the_registry_agent():
-    """``python:psearch:psN`` (scripts/psearch.py), the names the model card's seed-31 rows were
-    measured under, build ``hybrid:sims=N,leaf=net,policy=neural-solo`` and choose its moves."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
-    try:
-        import psearch
-    finally:
-        sys.path.pop(0)
-    e = _dealt(seed=12, plays=5)
-    g = np.arange(4)
-    obs, masks = encode(e, e.to_act, g), action_masks(e, e.to_act, g)
-    for sims in (100, 200, 400):
-        screen = getattr(psearch, f"ps{sims}")(rules=Rules(), seed=4)
-        spec = make_agent(f"hybrid:sims={sims},leaf=net,policy=neural-solo", seed=4)
-        assert screen.name == spec.name
-        assert np.array_equal(screen.act_batch(obs, masks), spec.act_batch(obs, masks))

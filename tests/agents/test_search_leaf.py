@@ -120,7 +120,7 @@ def test_hybrid_with_a_leaf_plays_legal_moves_and_is_named_by_it():
 
 
 @pytest.mark.parametrize("spec, rules, message", [
-    ("search:leaf=solver", RULES, "leaf must be one of"),
+    ("search:leaf=solver", RULES, "leaf.*one of exact, net"),
     ("search:leaf=exact", Rules(num_players=3), "2-player game"),
     ("hybrid:leaf=net", Rules(num_players=4, partnerships=True), "2-player game"),
     ("search:leaf=net", Rules(jokers=2), "without jokers"),

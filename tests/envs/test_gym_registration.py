@@ -95,15 +95,16 @@ def test_spec_strings_resolve_through_the_entry_point_group(tmp_path, monkeypatc
     assert env.unwrapped.opponents[0].spec == "fake:level=3"
 
 
-def test_the_project_declares_its_agents_and_they_resolve(tmp_path, monkeypatch):
-    """pyproject's entry points name every registry agent; declared as installed, "greedy" resolves."""
+def test_the_project_declares_one_entry_point_that_resolves_every_registry_name(tmp_path, monkeypatch):
+    """pyproject's one entry point lists every registry name; declared as installed, they resolve."""
     from agents.registry import REGISTRY
 
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][GROUP]
-    assert set(declared) == set(REGISTRY) - {"random"}
+    assert declared == {"agents": "agents.registry:OPPONENTS"}
     _fake_distribution(tmp_path, declared)
     monkeypatch.syspath_prepend(str(tmp_path))
+    assert set(REGISTRY) <= set(registered_names())
     opp = make_opponent("greedy", escoba_env.Rules())
     assert isinstance(opp, GreedyAgent)
     vec = gymnasium.make_vec("escoba_env/Escoba-v0", num_envs=2, vectorization_mode="vector_entry_point",

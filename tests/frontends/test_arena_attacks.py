@@ -17,6 +17,8 @@ pytest.importorskip("starlette")
 
 from agents import registry  # noqa: E402
 from agents.base import Agent  # noqa: E402
+from agents.greedy import GreedyAgent  # noqa: E402
+from agents.spec_values import AgentSpec, Int, Number, Text  # noqa: E402
 from escoba_arena.web.allow import AllowList, Refused  # noqa: E402
 from escoba_arena.web.guard import HostOriginGuard  # noqa: E402
 from escoba_env.cards import cards_of  # noqa: E402
@@ -92,7 +94,8 @@ def test_no_file_oracle_outside_the_data_folders(tmp_path):
              ("checkpoint:0/link.pt", "checkpoint:0/link-none.pt/../../outside/none.pt"),
              (f"neural,path={exists}", f"neural,path={missing}"),
              (f"checkpoint:0/x.pt,path={exists}", f"checkpoint:0/x.pt,path={missing}"),
-             (f"guided:checkpoint={exists}", f"guided:checkpoint={missing}")]
+             (f"search:policy=checkpoint:{exists}", f"search:policy=checkpoint:{missing}"),
+             ("endgame:base=checkpoint:0/link.pt", "endgame:base=checkpoint:0/../outside/none.pt")]
     for a, b in pairs:
         ea, eb = error(a), error(b)
         assert ea.replace("real", "none") == eb.replace("real", "none").replace("link-none", "link"), (a, b)
@@ -102,17 +105,128 @@ def test_no_file_oracle_outside_the_data_folders(tmp_path):
 
 def test_allow_list_caps_and_canonical_specs(tmp_path):
     allow = AllowList([tmp_path])
-    assert allow.check(" search:sims=0400 ") == "search:sims=400"
-    assert allow.check("checkpoint:0/m.pt") == "checkpoint:path=0/m.pt"
+    assert allow.check(" search:sims=0400 ") == "search" == allow.check("search:sims=400")
+    assert allow.check("search:sims=300,epsilon=0.50") == "search:sims=300,epsilon=0.5"
+    assert allow.check("checkpoint:0/m.pt") == "checkpoint:0/m.pt" == allow.check("checkpoint:path=0/m.pt")
     assert allow.registry_spec("checkpoint:0/m.pt") == f"checkpoint:path={(tmp_path / 'm.pt').resolve()}"
     assert allow.check("endgame:base=greedy") == "endgame:base=greedy"
+    assert allow.check("hybrid:policy=neural-solo,sims=0200") == "hybrid:sims=200,policy=neural-solo"
     for bad in ("search:sims=100000", "search:sims=2001", "hybrid:sims=99999999999", "expert:decided=nan",
                 "search:epsilon=inf", "checkpoint:0/m.pt,device=cuda", "oracle:max_rows=10000000",
-                "sb3", "python", "checkpoint", "nobody", "x" * 201):
+                "sb3", "python", "checkpoint", "nobody", "x" * 201, "endgame:base=endgame",
+                "strong-3p:sims=5000", "search:leaf=oracle"):
         with pytest.raises(Refused):
             allow.check(bad)
     # An operator widens the list with exact specs; a request cannot.
     assert AllowList([], ["search:sims=20000"]).check("search:sims=20000") == "search:sims=20000"
+
+
+def test_the_caps_are_the_registry_s_bounds():
+    """CAPS is read from the registry: a served bound changed there is the arena's bound."""
+    from dataclasses import replace
+
+    from escoba_arena.web.allow import CAPS
+
+    assert set(CAPS) == {n for n, e in registry.REGISTRY.items() if e.from_request}
+    for name in CAPS:
+        for key, param in CAPS[name].items():
+            assert param is registry.REGISTRY[name].params[key]
+    registry.register("toy-capped", _Crash, {"level": Int(0, 99, limit=3), "note": Text()}, "a toy")
+    try:
+        allow = AllowList([])
+        assert allow.check("toy-capped:level=03") == "toy-capped:level=3"
+        for bad in ("toy-capped:level=4", "toy-capped:note=/etc/passwd"):
+            with pytest.raises(Refused):
+                allow.check(bad)
+        entry = registry.REGISTRY["toy-capped"]
+        registry.REGISTRY["toy-capped"] = replace(entry, params={"level": Int(0, 99, limit=5)})
+        assert allow.check("toy-capped:level=4") == "toy-capped:level=4"
+    finally:
+        registry.REGISTRY.pop("toy-capped", None)
+
+
+def test_checkpoint_folder_indexes_stop_at_the_number_of_folders(tmp_path):
+    """The planted change: ``int(idx) > len(self.roots)`` instead of ``>=`` (an IndexError, a 500)."""
+    for n in (0, 1, 2):
+        allow = AllowList([tmp_path / str(i) for i in range(n)])
+        for spec in (f"checkpoint:{n}/x.pt", f"search:policy=checkpoint:{n}/x.pt",
+                     f"checkpoint:{n + 1}/x.pt"):
+            with pytest.raises(Refused, match="under the arena's data folders"):
+                allow.check(spec)
+    r = client([tmp_path]).post("/api/games", json={"opponents": ["checkpoint:1/x.pt"]})
+    assert r.status_code == 400 and "data folders" in r.json()["error"]
+
+
+_OUTSIDE = ["python:os:system", "python:arena_evil_mod:f", "sb3:/x.zip", "sb3:0/model.zip",
+            "checkpoint:/etc/x.pt", "checkpoint:0/../x.pt", "checkpoint:../x.pt", "checkpoint:0/a/../../x.pt"]
+
+
+def _nested(spec: str) -> list[str]:
+    """Return ``spec`` nested one and two levels deep in every agent parameter of the registry."""
+    outer = [(n, k) for n, e in registry.REGISTRY.items() for k, p in e.params.items()
+             if isinstance(p, AgentSpec)]
+    assert {("search", "policy"), ("hybrid", "policy"), ("endgame", "base")} <= set(outer)
+    once = [f"{n}:{k}={spec}" for n, k in outer]
+    return once + [f"{n}:{k}={inner}" for n, k in outer for inner in once]
+
+
+@pytest.mark.parametrize("inner", _OUTSIDE)
+def test_nested_specs_are_checked_as_specs_whatever_the_outer_agent(tmp_path, inner):
+    allow = AllowList([tmp_path])
+    for spec in [inner, *_nested(inner)]:
+        with pytest.raises(Refused):
+            allow.check(spec)
+
+
+def test_a_request_cannot_reach_python_or_sb3_through_any_parameter(tmp_path, monkeypatch):
+    """The planted change: ``policy`` added to hybrid's allowed parameters as free text lets
+    ``hybrid:policy=python:os:system`` through. Every parameter of every agent a request may name is
+    tried with python:, sb3: and a path outside the data folders: none is accepted, and none reaches
+    the factory (the games, the room seats and the takeover bot all go through this check)."""
+    marker = tmp_path / "imported"
+    (tmp_path / "arena_evil_mod.py").write_text(f"open({str(marker)!r}, 'w').close()\nf = object\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    allow = AllowList([tmp_path])
+    for name, entry in registry.REGISTRY.items():
+        for key in entry.params:
+            for inner in ("python:arena_evil_mod:f", "sb3:/x.zip", f"checkpoint:{tmp_path}/x.pt"):
+                with pytest.raises(Refused):
+                    allow.check(f"{name}:{key}={inner}")
+    c = client([tmp_path])
+    for spec in ("hybrid:policy=python:arena_evil_mod:f", "endgame:base=hybrid:policy=sb3:/x.zip"):
+        assert c.post("/api/games", json={"opponents": [spec]}).status_code == 400
+    assert not marker.exists()
+
+
+def test_an_agent_never_built_from_a_request_is_built_only_as_the_operator_allowed_it():
+    """``from_request=False`` (``llm``, ``python``, ``sb3``): refused from requests, nested or not,
+    unless ``--allow-agent`` names that exact spec; for a language model, the exact base URL."""
+    made = []
+
+    def factory(rules=None, seed=None, model=None, base_url=None, temperature=None):
+        made.append(base_url)
+        return GreedyAgent(rules, seed)
+
+    params = {"model": Text(), "base_url": Text(),
+              "temperature": Number(0.0, 2.0, default=0.0)}
+    registry.register("llm-stand-in", factory, params, "a language model (a stand-in)", from_request=False)
+    try:
+        url = "http://127.0.0.1:9/v1"
+        allowed = f"llm-stand-in:model=m,base_url={url}"
+        c = client(allow_agents=[allowed])
+        for spec in ("llm-stand-in", f"llm-stand-in:model=m,base_url={url}/",
+                     "llm-stand-in:model=m,base_url=http://169.254.169.254/v1",
+                     f"llm-stand-in:model=n,base_url={url}", "endgame:base=llm-stand-in:model=m",
+                     f"llm-stand-in:model=m,base_url={url},temperature=1"):
+            r = c.post("/api/games", json={"opponents": [spec]})
+            assert r.status_code == 400 and "not allowed here" in r.json()["error"], (spec, r.text)
+        assert made == []
+        for spec in (allowed, f"llm-stand-in:base_url={url},model=m,temperature=0.0"):
+            assert c.post("/api/games", json={"opponents": [spec]}).status_code == 201, spec
+        assert made and set(made) == {url}
+        assert client().post("/api/games", json={"opponents": [allowed]}).status_code == 400
+    finally:
+        registry.REGISTRY.pop("llm-stand-in", None)
 
 
 def test_seats_and_replays_show_spec_names_not_server_paths(tmp_path):
@@ -139,7 +253,7 @@ def test_a_saved_replay_names_a_data_checkpoint_by_its_data_name(tmp_path):
         move = {"card": m["card"], "capture": m["options"][0]}
         view = c.post(f"/api/games/{gid}/move", json=move).json()["view"]
     replay = c.get(f"/api/games/{gid}/replay").text
-    assert json.loads(replay)["seats"] == ["human", "checkpoint:path=0/nets/mine.pt"]
+    assert json.loads(replay)["seats"] == ["human", "checkpoint:0/nets/mine.pt"]
     frames = c.get(f"/api/games/{gid}/frames").text
     for text in (replay, frames, json.dumps(view)):
         assert str(tmp_path) not in text and str(repo_root()) not in text
@@ -398,3 +512,30 @@ def test_the_listening_socket_sets_tcp_nodelay():
         assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
     finally:
         sock.close()
+
+
+@pytest.mark.parametrize("inner", _OUTSIDE[::2])
+def test_room_seats_and_the_takeover_bot_check_nested_specs(inner):
+    """Rooms name agents in two places (a bot seat, the takeover bot): both go through the allow-list."""
+    from tests.frontends.rooms_support import rooms_client
+
+    with rooms_client() as tc:
+        for spec in (f"hybrid:policy={inner}", f"endgame:base=search:policy={inner}"):
+            for body in ({"seats": ["human", spec]}, {"seats": ["human", "greedy"], "takeover": spec}):
+                r = tc.post("/api/rooms", json=body)
+                assert r.status_code == 400, (body, r.text)
+        assert tc.app.state.rooms.rooms.rooms == {}
+        ok = tc.post("/api/rooms", json={"seats": ["human", "endgame:base=search:sims=0010"],
+                                         "takeover": "hybrid:policy=greedy,sims=20"})
+        assert ok.status_code in (200, 201), ok.text
+
+
+def test_the_lobby_lists_the_registry_s_agents_a_request_may_name():
+    info = client().get("/api/info").json()
+    listed = {a["name"]: a for a in info["agents"]}
+    assert list(listed) == [n for n, e in registry.REGISTRY.items() if e.from_request]
+    assert "python" not in listed and "sb3" not in listed
+    for name, a in listed.items():
+        assert a["help"] == registry.REGISTRY[name].help
+    assert listed["search"]["params"][:2] == ["sims", "epsilon"] and "path" in listed["checkpoint"]["params"]
+    assert "device" in listed["neural"]["params"]

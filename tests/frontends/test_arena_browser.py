@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -284,9 +283,10 @@ def test_open_a_results_page(page, server, data):
 def test_page_text_legend_small_cards_and_no_stale_error(page, server):
     _start(page, server, seed=4, target=3, opponent="greedy")
     assert page.inner_text("#legend") == "(S sota = 8, C caballo = 9, R rey = 10)"
-    # Each agent is named once in the help line (the shipped network's alias with its description).
-    names = re.sub(r"\s*\([^)]*\)", "", page.inner_text("#agents-help").removeprefix("Agents: ")).split(", ")
+    # The registry's agent list: each agent once, with its one-line description.
+    names = page.locator("#agent-list li code").all_inner_texts()
     assert len(names) == len(set(names)) and {"neural", "greedy"} <= set(names), names
+    assert "takes the most valuable capture" in page.inner_text("#agent-list")
     # Suit names stay inside the small cards of the recent-moves strip.
     page.locator("#hand .card.playable").first.click()
     _settle(page)

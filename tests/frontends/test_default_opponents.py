@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.opponents import default_opponent
 from agents.shipped import DEFAULT_OPPONENTS, table_name
+from agents.shipped_agents import default_opponent
 from escoba_arena import terminal
 from escoba_env.rules import Rules
 

@@ -42,7 +42,7 @@ def test_a_huge_capture_choice_number_is_bad_input_too():
     (["--seed", str(2**64)], "argument --seed: must be an integer from 0 to 2**64-1"),
     (["--seed", "9" * 5000], "argument --seed: must be an integer from 0 to 2**64-1"),
     (["--max-rounds", "9" * 5000], "argument --max-rounds: must be a positive integer"),
-    (["--opponent", "search:sims=1000000000000"], "expected an int from 1 to 100,000"),
+    (["--opponent", "search:sims=1000000000000"], "expected an integer from 1 to 100,000"),
     (["--bogus"], "unrecognized arguments: --bogus"),
 ])
 def test_bad_flags_get_one_line_on_stderr_and_status_2(argv, message):
@@ -83,7 +83,7 @@ def test_search_budgets_are_bounded_in_the_registry():
 
     assert make_agent(f"search:sims={MAX_SIMS}").sims == MAX_SIMS
     for bad in (MAX_SIMS + 1, 10**12, "9" * 5000):
-        with pytest.raises(ValueError, match="expected an int from 1 to 100,000"):
+        with pytest.raises(ValueError, match="expected an integer from 1 to 100,000"):
             make_agent(f"search:sims={bad}")
     with pytest.raises(ValueError) as e:
         make_agent("nonsense")

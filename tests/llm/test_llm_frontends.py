@@ -60,3 +60,24 @@ def test_the_web_games_log_phrases_every_move_with_the_shared_words():
     assert len(moves) >= 7
     for e in moves:
         assert e["words"] == move_words(e["card"], sum(1 << c for c in e["captured"]))
+
+
+def test_the_arena_refuses_a_language_model_from_a_request_and_plays_the_one_its_operator_allowed():
+    from tests.frontends.arena_support import client
+
+    standin = StandIn()
+    try:
+        allowed = f"llm:model=legal,base_url={standin.url}"
+        for c in (client(), client(allow_agents=[allowed])):
+            for spec in ("llm:model=legal,base_url=http://169.254.169.254/v1",
+                         f"llm:model=other,base_url={standin.url}", "endgame:base=llm:model=legal"):
+                r = c.post("/api/games", json={"opponents": [spec]})
+                assert r.status_code == 400 and "not allowed here" in r.json()["error"], (spec, r.text)
+        assert client().post("/api/games", json={"opponents": [allowed]}).status_code == 400
+        assert standin.requests == 0  # no request made the server call a URL
+        c = client(allow_agents=[allowed])
+        r = c.post("/api/games", json={"opponents": [allowed], "seat": 1})
+        assert r.status_code == 201, r.text
+        assert standin.requests > 0  # the operator's model played the first move
+    finally:
+        standin.close()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.registry import REGISTRY, make_agent
+from agents.registry import OPPONENTS, REGISTRY, make_agent
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -88,8 +88,8 @@ def test_every_registered_agent_is_a_gymnasium_opponent_entry_point():
     tomllib = pytest.importorskip("tomllib")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     eps = project["entry-points"]["escoba_env.opponents"]
-    assert set(eps) == set(REGISTRY) - {"random"}  # random is built into escoba_env
-    assert set(eps.values()) == {"agents.registry:make_agent"}
+    assert eps == {"agents": "agents.registry:OPPONENTS"}  # one entry point for the whole registry
+    assert OPPONENTS.names() == list(REGISTRY)
 
 
 @pytest.mark.parametrize("name, file", [("neural-2p", "escoba_2p.pt"), ("neural", "escoba_2p.pt"),

@@ -199,9 +199,14 @@ async function init() {
     const info = await api("/api/info");
     for (const s of info.sevens_rules) f.sevens_rule.append(el("option", {text: s}));
     if (!info.neural) f.opponents.value = "expert";
-    document.getElementById("agents-help").textContent = "Agents: " +
-        (info.neural ? "neural (the shipped PPO agent, 2 players, default rules), " : "") +
-        info.agents.map(a => a.name).filter(n => !(info.neural && n === info.alias)).join(", ") + " (parameters: search:sims=200, endgame:base=greedy, ...)";
+    // The agent list is the registry's: each name, its parameters and its one-line description.
+    const agents = info.agents.filter(a => info.neural || a.name !== info.alias);
+    f.opponents.title = "one agent spec for every bot seat, or one per bot seat separated by spaces: " +
+        agents.map(a => a.name).join(", ");
+    document.getElementById("agents-help").replaceChildren(
+        "Agents (parameters are written search:sims=200, endgame:base=greedy):",
+        el("ul", {id: "agent-list"}, ...agents.map(a => el("li", {}, el("code", {text: a.name}),
+            a.params.length ? ` (${a.params.join(", ")})` : "", `: ${a.help}`))));
   } catch (e) {
     showError(e.message);
   }
