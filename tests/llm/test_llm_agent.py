@@ -133,7 +133,7 @@ def test_the_key_goes_only_into_the_authorization_header(standin, monkeypatch):
     ("llm:base_url=http://x/v1", "needs a model"), ("llm:model=m", "needs base_url"),
     ("llm:model=m,base_url=http://x/v1,key_env=sk-abc.def", "names the environment variable"),
     ("llm:model=m,base_url=http://x/v1,key=sk-1", "no parameter 'key'"),
-    ("llm:model=m,base_url=http://x/v1,concurrency=0", "concurrency must be in 1..1024"),
+    ("llm:model=m,base_url=http://x/v1,concurrency=0", "expected an integer from 1 to 1,024"),
 ])
 def test_bad_specs_say_what_is_wrong(spec, message):
     with pytest.raises(ValueError, match=message):
