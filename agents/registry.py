@@ -24,6 +24,7 @@ from .base import Agent, RandomAgent
 from .expert import DECIDED, PARTNER, ExpertAgent
 from .greedy import GreedyAgent
 from .hybrid import HybridAgent
+from .llm import LLMAgent
 from .outside import SB3_ALGOS
 from .search import THREATS, OracleAgent, SearchAgent
 from .spec_values import MAX_SIMS, AgentSpec, Choice, File, Flag, Int, Number, Param, Text
@@ -193,3 +194,14 @@ register("python", builders.python, {"target": Text(metavar="MODULE:FACTORY")},
 register("openspiel-ismcts", builders.ismcts, {"sims": replace(SIMS, default=100), "uct_c": Number(
     0.0, 100.0, default=2.0), "rollouts": Int(1, 100, limit=10, default=1)},
          "OpenSpiel's IS-MCTS bot (the [openspiel] extra); sims a decision, default 100")
+register("llm", LLMAgent, {
+    "model": Text(doc="the model name the endpoint serves"),
+    "base_url": Text(doc="the API root, ending in /v1"),
+    "temperature": Number(0.0, 2.0, default=0.0), "max_retries": Int(0, 20, default=2),
+    "timeout": Number(0.001, 3600.0, default=60.0, doc="seconds a request may take"),
+    "key_env": Text(default="OPENAI_API_KEY", doc="the environment variable holding the key"),
+    "concurrency": Int(1, 1024, default=8), "attempts": Int(1, 20, default=4),
+    "backoff": Number(0.0, 60.0, default=1.0), "max_tokens": Int(1, 10**6, none=("none",), default=None),
+    "french": Flag(default=False)},
+         "a language model at an OpenAI-compatible endpoint (the [llm] extra): llm:model=NAME,base_url=URL",
+         from_request=False)

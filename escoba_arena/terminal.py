@@ -31,6 +31,7 @@ import numpy as np
 
 from agents.base import Agent
 from agents.extras import missing_extra
+from agents.llm import LLMError
 from agents.registry import available, make_agent
 from agents.shipped import DEFAULT_OPPONENTS, FALLBACK_OPPONENT, table_name
 from agents.shipped_agents import default_opponent
@@ -44,6 +45,7 @@ from escoba_env.cards import (
     card_name,
     cards_of,
     mask_value,
+    move_words,
     parse_card,
 )
 from escoba_env.cli import (
@@ -71,7 +73,7 @@ HELP = """\
 How to play: on your turn type the number of a card in your hand (1, 2, 3) or its name.
   Names: rank 1-7, S (sota, 8), C (caballo, 9), R (rey, 10), then suit o (oros), c (copas),
   e (espadas), b (bastos): 7o is the velo, Rc the rey de copas.
-  French names (shown by default; --spanish for the others): A = 1, J = sota (8), Q = caballo (9),
+  French names (with --french): A = 1, J = sota (8), Q = caballo (9),
   K = rey (10); ♦ = oros, ♥ = copas, ♠ = espadas, ♣ = bastos. So 7♦ is the velo, K♥ = Rc.
   A card that sums to 15 with table cards must capture; if it can capture in several ways you
   choose the option by number (b goes back to the card choice). A card that cannot capture is
@@ -97,9 +99,9 @@ def make_bot(spec: str, rules: Rules, seed: int) -> Agent:
 class Style:
     """Card names and ANSI colour for one terminal."""
 
-    def __init__(self, colour: bool, spanish: bool):
+    def __init__(self, colour: bool, french: bool = False):
         self.colour = colour
-        self.french = not spanish
+        self.french = french
 
     def paint(self, text: str, code: str) -> str:
         """Return ``text`` wrapped in the ANSI ``code`` (unchanged without colour)."""
@@ -376,14 +378,11 @@ class TerminalGame:
             raise RuntimeError("the game captured other cards than the chosen option")
         who = self.names[seat]
         you = seat == self.human
-        verb = "play" if you else "plays"
         if captured:
             last_capturer = seat
-            text = f"{who} {verb} {st.card(card)} and {'take' if you else 'takes'} {st.cards(capture)}"
-            if info.escoba:
-                text += " · " + st.bold(st.paint("ESCOBA!", "35"))
-        else:
-            text = f"{who} {verb} {st.card(card)} to the table"
+        text = f"{who}: {move_words(card, capture, st.french)}"  # the one phrasing of every front-end
+        if info.escoba:
+            text += " · " + st.bold(st.paint("ESCOBA!", "35"))
         self.say(("> " if you else "  ") + text)
         if not you and self.delay:
             time.sleep(self.delay)
@@ -459,7 +458,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seat", type=_non_negative, default=0, help="your seat, 0 to players-1 (default 0)")
     p.add_argument("--seed", type=seed_arg, help="seed of the deals and the bots (default: random; "
                    "the game prints it so you can replay it)")
-    p.add_argument("--spanish", action="store_true", help="Spanish short names (7o, Rc) instead of 7♦, K♥")
+    p.add_argument("--french", action="store_true",
+                   help="French names (7♦, K♥; 7 of diamonds) instead of Spanish ones (7o, Rc; 7 de oros)")
     colour = p.add_mutually_exclusive_group()
     colour.add_argument("--no-color", dest="color", action="store_false", default=None,
                         help="no ANSI colours (default: colours on a terminal, unless NO_COLOR is set)")
@@ -543,13 +543,16 @@ def _main(argv: Sequence[str] | None, stdin: TextIO | None, stdout: TextIO | Non
         if getattr(bot, "needs_state", False):
             print(f"Note: {labels[s]} cheats: it sees every hand and the stock (a reference, not a fair "
                   "opponent).", file=out)
-    game = TerminalGame(rules, bots, args.seat, labels, Style(colour, args.spanish), inp, out, seed,
+    game = TerminalGame(rules, bots, args.seat, labels, Style(colour, args.french), inp, out, seed,
                         max_rounds=args.max_rounds, delay=max(0.0, args.delay))
     try:
         return game.run()
     except KeyboardInterrupt:
         out.write("\nInterrupted. Bye.\n")
         return 130
+    except LLMError as exc:  # a language-model opponent's endpoint failed: one line, not a traceback
+        print(f"{PROG}: error: {exc}", file=err)
+        return 1
 
 
 if __name__ == "__main__":

@@ -183,3 +183,74 @@ def check_card(card: int) -> int:
     if not 0 <= int(card) < MAX_CARDS:
         raise ValueError(f"card id {int(card)} is out of range 0..41 (40, 41 are the jokers)")
     return int(card)
+
+
+# ---------------------------------------------------------------- the words of the front-ends
+# One vocabulary for every front-end (the text face, the ANSI render, escoba-play, the web arena):
+# a card's full name and the phrasing of a move. Spanish by default, French-suited with ``french``.
+
+SPANISH_RANK_WORDS = ("as", "2", "3", "4", "5", "6", "7", "sota", "caballo", "rey")
+FRENCH_RANK_WORDS = ("ace", "2", "3", "4", "5", "6", "7", "jack", "queen", "king")
+FRENCH_SUIT_WORDS = ("diamonds", "hearts", "spades", "clubs")
+JOKER_WORDS = ("joker 1", "joker 2")
+
+
+def card_words(card: int, french: bool = False) -> str:
+    """Return the full name of ``card``: ``"7 de oros"``, ``"sota de copas"`` (Spanish, the default),
+    ``"7 of diamonds"`` (``french``) or ``"joker 1"``."""
+    if check_card(card) >= NUM_CARDS:
+        return JOKER_WORDS[int(card) - NUM_CARDS]
+    v, s = divmod(int(card), 4)
+    if french:
+        return f"{FRENCH_RANK_WORDS[v]} of {FRENCH_SUIT_WORDS[s]}"
+    return f"{SPANISH_RANK_WORDS[v]} de {SUIT_NAMES[s]}"
+
+
+def cards_words(mask: int, french: bool = False) -> str:
+    """Return the full names of the cards of ``mask`` joined by ``" + "`` (``"nothing"`` when empty)."""
+    return " + ".join(card_words(c, french) for c in cards_of(mask)) or "nothing"
+
+
+def move_words(card: int, taken: int, french: bool = False) -> str:
+    """Return the one phrasing of a move: ``"7 de oros takes 3 de copas + 5 de bastos"``, or
+    ``"7 de oros to the table"`` when it takes nothing (``taken`` is a card mask)."""
+    if not check_mask(taken):
+        return f"{card_words(card, french)} to the table"
+    return f"{card_words(card, french)} takes {cards_words(taken, french)}"
+
+
+# Ranks written in digits: 1-7, the printed 10, 11, 12 of the face cards, and 8, 9 (their values; no
+# Spanish card is printed 8 or 9). "10" is the sota, as printed, never the rey's value.
+_RANK_DIGITS = (("1",), ("2",), ("3",), ("4",), ("5",), ("6",), ("7",), ("8", "10"), ("9", "11"), ("12",))
+
+
+def _word_names() -> dict[str, int]:
+    """Return every full name (Spanish, French, the rank in digits) in lower case -> card id."""
+    out = {w: NUM_CARDS + i for i, w in enumerate(JOKER_WORDS)}
+    out.update({w.replace(" ", ""): i for w, i in list(out.items())})
+    for c in range(NUM_CARDS):
+        v, s = divmod(c, 4)
+        ranks = {SPANISH_RANK_WORDS[v], FRENCH_RANK_WORDS[v], *_RANK_DIGITS[v]}
+        for r in ranks:
+            out[f"{r} de {SUIT_NAMES[s]}"] = c
+            out[f"{r} of {FRENCH_SUIT_WORDS[s]}"] = c
+    return out
+
+
+WORD_NAMES = _word_names()
+"""Every full card name this module writes or reads (lower case) -> card id: ``"7 de oros"``,
+``"rey de copas"``, ``"12 de copas"`` (the printed rank), ``"king of hearts"``, ``"joker 1"``."""
+
+
+def parse_card_words(text: str) -> int:
+    """Return the id of a card given by its full name (any case, extra spaces) or its short name."""
+    if not isinstance(text, str):
+        raise ValueError(f"a card name must be a string, got {text!r}")
+    key = " ".join(text.lower().split())
+    if key in WORD_NAMES:
+        return WORD_NAMES[key]
+    try:
+        return parse_card(text)
+    except ValueError:
+        raise ValueError(f"unknown card {text!r}: expected a name like '7 de oros', 'rey de copas', "
+                         "'7 of diamonds' or a short name like '7o'") from None

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import gymnasium
 
-from .cards import JOKER_MASK, OROS, SEVENS, VELO, card_name, names_of
+from .cards import JOKER_MASK, OROS, SEVENS, VELO, card_name, card_words, move_words, names_of
 from .engine import EscobaEngine
 from .step_info import StepInfo
 
@@ -59,17 +59,16 @@ def describe_step(engine: EscobaEngine, action: int, played: int, info: StepInfo
     names = player_names(engine.num_players) if names is None else names
     actor = int(info.actor[game])
     who = names[actor] if actor >= 0 else "nobody"
-    verb = "names" if was_take else "plays"  # naming a table card during a capture choice
-    text = f"{who} {verb} {card_name(int(action), french)}"
     captured = int(info.captured[game])
-    if captured:
-        text += f" and captures {_names(captured & ~(1 << played), french)}"
+    if captured or not (was_take or int(engine.pending[game]) >= 0 and int(engine.to_act[game]) == actor):
+        # a whole move: the one phrasing of every front-end (escoba_env.cards.move_words)
+        text = f"{who}: {move_words(played, captured & ~(1 << played), french)}"
         if int(info.escoba[game]):
             text += " (escoba!)"
-    elif int(engine.pending[game]) >= 0 and int(engine.to_act[game]) == actor:
-        text += ", choosing which cards to take"
-    elif not was_take:
-        text += " to the table"
+    else:  # naming a table card, or a card with several captures waiting for the choice
+        text = f"{who} {'names' if was_take else 'plays'} {card_words(int(action), french)}"
+        if not was_take:
+            text += ", choosing which cards to take"
     if bool(info.round_over[game]):
         sides = side_names(engine, names)
         pts = ", ".join(f"{sides[s]} {int(v)}" for s, v in enumerate(info.round_points[game]))

@@ -226,7 +226,7 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
     and ``sittings`` says where every part was played)."""
     from ..fingerprint import spec_fingerprint
     from ..tournament import analysis
-    from ..tournament.report import git_state, json_ready, versions
+    from ..tournament.report import git_state, json_ready, llm_usage_fields, versions
     from .protocol import deal_set_digest
 
     c = run.config
@@ -272,6 +272,7 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
         "git": git_state() if git is None else git,
         "machine": machine(),
         **timing_fields(run, provenance),
+        **llm_usage_fields(run),
         "per_deal": per_deal,
     })
 
@@ -381,7 +382,8 @@ def run_card(spec: str, *, version: str = "v1", table: str = "2p", quick: bool =
     source = git_state()  # the source this process loaded: a card plays for hours
     run, journal, provenance = play(config, path, resume=resume, overwrite=overwrite, progress=progress,
                                     source=source)
-    times = decision_times(spec, config, timing_deals) if timing_deals else None
+    model = spec.partition(":")[0] == "llm"  # its calls' latencies are on the card: no extra games
+    times = decision_times(spec, config, timing_deals) if timing_deals and not model else None
     card = card_dict(run, version, table, quick, reference, times, git=source, provenance=provenance)
     write_atomic(path, card)
     journal.remove()
@@ -439,6 +441,10 @@ def headline_text(card: dict) -> str:
     if t:
         lines.append(f"decision time: mean {t['mean_ms']:.2f} ms, p95 {t['p95_ms']:.2f} ms "
                      f"({t['decisions']} decisions)")
+    if card.get("llm_usage"):
+        from ..llm import usage_lines
+
+        lines += ["", "language model:", *usage_lines(card["llm_usage"])]
     return "\n".join(lines)
 
 

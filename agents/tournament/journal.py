@@ -60,13 +60,16 @@ def block_to_dict(block: Block) -> dict:
          "dtypes": {k: str(getattr(block, k).dtype) for k in _ARRAYS}}
     if block.replays is not None:
         d["replays"] = block.replays
+    if block.usage is not None:
+        d["usage"] = block.usage
     return d
 
 
 def block_from_dict(d: dict) -> Block:
     """Return the block that ``block_to_dict`` wrote."""
     arrays = {k: np.asarray(d["arrays"][k], dtype=d["dtypes"][k]) for k in _ARRAYS}
-    return Block(lineup=int(d["lineup"]), block=int(d["block"]), replays=d.get("replays"), **arrays)
+    return Block(lineup=int(d["lineup"]), block=int(d["block"]), replays=d.get("replays"),
+                 usage=d.get("usage"), **arrays)
 
 
 def new_sitting(source: dict, blocks_before: int) -> dict:

@@ -57,6 +57,8 @@ class Block:
     """(n,) True where a game was cut by ``max_rounds`` without a winner."""
     replays: list[dict] | None = field(default=None, repr=False)
     """One dict per game slot when recorded."""
+    usage: dict[str, dict] | None = field(default=None, repr=False)
+    """Per language-model agent spec, what it spent on this block (``agents.llm.Usage.to_dict``)."""
 
 
 def distinct_agents(agents: Sequence[Agent]) -> tuple[list[Agent], np.ndarray]:

@@ -113,7 +113,16 @@ def results_dict(run: TournamentRun, pairs: list[dict], agents: list[dict], rati
         "agents": agents,
         "ratings": ratings,
         "rating_model": RATING_MODEL,
+        **llm_usage_fields(run),
     })
+
+
+def llm_usage_fields(run: TournamentRun) -> dict:
+    """Return ``{"llm_usage": {spec: summary}}`` when language-model agents played, else nothing."""
+    from ..llm import total_usage
+
+    usage = total_usage(b for lineup in run.blocks for b in lineup)
+    return {"llm_usage": usage} if usage else {}
 
 
 def _fmt(x: float, spec: str) -> str:
@@ -158,6 +167,11 @@ def table(run: TournamentRun, pairs: list[dict], agents: list[dict], ratings: li
     lines.append("rating: OpenSkill Plackett-Luce (no drift, tau = 0) over every deal of every lineup")
     for spec in run.cheating:
         lines.append(f"* {spec} sees the hidden cards: a CHEATING upper-bound reference, not a fair opponent")
+    usage = llm_usage_fields(run).get("llm_usage")
+    if usage:
+        from ..llm import usage_lines
+
+        lines += ["", "language models:", *usage_lines(usage)]
     return "\n".join(lines)
 
 

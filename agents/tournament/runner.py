@@ -40,6 +40,7 @@ import numpy as np
 from escoba_env.rules import Rules, check_seed
 
 from ..base import Agent
+from ..llm import lineup_usage, usage_of
 from .play import Block, play_block
 
 
@@ -212,9 +213,12 @@ def run_task(task: Task) -> Block:
         if id(a) not in seen:
             seen.add(id(a))
             a.reset(agent_seed(task.seed, task.specs, task.block, pos))
-    return play_block(agents, rules, np.arange(task.lo, task.hi), task.seed, games=task.games,
-                      duplicate=task.duplicate, max_rounds=task.max_rounds, record=task.record,
-                      lineup=task.lineup, block=task.block)
+            usage_of(a)  # a language model's counts start at this block
+    block = play_block(agents, rules, np.arange(task.lo, task.hi), task.seed, games=task.games,
+                       duplicate=task.duplicate, max_rounds=task.max_rounds, record=task.record,
+                       lineup=task.lineup, block=task.block)
+    block.usage = lineup_usage(task.specs, agents)
+    return block
 
 
 class WorkerDied(RuntimeError):

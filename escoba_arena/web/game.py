@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from escoba_env.capture import capture_options
-from escoba_env.cards import JOKER_MASK, OROS, SEVENS, VELO, cards_of, mask_of
+from escoba_env.cards import JOKER_MASK, OROS, SEVENS, VELO, cards_of, mask_of, move_words
 from escoba_env.game import capture_action
 from escoba_env.rules import Rules
 
@@ -137,6 +137,7 @@ class WebGame:
         captured = info.captured
         self.log.append({"type": "move", "seat": seat, "card": card,
                          "captured": cards_of(captured & ~(1 << card)), "escoba": info.escoba,
+                         "words": move_words(card, captured & ~(1 << card)),  # the one phrasing
                          "table_before": cards_of(table_before)})
         if not info.round_over:
             return

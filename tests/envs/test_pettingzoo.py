@@ -540,7 +540,7 @@ def test_ansi_render_shows_table_acting_hand_and_scores():
     env.step(C("7o"))
     env.step(C("5c"))
     text = env.render()
-    assert "Last: player_0 names 5c and captures 3o 5c" in text
+    assert "Last: player_0: 7 de oros takes 3 de oros + 5 de copas" in text  # the one phrasing of a move
     assert "player_0: hand 2 · captured 3 cards, 2 oros, 1 sevens, velo" in text
 
 

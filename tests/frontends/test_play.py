@@ -12,6 +12,7 @@ import pytest
 from escoba_arena import terminal as play
 from escoba_arena.terminal import main
 from escoba_env import Rules, parse_card
+from escoba_env.cards import mask_of, move_words, parse_cards
 
 HAND = re.compile(r"^Your hand: (.*)$", re.M)
 OPTION = re.compile(r"^  (\d+)\) (.*?)(  escoba!)?$")
@@ -60,7 +61,7 @@ def run_game(argv: list[str], **player_kw) -> tuple[int, str, Player]:
     """Return (exit status, output, player) of one game on scripted input."""
     out = io.StringIO()
     player = Player(out, **player_kw)
-    rc = main(["--no-color", "--spanish", *argv], stdin=player, stdout=out)
+    rc = main(["--no-color", *argv], stdin=player, stdout=out)
     return rc, out.getvalue(), player
 
 
@@ -84,14 +85,14 @@ def test_a_numbered_capture_choice_takes_exactly_the_chosen_option():
     assert rc == 0
     assert len(player.chosen) >= 2  # seed 3 offers several multi-option captures
     for card, option in player.chosen:
-        assert f"> You play {card} and take {option}" in text
+        assert f"> You: {move_words(parse_card(card), mask_of(parse_cards(option)))}" in text
 
 
 def test_first_capture_option_can_be_chosen_too():
     rc, text, player = run_game(["--opponent", "greedy", "--seed", "3"], pick_last=False)
     assert rc == 0 and player.chosen
     for card, option in player.chosen:
-        assert f"> You play {card} and take {option}" in text
+        assert f"> You: {move_words(parse_card(card), mask_of(parse_cards(option)))}" in text
 
 
 def test_three_player_game_with_one_spec_per_bot_seat():
@@ -143,7 +144,7 @@ def test_unknown_card_gets_a_message_and_a_new_prompt():
 
 def test_card_not_in_hand_and_out_of_range_number_get_messages():
     out = io.StringIO()
-    main(["--no-color", "--spanish", "--opponent", "random", "--seed", "1"], stdin=io.StringIO(""),
+    main(["--no-color", "--opponent", "random", "--seed", "1"], stdin=io.StringIO(""),
          stdout=out)
     hand = HAND.findall(out.getvalue())[0].split()[1::2]
     absent = next(n for n in ("1o", "7o", "Rb", "5c", "Sc") if n not in hand)
@@ -190,7 +191,7 @@ def test_end_of_input_during_a_capture_choice_leaves_cleanly():
                 return ""
             return player.readline()
 
-    rc = main(["--no-color", "--spanish", "--opponent", "expert", "--seed", "3"], stdin=Stdin(), stdout=out)
+    rc = main(["--no-color", "--opponent", "expert", "--seed", "3"], stdin=Stdin(), stdout=out)
     assert rc == 0
     lines = out.getvalue().splitlines()
     assert lines[-2].startswith("Which capture? [1-2, b back]: ")
@@ -199,26 +200,28 @@ def test_end_of_input_during_a_capture_choice_leaves_cleanly():
 
 def test_french_names_and_colour():
     out = io.StringIO()
-    rc = main(["--color", "--opponent", "random", "--seed", "1"], stdin=io.StringIO("1\n"), stdout=out)
+    args = ["--french", "--opponent", "random", "--seed", "1"]
+    rc = main(["--color", *args], stdin=io.StringIO("1\n"), stdout=out)
     assert rc == 0
     text = out.getvalue()
     assert "\033[" in text
     assert any(s in text for s in "♦♥♠♣")
     plain = io.StringIO()
-    main(["--no-color", "--opponent", "random", "--seed", "1"], stdin=io.StringIO("1\n"), stdout=plain)
+    main(["--no-color", *args], stdin=io.StringIO("1\n"), stdout=plain)
     assert "\033[" not in plain.getvalue()
     assert re.sub(r"\033\[[0-9;]*m", "", text) == plain.getvalue()
 
 
 def test_french_card_names_are_accepted_as_input():
     out = io.StringIO()
-    main(["--no-color", "--opponent", "random", "--seed", "1"], stdin=io.StringIO(""), stdout=out)
+    main(["--no-color", "--french", "--opponent", "random", "--seed", "1"], stdin=io.StringIO(""), stdout=out)
     first = HAND.findall(out.getvalue())[0].split()[1]  # a French name like 7♦
     out2 = io.StringIO()
-    main(["--no-color", "--opponent", "random", "--seed", "1"], stdin=io.StringIO(first + "\n"), stdout=out2)
-    from escoba_env.cards import card_name
+    main(["--no-color", "--french", "--opponent", "random", "--seed", "1"], stdin=io.StringIO(first + "\n"),
+         stdout=out2)
+    from escoba_env.cards import card_words
 
-    assert f"> You play {card_name(parse_card(first), french=True)}" in out2.getvalue()
+    assert f"> You: {card_words(parse_card(first), french=True)}" in out2.getvalue()
 
 
 @pytest.mark.parametrize(("argv", "message"), [

@@ -14,7 +14,7 @@ from escoba_arena.terminal import HELP, main
 
 def _game(argv: list[str], answers: list[str]) -> tuple[int, str]:
     out = io.StringIO()
-    rc = main(["--no-color", "--spanish", *argv], stdin=io.StringIO("".join(a + "\n" for a in answers)),
+    rc = main(["--no-color", *argv], stdin=io.StringIO("".join(a + "\n" for a in answers)),
               stdout=out)
     return rc, out.getvalue()
 

@@ -3,13 +3,13 @@
 // The engine's names (escoba_env/cards.py): suit 0 oros, 1 copas, 2 espadas, 3 bastos; ranks 1-7, S, C, R.
 const SUITS = ["oros", "copas", "espadas", "bastos"];
 const RANKS = ["1", "2", "3", "4", "5", "6", "7", "S", "C", "R"];
-const RANK_WORDS = {S: "sota", C: "caballo", R: "rey"};
+// Full names as escoba_env.cards.card_words writes them (the server phrases moves with move_words).
+const RANK_WORDS = ["as", "2", "3", "4", "5", "6", "7", "sota", "caballo", "rey"];
 
 // "7 de oros", "sota de copas"; a joker of the jokers variant is "joker 1".
 function cardName(id) {
   if (id >= 40) return "joker " + (id - 39);
-  const r = RANKS[id >> 2];
-  return (RANK_WORDS[r] || r) + " de " + SUITS[id & 3];
+  return RANK_WORDS[id >> 2] + " de " + SUITS[id & 3];
 }
 
 // A face-up card: its rank in the corner and its Spanish suit drawn from the shipped SVG.

@@ -56,10 +56,7 @@ function describe(e, v) {
     return [t, ""];
   }
   if (e.type === "move") {
-    const verb = e.seat === v.seat ? "play" : "plays";
-    if (!e.captured.length) return [`${who(e.seat)} ${verb} ${cardName(e.card)} to the table.`, ""];
-    return [`${who(e.seat)} ${verb} ${cardName(e.card)} and take${e.seat === v.seat ? "" : "s"} ${names(e.captured)}` +
-            (e.escoba ? " · ESCOBA!" : "."), e.escoba ? "escoba" : ""];
+    return [`${who(e.seat)}: ${e.words}` + (e.escoba ? " · ESCOBA!" : "."), e.escoba ? "escoba" : ""];
   }
   if (e.type === "last_cards") {
     return [e.seat >= 0 ? `The last table cards ${names(e.cards)} go to ${who(e.seat)}.`

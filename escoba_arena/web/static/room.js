@@ -65,8 +65,7 @@ function who(v, s) { return v.names[s] + (s === v.seat ? " (you)" : ""); }
 
 function describe(e, v) {
   if (e.type === "deal") return `Round ${e.round}: ${who(v, e.dealer)} deals.` + (e.taken.length ? ` ${who(v, e.dealer)} takes ${names(e.taken)} from the table.` : "");
-  if (e.type === "move") return e.captured.length ? `${who(v, e.seat)} plays ${cardName(e.card)} and takes ${names(e.captured)}${e.escoba ? " · ESCOBA!" : "."}`
-                                                  : `${who(v, e.seat)} lays ${cardName(e.card)} on the table.`;
+  if (e.type === "move") return `${who(v, e.seat)}: ${e.words}${e.escoba ? " · ESCOBA!" : "."}`;
   if (e.type === "last_cards") return e.seat >= 0 ? `The last table cards ${names(e.cards)} go to ${who(v, e.seat)}.` : `Nobody captured: ${names(e.cards)} stay unclaimed.`;
   if (e.type === "round_over") return roundSummary(v.side_names, e);
   if (e.type === "game_over") return "Game over.";

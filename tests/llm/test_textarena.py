@@ -1,0 +1,71 @@
+"""TextArena plays Escoba through the adapter: its own env API, its wrappers and its OpenAI agent."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+ta = pytest.importorskip("textarena")
+
+from agents.llm_standin import StandIn  # noqa: E402
+from escoba_env.rules import Rules  # noqa: E402
+from escoba_env.textarena_env import EscobaTextArenaEnv, register  # noqa: E402
+
+
+def _first_move(observation: str) -> str:
+    """Answer the first legal move of the latest list, written out."""
+    return re.findall(r"^1\. (.+)$", observation.split("Your legal moves:")[-1], flags=re.M)[0]
+
+
+def test_textarenas_openai_agent_plays_a_round_against_the_stand_in(monkeypatch):
+    register()
+    standin = StandIn()
+    try:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-standin")
+        agent = ta.agents.OpenAIAgent(model_name="legal", base_url=standin.url)
+        env = ta.make("Escoba-v0", single_round=True)
+        env.reset(num_players=2, seed=3)
+        done, turns = False, 0
+        while not done:
+            player, observation = env.get_observation()
+            assert "Your hand:" in observation and "Your legal moves:" in observation
+            done, _ = env.step(agent(observation))
+            turns += 1
+        rewards, info = env.close()
+    finally:
+        standin.close()
+    assert turns == 36 and standin.requests == 36  # every move legal at the first answer
+    assert sorted(rewards.values()) in ([-1, 1], [0, 0])
+    assert not any(info[p]["invalid_move"] for p in (0, 1))
+
+
+def test_a_player_sees_only_its_own_hand_and_every_move_played():
+    env = EscobaTextArenaEnv(single_round=True)
+    env.reset(num_players=2, seed=1)
+    player, messages = env.get_observation()
+    text = "\n".join(m for _, m, _ in messages)
+    assert "You are Player" in text and "Your legal moves:" in text
+    hidden = env.game.hands[1 - player]
+    from escoba_env.cards import card_words, cards_of
+
+    assert not any(f"{card_words(c)}" in text.split("Your hand:")[1].split("\n")[0] for c in cards_of(hidden))
+    done, _ = env.step(_first_move(text))
+    other, messages = env.get_observation()
+    assert other != player and any(m.startswith(f"Player {player} plays ") for _, m, _ in messages)
+
+
+def test_an_illegal_answer_is_refused_with_the_reason_then_loses_the_game():
+    env = EscobaTextArenaEnv(Rules(num_players=4, partnerships=True), error_allowance=1)
+    env.reset(num_players=4, seed=2)
+    player, _ = env.get_observation()
+    done, _ = env.step("[99]")
+    assert not done
+    again, messages = env.get_observation()
+    assert again == player and "99 is not the number of a move" in messages[-1][1]
+    done, _ = env.step("no idea")
+    assert done
+    rewards, info = env.close()
+    assert rewards[player] == rewards[(player + 2) % 4] == -1 and rewards[(player + 1) % 4] == 1
+    with pytest.raises(ValueError, match="for 4 players"):
+        env.reset(num_players=2)
