@@ -323,7 +323,7 @@ def test_play_accepts_a_joker_by_name():
     out = io.StringIO()
     answers = io.StringIO("joker1\n" * 3 + "q\n")
     from escoba_arena.terminal import main
-    rc = main(["--no-color", "--spanish", "--seed", "8", "--jokers", "2", "--opponent", "random"],
+    rc = main(["--no-color", "--seed", "8", "--jokers", "2", "--opponent", "random"],
               stdin=answers, stdout=out)
     assert rc == 0
     assert "Game abandoned. Bye." in out.getvalue()
