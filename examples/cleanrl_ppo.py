@@ -18,7 +18,7 @@ find sums of 15 from the card planes alone; with these inputs the example beats 
 minutes (``docs/first_agent.md``):
 
     python examples/cleanrl_ppo.py --card-features --opponents greedy --episode round \
-        --gamma 1 --lr 1e-3 --hidden 256 --total-steps 1500000
+        --gamma 1 --lr 5e-4 --ent-coef 0.001 --hidden 256 --total-steps 1500000
 """
 
 from __future__ import annotations
@@ -245,11 +245,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--gamma", type=float, default=0.99)
     ap.add_argument("--hidden", type=int, default=128)
+    ap.add_argument("--ent-coef", type=float, default=0.01)
     ap.add_argument("--card-features", action="store_true", help="add card_features and the card head")
     args = ap.parse_args(argv)
     iterations = max(1, args.total_steps // (args.num_envs * args.num_steps))
     print(train(args.num_envs, args.num_steps, iterations, args.opponents, args.seed, lr=args.lr,
-                gamma=args.gamma, episode=args.episode, hidden=args.hidden, card_features=args.card_features))
+                gamma=args.gamma, episode=args.episode, hidden=args.hidden, card_features=args.card_features,
+                ent_coef=args.ent_coef))
 
 
 if __name__ == "__main__":
