@@ -4,11 +4,15 @@ escoba-train, each trained for a fixed wall-clock budget on one process.
 Every method trains with the settings of ``docs/first_agent.md`` and is evaluated at regular points
 of its training (evaluation time is not counted as training time):
 
-- ``sb3``: sb3-contrib ``MaskablePPO("MultiInputPolicy")`` on ``escoba_env.sb3.make_vec_env`` (64 games
-  against ``random``, one-round episodes, ``reward="round_points"``), evaluated greedily (the argmax
-  of the masked policy) on 256 one-round games against ``random`` and against ``greedy``;
-- ``cleanrl``: ``examples/cleanrl_ppo.py`` (64 games against ``random``, one-round episodes), evaluated
-  the same way;
+- ``sb3``: sb3-contrib ``MaskablePPO`` on ``escoba_env.sb3.make_vec_env`` (64 games against
+  ``greedy``, one-round episodes, ``reward="round_points"``, ``gamma=1``, learning rate 5e-4, entropy
+  coefficient 0.001) with
+  ``sb3_card_policy()``: ``"MultiInputPolicy"`` with the CleanRL example's card features and card head;
+  evaluated greedily (the argmax of the masked policy) on 2048 one-round games against ``random`` and
+  against ``greedy``;
+- ``cleanrl``: ``examples/cleanrl_ppo.py`` with ``card_features=True`` (64 games against ``greedy``,
+  one-round episodes, ``gamma=1``, learning rate 5e-4, entropy coefficient 0.001, 256 hidden units),
+  evaluated the same way;
 - ``train``: ``escoba-train`` (self-play with its league), whose own duplicate evaluation against
   ``greedy`` is read from the run's ``metrics.csv``.
 
@@ -39,12 +43,13 @@ import escoba_env  # noqa: E402,F401
 from escoba_env.cli import OneLineParser, guarded_main, positive_float, positive_int  # noqa: E402
 
 METHODS = ("sb3", "cleanrl", "train")
-EVAL_ROUNDS = 256
+EVAL_ROUNDS = 2048
 
 
 def evaluate(policy: Callable[[np.ndarray, np.ndarray], np.ndarray], opponent: str, rounds: int = EVAL_ROUNDS,
-             seed: int = 12345) -> float:
-    """Return the mean points per round (learner minus opponent) of ``policy`` over ``rounds`` rounds.
+             seed: int = 12345, se: bool = False) -> float | tuple[float, float]:
+    """Return the mean points per round (learner minus opponent) of ``policy`` over ``rounds`` rounds,
+    and with ``se`` its standard error too.
 
     ``policy(observations (N, obs), masks bool (N, W))`` returns N actions.
     """
@@ -52,13 +57,12 @@ def evaluate(policy: Callable[[np.ndarray, np.ndarray], np.ndarray], opponent: s
                               opponents=opponent, episode="round", reward="round_points",
                               autoreset_mode="SameStep", seat=None)
     obs, _ = envs.reset(seed=seed)
-    total, done_rounds = 0.0, 0
-    while done_rounds < rounds:
+    points: list[float] = []
+    while len(points) < rounds:
         obs, reward, term, trunc, _ = envs.step(policy(obs["observation"], obs["action_mask"] > 0))
-        done = term | trunc
-        total += float(reward[done].sum())
-        done_rounds += int(done.sum())
-    return total / done_rounds
+        points.extend(reward[term | trunc].tolist())
+    mean = float(np.mean(points))
+    return (mean, float(np.std(points, ddof=1) / np.sqrt(len(points)))) if se else mean
 
 
 class Clock:
@@ -77,15 +81,72 @@ class Clock:
         self.since = time.perf_counter()
 
 
+def sb3_card_policy():
+    """Return sb3-contrib's Dict-observation masked policy with the CleanRL example's card head.
+
+    Its features extractor reads ``obs["observation"]``, adds ``examples/cleanrl_ppo.py``'s
+    ``card_features``, and returns each card's score from one small network shared by the 40 cards
+    followed by a 256-wide ReLU body; the action net adds the scores to a linear map of the body.
+    """
+    import torch
+    from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
+    from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+    from torch import nn
+
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    import cleanrl_ppo
+
+    hidden = 256
+
+    class CardFeatures(BaseFeaturesExtractor):
+        """Card scores (40) and the body's output (``hidden``)."""
+
+        def __init__(self, space):
+            super().__init__(space, features_dim=40 + hidden)
+            self.agent = cleanrl_ppo.Agent(546 + 40 * cleanrl_ppo.CARD_FEATURES + 1, 40, hidden,
+                                           card_head=True, activation=nn.ReLU)
+            del self.agent.flat_actor, self.agent.critic  # SB3's own heads take their place
+
+        def forward(self, obs):
+            x = cleanrl_ppo.network_input(obs["observation"].cpu().numpy(), True)
+            h = self.agent.body(x)
+            return torch.cat([self.agent.card_scores(h, x), h], 1)
+
+    class CardLogits(nn.Module):
+        """Logits: the card scores plus a linear map of the body's output."""
+
+        def __init__(self):
+            super().__init__()
+            self.flat = nn.Linear(hidden, 40)
+
+        def forward(self, latent):
+            return latent[:, :40] + self.flat(latent[:, 40:])
+
+    class CardPolicy(MaskableMultiInputActorCriticPolicy):
+        """``MultiInputPolicy`` with ``CardFeatures`` and ``CardLogits``."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs, features_extractor_class=CardFeatures,
+                             net_arch=dict(pi=[], vf=[]))
+
+        def _build(self, lr_schedule):
+            super()._build(lr_schedule)
+            self.action_net = CardLogits()
+            self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1),
+                                                  **self.optimizer_kwargs)
+
+    return CardPolicy
+
+
 def run_sb3(seconds: float, points: int, seed: int) -> list[dict]:
     """Train MaskablePPO for ``seconds`` of training time; return the evaluation points."""
     from sb3_contrib import MaskablePPO
 
     from escoba_env.sb3 import make_vec_env
 
-    env = make_vec_env(64, opponents="random", reward="round_points", episode="round", seat=None)
-    model = MaskablePPO("MultiInputPolicy", env, n_steps=64, batch_size=512, n_epochs=4, learning_rate=3e-4,
-                        ent_coef=0.01, seed=seed, verbose=0, device="cpu")
+    env = make_vec_env(64, opponents="greedy", reward="round_points", episode="round", seat=None)
+    model = MaskablePPO(sb3_card_policy(), env, n_steps=64, batch_size=1024, n_epochs=4, learning_rate=5e-4,
+                        gamma=1.0, ent_coef=0.001, seed=seed, verbose=0, device="cpu")
 
     def policy(obs, masks):
         dummy = {"observation": obs, "action_mask": masks.astype(np.int8)}
@@ -119,7 +180,8 @@ def run_cleanrl(seconds: float, points: int, seed: int) -> list[dict]:
     def policy_of(agent):
         def policy(obs, masks):
             with torch.no_grad():
-                logits = agent.actor(agent.body(torch.as_tensor(obs)))
+                x = cleanrl_ppo.network_input(obs, True)
+                logits = agent.actor(agent.body(x), x)
                 return logits.masked_fill(~torch.as_tensor(masks), -1e9).argmax(1).numpy()
         return policy
 
@@ -132,11 +194,14 @@ def run_cleanrl(seconds: float, points: int, seed: int) -> list[dict]:
         clock.resume()
 
     torch.manual_seed(seed)
-    out.append(_point(0.0, 0, policy_of(cleanrl_ppo.Agent(546, 40))))
+    size = 546 + 40 * cleanrl_ppo.CARD_FEATURES + 1
+    agent = cleanrl_ppo.Agent(size, 40, 256, card_head=True, activation=torch.nn.ReLU)
+    out.append(_point(0.0, 0, policy_of(agent)))
     clock.resume()
     try:
-        cleanrl_ppo.train(num_envs=64, num_steps=64, iterations=10**9, opponents="random", seed=seed,
-                          episode="round", callback=callback)
+        cleanrl_ppo.train(num_envs=64, num_steps=64, iterations=10**9, opponents="greedy", seed=seed,
+                          episode="round", gamma=1.0, lr=5e-4, ent_coef=0.001, hidden=256, card_features=True,
+                          callback=callback)
     except Stop:
         pass
     return out
@@ -170,8 +235,9 @@ def run_train(seconds: float, points: int, seed: int) -> list[dict]:
 
 
 def _point(spent: float, steps: int, policy) -> dict:
-    return {"seconds": round(spent, 1), "steps": int(steps), "vs_random": evaluate(policy, "random"),
-            "vs_greedy": evaluate(policy, "greedy")}
+    (r, r_se), (g, g_se) = evaluate(policy, "random", se=True), evaluate(policy, "greedy", se=True)
+    return {"seconds": round(spent, 1), "steps": int(steps), "vs_random": r, "vs_random_se": r_se,
+            "vs_greedy": g, "vs_greedy_se": g_se}
 
 
 def plot(results: dict[str, list[dict]], out: str, note: str) -> None:

@@ -88,8 +88,11 @@ def test_sb3_example_trains_and_its_model_enters_evaluate(tmp_path):
     assert f"sb3:{model}" in r.stdout
 
 
-def test_cleanrl_ppo_example_on_make_vec():
-    stats = example("cleanrl_ppo").train(num_envs=4, num_steps=16, iterations=2, episode="round")
+@pytest.mark.parametrize("card_features", [False, True])
+def test_cleanrl_ppo_example_on_make_vec(card_features):
+    stats = example("cleanrl_ppo").train(num_envs=4, num_steps=16, iterations=2, episode="round",
+                                         opponents="greedy" if card_features else "random",
+                                         card_features=card_features)
     assert stats["episodes"] >= 4
     assert math.isfinite(stats["policy_loss"]) and math.isfinite(stats["value_loss"])
 
