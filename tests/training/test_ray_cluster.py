@@ -134,6 +134,45 @@ def test_evaluate_on_the_cluster_gives_the_local_results_and_survives_a_lost_nod
     assert _csvs(tmp_path / "cut/r") == _csvs(tmp_path / "local/r")
 
 
+OUTSIDE = (
+    "import json, os, sys\n"
+    "from agents.registry import make_agent\n"
+    "\n"
+    "def make(rules, seed=0):\n"
+    "    # the copies of this module the process could import: those Ray shipped with the job\n"
+    "    shipped = [p for p in sys.path if 'py_modules_files' in p\n"
+    "               and os.path.isfile(os.path.join(p, 'outside_r.py'))]\n"
+    "    with open({log!r}, 'a') as f:\n"
+    "        f.write(json.dumps(shipped) + '\\n')\n"
+    "    return make_agent('greedy', rules=rules, seed=seed)\n"
+)
+
+
+def test_an_outside_agent_in_the_driver_s_folder_travels_to_the_cluster_s_workers(cluster, tmp_path):
+    """``python:MODULE:make`` from the folder the command runs in, with no PYTHONPATH naming it, plays
+    on both nodes with the results of a local run, and each node's workers hold the copy Ray's runtime
+    env ships (py_modules), in that node's own folder: what a node that does not share the driver's
+    disk imports. (On one machine Ray also puts the driver's folder on its workers' path, so the
+    workers here could import either copy; the test checks that the shipped one is there.)"""
+    user = tmp_path / "user"
+    user.mkdir()
+    log = tmp_path / "imported.jsonl"
+    source = OUTSIDE.format(log=str(log))
+    (user / "outside_r.py").write_text(source)
+    env = cluster.driver_env()
+    cmd = [str(ROOT / "evaluate.py"), "--agents", "random", "--vs", "python:outside_r:make", "--no-plot",
+           "--no-progress", "--seed", "3", "--rounds", "16", "--block-deals", "2"]
+    _run([*cmd, "--workers", "1", "--out", "local/r"], user, env)
+    _run([*cmd, "--backend", "ray", "--ray-address", cluster.address, "--out", "ray/r"], user, env)
+    assert _results(user / "ray/r") == _results(user / "local/r")
+    shipped = {p for line in log.read_text().splitlines() for p in json.loads(line)}
+    # one copy per node, under that node's temp dir, byte for byte the user's file
+    nodes = {name for name in cluster.nodes for p in shipped
+             if Path(p).is_relative_to(cluster.temp_dir(name))}
+    assert len(nodes) == 2 and len(shipped) == 2, shipped
+    assert all((Path(p) / "outside_r.py").read_text() == source for p in shipped)
+
+
 # ------------------------------------------------------------------------------------------- train.py
 
 PER = 16 * 8
