@@ -137,8 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     td.add_argument("--quick", action="store_true", help="the --quick cards instead of the full ones")
     td.add_argument("--dir", default=None, help="folder of card files (default: the checkout's "
                                                 "benchmarks/leaderboard)")
-    td.add_argument("--page", default=None, help="page rewritten after each card (--run; default: the "
-                                                 "checkout's docs/leaderboard.md)")
+    td.add_argument("--page", default=None, help="page rewritten once the cards are played (--run; "
+                                                 "default: the checkout's docs/leaderboard.md)")
     td.add_argument("--run", action="store_true",
                     help="play every card not done, in the listed order, resuming unfinished ones")
     td.add_argument("--workers", type=_positive, default=min(2, os.cpu_count() or 1), metavar="N",
@@ -374,17 +374,24 @@ def _todo(args: argparse.Namespace) -> int:
     from .card import headline_text, run_card
 
     page = Path(args.page)
-    for r in left:
-        print(f"\n== {r['table']} {r['agent']} ({kind} card)", flush=True)
-        card, path = run_card(r["agent"], version=args.version, table=r["table"], quick=args.quick,
-                              out=r["path"], resume=r["state"] == "started", workers=args.workers,
-                              progress=args.progress)
-        print(headline_text(card))
-        print(f"wall {card['timing']['wall_s']:.1f} s; wrote {path}")
-        own = root is not None and Path(args.dir).resolve() == (root / LEADERBOARD_DIR).resolve()
-        page.write_text(render(load_cards(Path(args.dir)), str(LEADERBOARD_DIR) if own else args.dir),
-                        encoding="utf-8")
-        print(f"wrote {page}", flush=True)
+    own = root is not None and Path(args.dir).resolve() == (root / LEADERBOARD_DIR).resolve()
+    played = 0
+    try:
+        for r in left:
+            print(f"\n== {r['table']} {r['agent']} ({kind} card)", flush=True)
+            card, path = run_card(r["agent"], version=args.version, table=r["table"], quick=args.quick,
+                                  out=r["path"], resume=r["state"] == "started", workers=args.workers,
+                                  progress=args.progress)
+            played += 1
+            print(headline_text(card))
+            print(f"wall {card['timing']['wall_s']:.1f} s; wrote {path}", flush=True)
+    finally:
+        # the page is rewritten once, when the cards are played (or the run stops): rewritten between
+        # cards, a tracked page would make every later card's tree modified ("dirty") in its provenance
+        if played:
+            page.write_text(render(load_cards(Path(args.dir)), str(LEADERBOARD_DIR) if own else args.dir),
+                            encoding="utf-8")
+            print(f"wrote {page}", flush=True)
     return 0
 
 

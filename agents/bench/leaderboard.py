@@ -157,8 +157,11 @@ def render(cards: list[tuple[Path, dict]], source: str = "benchmarks/leaderboard
     page names it); ``published``: rows of the published leaderboard (``load_published``) to
     compare them with, the cards' own rows marked *(yours)*.
 
-    Per table and kind (full or quick), the page shows the newest protocol version that has cards
-    (bench-v2 at 3 players once its cards exist, else bench-v1) and says which.
+    Per table and kind (full or quick), the page shows the newest protocol version that is
+    *complete*, a card of every baseline and shipped agent (``EXPECTED``), and says which: bench-v2
+    at 3 players once all its cards are in, bench-v1 until then. A newer version still being carded
+    is named with the agents it has cards of; if some of them are the user's own cards
+    (``published``), its table is shown too, marked incomplete.
     """
     mine = [c for _, c in cards]
     rows = [dict(c, _yours=published is not None) for c in mine]
@@ -183,19 +186,30 @@ def render(cards: list[tuple[Path, dict]], source: str = "benchmarks/leaderboard
         version = protocol(c["protocol"]).version
         groups.setdefault((c["table"], c["quick"]), {}).setdefault(version, []).append(c)
     for (table, quick), by_version in sorted(groups.items()):
-        shown = max(by_version, key=_version_number)
+        kind = "quick " if quick else ""
+        complete = [v for v, r in by_version.items() if complete_version(r, table)]
+        shown = max(complete or by_version, key=_version_number)
         lines += _table(table, quick, shown, by_version[shown], source)
-        older = {v: len(r) for v, r in by_version.items() if v != shown}
-        newer = [f"bench-{v}" for v, p in PROTOCOLS.items() if table in p.tables
-                 and _version_number(v) > _version_number(shown)]
+        older = {v: len(r) for v, r in by_version.items() if _version_number(v) < _version_number(shown)}
         if older:
             lines += ["Shown: bench-" + shown + ". Older versions' cards of this table stay readable in "
                       f"`{source}/` (" + ", ".join(f"bench-{v}: {n}" for v, n in sorted(older.items()))
                       + "), not shown.", ""]
-        if newer:
-            lines += [f"Shown: bench-{shown}; {', '.join(newer)} has no {'quick ' if quick else ''}cards "
-                      "of this table yet (it plays every lineup in both orders of play), so the page "
-                      f"shows bench-{shown}.", ""]
+        for v, p in sorted(PROTOCOLS.items(), key=lambda kv: _version_number(kv[0])):
+            if table not in p.tables or _version_number(v) <= _version_number(shown):
+                continue
+            have = sorted({c["agent"] for c in by_version.get(v, [])})
+            orders = " (it plays every lineup in both orders of play)" if p.tables[table].orders == 2 else ""
+            if not have:
+                lines += [f"Shown: bench-{shown}; bench-{v} has no {kind}cards of this table yet{orders}, "
+                          f"so the page shows bench-{shown}.", ""]
+                continue
+            want = [a for a in EXPECTED.get(table, ()) if a not in have]
+            lines += [f"Shown: bench-{shown}; bench-{v}{orders} is shown once every baseline and shipped "
+                      f"agent has its {kind}card: {len(have)} so far (" + ", ".join(f"`{a}`" for a in have)
+                      + "), still to play: " + ", ".join(f"`{a}`" for a in want) + ".", ""]
+            if any(c.get("_yours") for c in by_version[v]):
+                lines += _table(table, quick, v, by_version[v], source, incomplete=True)
     described = sorted({c["agent"] for c in rows if c["agent"] in REGISTRY})
     if described:  # each agent's one-line description, as the registry declares it
         lines += ["The agents:", "", *(f"- `{a}`: {REGISTRY[a].help}" for a in described), ""]
@@ -208,14 +222,23 @@ def render(cards: list[tuple[Path, dict]], source: str = "benchmarks/leaderboard
     return "\n".join(lines)
 
 
-def _table(table: str, quick: bool, version: str, rows: list[dict], source: str) -> list[str]:
-    """Return the lines of one table of the page: its rows, then its seating pairs at 3 sides."""
+def complete_version(rows: list[dict], table: str) -> bool:
+    """Return True if ``rows`` (one version's cards of one table and kind) hold a card of every
+    baseline and shipped agent the leaderboard expects at ``table``."""
+    return set(EXPECTED.get(table, ())) <= {c["agent"] for c in rows}
+
+
+def _table(table: str, quick: bool, version: str, rows: list[dict], source: str,
+           incomplete: bool = False) -> list[str]:
+    """Return the lines of one table of the page: its rows, then its seating pairs at 3 sides
+    (``incomplete``: a version whose cards are not all in, so marked)."""
     proto = f"bench-{version}"
     rows.sort(key=lambda c: -c["headline"]["mean"])
     t = protocol(proto).table(table)
     deals = t.quick_deals if quick else t.deals
     how = "each from every seat rotation" + (", each lineup in both orders of play" if t.orders == 2 else "")
-    lines = [f"## {proto}, {table}{' (quick subset: not the benchmark)' if quick else ''}", "",
+    lines = [f"## {proto}, {table}{' (quick subset: not the benchmark)' if quick else ''}"
+             f"{' (incomplete: not every agent has its card yet)' if incomplete else ''}", "",
              f"{deals} deals, {how}; panel: " + ", ".join(f"`{a}`" for a in t.panel) + ".", ""]
     head = ["agent", "margin", "95% CI"] + [f"vs {a}" for a in t.panel] + ["rating", "ms/move", "version"]
     lines.append("| " + " | ".join(head) + " |")

@@ -599,8 +599,19 @@ def test_todo_lists_what_is_missing_and_runs_it(tiny, tmp_path, monkeypatch, cap
     assert f"expert           missing (about {hours:.1f} CPU-hours left)" in out
     assert f"about {hours:.1f} CPU-hours left at the CPU time per game of their quick cards (1 with" in out
     quick.unlink()
-    # --run finishes it from its journal, plays the other, and writes the page after each card
+    # --run finishes it from its journal, plays the other, and writes the page once, at the end: a
+    # page rewritten between cards would be a modified tree in the next card's provenance
+    from agents.bench import card as card_module
+
+    real_card, pages = card_module.run_card, []
+
+    def spy(*a, **kw):
+        pages.append(page.exists())
+        return real_card(*a, **kw)
+
+    monkeypatch.setattr(card_module, "run_card", spy)
     assert main([*args, "--run"]) == 0
+    assert pages == [False, False] and page.exists()
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "2 of 2 full cards done" in out

@@ -10,7 +10,15 @@ import pytest
 
 from agents.bench import leaderboard
 from agents.bench.cli import main
-from agents.bench.leaderboard import LEADERBOARD_DIR, PUBLISHED, load_cards, render, seating_pairs, summary
+from agents.bench.leaderboard import (
+    EXPECTED,
+    LEADERBOARD_DIR,
+    PUBLISHED,
+    load_cards,
+    render,
+    seating_pairs,
+    summary,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -88,16 +96,33 @@ def test_in_a_checkout_the_page_is_the_repository_s_from_any_folder(tmp_path, mo
     assert "ok: " in capsys.readouterr().out and not list(tmp_path.iterdir())
 
 
-def test_the_three_player_table_reads_bench_v2_once_it_has_cards():
-    cards = [(p, c) for p, c in load_cards(ROOT / LEADERBOARD_DIR) if c["table"] == "3p" and c["quick"]]
-    page = render(cards)
+def test_the_three_player_table_reads_bench_v2_once_every_agent_has_its_card():
+    v1 = [(p, c) for p, c in load_cards(ROOT / LEADERBOARD_DIR)
+          if c["table"] == "3p" and c["quick"] and c["protocol"] == "bench-v1"]
+    assert {c["agent"] for _, c in v1} == set(EXPECTED["3p"])
+
+    def as_v2(card):
+        c = json.loads(json.dumps(card))
+        c["protocol"] = "bench-v2"
+        return c
+
+    page = render(v1)
     assert "## bench-v1, 3p (quick" in page and "bench-v2 has no quick cards of this table yet" in page
-    v2 = json.loads(json.dumps(cards[0][1]))
-    v2["protocol"] = "bench-v2"
-    page = render([*cards, (Path("x.json"), v2)])
+    # one v2 card is not the v2 leaderboard: v1 stays shown, and the page says what v2 still lacks
+    first = v1[0][1]["agent"]
+    page = render([*v1, (Path("x.json"), as_v2(v1[0][1]))])
+    assert "## bench-v1, 3p (quick" in page and "## bench-v2, 3p" not in page
+    assert f"1 so far (`{first}`), still to play: " in page
+    assert all(f"`{a}`" in page.split("still to play: ")[1].split("\n")[0]
+               for a in EXPECTED["3p"] if a != first)
+    # a user's own v2 card is shown in its version's table, marked incomplete, beside the published rows
+    page = render([(Path("x.json"), as_v2(v1[0][1]))], published=leaderboard.load_published())
+    assert "## bench-v2, 3p (quick subset: not the benchmark) (incomplete" in page
+    # every expected agent's v2 card: the page reads bench-v2
+    page = render([*v1, *((Path(f"{i}.json"), as_v2(c)) for i, (_, c) in enumerate(v1))])
     assert "## bench-v2, 3p (quick" in page and "## bench-v1, 3p" not in page
     assert ("Shown: bench-v2. Older versions' cards of this table stay readable in "
-            f"`benchmarks/leaderboard/` (bench-v1: {len(cards)})") in page
+            f"`benchmarks/leaderboard/` (bench-v1: {len(v1)})") in page
     assert "each lineup in both orders of play" in page
 
 
