@@ -230,7 +230,7 @@ def test_the_leaderboard_page_is_generated_from_the_card_files():
     assert page == render(cards), "docs/leaderboard.md is stale: run escoba-bench leaderboard"
     for path, c in cards:
         assert f"`{c['agent']}`" in page
-        assert path.name.startswith(f"bench-v1-{c['table']}-")
+        assert path.name.startswith(f"{c['protocol']}-{c['table']}-")
 
 
 def _fake(agent, lineups, points):
@@ -257,7 +257,8 @@ def test_the_seating_table_tells_a_pair_s_two_seatings_apart():
 
 
 def test_the_docs_quote_the_seating_figures_of_the_committed_cards():
-    rows = [c for _, c in load_cards(ROOT / LEADERBOARD_DIR) if c["table"] == "3p" and not c["quick"]]
+    rows = [c for _, c in load_cards(ROOT / LEADERBOARD_DIR)
+            if c["protocol"] == "bench-v1" and c["table"] == "3p" and not c["quick"]]
     pairs = {(r["a"], r["b"], r["third"]): r for r in seating_pairs(rows)}
     r = pairs["search", "strong-3p", "expert"]  # both full cards are committed
     assert not r["same_seating"]
@@ -273,7 +274,8 @@ def test_the_shipped_panel_reference_is_fitted_from_the_committed_cards(table, t
     if not shipped.exists():
         members = protocol("v1").table(table).panel
         cards = load_cards(ROOT / LEADERBOARD_DIR)
-        have = {c["agent"] for _, c in cards if c["table"] == table and not c["quick"]}
+        have = {c["agent"] for _, c in cards
+                if c["protocol"] == "bench-v1" and c["table"] == table and not c["quick"]}
         assert not set(members) <= have, f"every {table} panel member has its full card: ship its reference"
         pytest.skip(f"the {table} panel members' full cards are not all played yet")
     out = tmp_path / "ref.json"
