@@ -32,7 +32,6 @@ import math
 import os
 import re
 import time
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -210,11 +209,11 @@ def decision_times(spec: str, config: TournamentConfig, deals: int = 8) -> dict:
 
 
 def project_version() -> str | None:
-    """Return the installed escoba-env version (None when run from a tree that is not installed)."""
-    try:
-        return metadata.version("escoba-env")
-    except metadata.PackageNotFoundError:
-        return None
+    """Return escoba-env's version: the checkout's when it runs from one, else the installed one
+    (``agents.tournament.report.escoba_version``)."""
+    from ..tournament.report import escoba_version
+
+    return escoba_version()
 
 
 def card_dict(run: TournamentRun, version: str, table: str, quick: bool,

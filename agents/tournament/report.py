@@ -7,6 +7,7 @@ import json
 import math
 import os
 import platform
+import re
 import subprocess
 from importlib import metadata
 from pathlib import Path, PurePath
@@ -26,10 +27,34 @@ def machine() -> dict:
             "cpus": os.cpu_count(), "python": platform.python_version()}
 
 
+def escoba_version(root: Path | None = None) -> str | None:
+    """Return escoba-env's version: the checkout's ``pyproject.toml`` when the package runs from a
+    checkout (``root``: the folder above the package; an editable install's metadata keeps the
+    version it was installed at), else the installed distribution's (None when neither says)."""
+    pyproject = (Path(__file__).resolve().parents[2] if root is None else Path(root)) / "pyproject.toml"
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except OSError:
+        text = ""
+    project = re.search(r"^\[project\]\s*$(.*?)(?=^\[|\Z)", text, re.M | re.S)
+    if project and re.search(r'^name\s*=\s*"escoba-env"', project.group(1), re.M):
+        found = re.search(r'^version\s*=\s*"([^"]+)"', project.group(1), re.M)
+        if found:
+            return found.group(1)
+    try:
+        return metadata.version("escoba-env")
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def versions() -> dict[str, str | None]:
-    """Return the Python version and the installed version of each relevant package (None: absent)."""
+    """Return the Python version and the version of each relevant package (None: absent);
+    escoba-env's is ``escoba_version()``."""
     out: dict[str, str | None] = {"python": platform.python_version()}
     for p in PACKAGES:
+        if p == "escoba-env":
+            out[p] = escoba_version()
+            continue
         try:
             out[p] = metadata.version(p)
         except metadata.PackageNotFoundError:

@@ -175,3 +175,21 @@ def test_a_ray_job_carries_the_outside_modules_to_its_workers(in_folder, monkeyp
     runner._run_ray(runner.make_tasks(config)[:1], config, lambda i, b: None)
     assert joined == {"address": "10.0.0.1:6379",
                       "runtime_env": {"py_modules": [str(in_folder / "outside_c.py")]}}
+
+
+def test_a_card_s_version_is_the_checkout_s_not_a_stale_editable_install_s(tmp_path, monkeypatch):
+    """An editable install keeps the version it was installed at in its metadata (0.2.0 after the
+    checkout moved to 0.3.0: cards played so said 0.2.0); from a checkout the version is the
+    checkout's pyproject.toml, elsewhere the installed distribution's."""
+    import re
+
+    from agents.bench.card import project_version
+    from agents.tournament import report
+
+    root = Path(__file__).resolve().parents[2]
+    want = re.search(r'^version = "([^"]+)"', (root / "pyproject.toml").read_text(), re.M).group(1)
+    monkeypatch.setattr(report.metadata, "version", lambda name: "0.0.1")
+    assert project_version() == want == report.versions()["escoba-env"]
+    assert report.escoba_version(tmp_path) == "0.0.1"  # no checkout: the installed version
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "other"\nversion = "9.9"\n')
+    assert report.escoba_version(tmp_path) == "0.0.1"  # another project's pyproject is not ours
