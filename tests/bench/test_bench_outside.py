@@ -198,3 +198,13 @@ def test_no_bench_v2_figure_depends_on_the_seating():
             assert abs(ma - mb) <= z * (sa * sa + sb * sb) ** 0.5, (quick, q)
             checked += 1
     assert checked or len(V2_CARDS) < 2
+
+
+def test_the_docs_quote_the_bench_v2_seating_figures_of_the_committed_cards():
+    cards = {c["agent"]: c for _, c in load_cards(ROOT / LEADERBOARD_DIR)
+             if c["protocol"] == "bench-v2" and c["quick"]}
+    on_search, _ = _pair_on_card(cards["search"], "search", "strong-3p", "expert")
+    on_strong, _ = _pair_on_card(cards["strong-3p"], "search", "strong-3p", "expert")
+    for doc in ("docs/benchmark.md", "README.md"):
+        text = " ".join((ROOT / doc).read_text(encoding="utf-8").split())
+        assert f"{on_search:+.3f}" in text and f"{on_strong:+.3f}" in text, doc
