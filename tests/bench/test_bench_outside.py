@@ -116,7 +116,8 @@ def test_the_three_player_table_reads_bench_v2_once_every_agent_has_its_card():
     assert all(f"`{a}`" in page.split("still to play: ")[1].split("\n")[0]
                for a in EXPECTED["3p"] if a != first)
     # a user's own v2 card is shown in its version's table, marked incomplete, beside the published rows
-    page = render([(Path("x.json"), as_v2(v1[0][1]))], published=leaderboard.load_published())
+    published_v1 = [r for r in leaderboard.load_published() if r["protocol"] == "bench-v1"]
+    page = render([(Path("x.json"), as_v2(v1[0][1]))], published=published_v1)
     assert "## bench-v2, 3p (quick subset: not the benchmark) (incomplete" in page
     # every expected agent's v2 card: the page reads bench-v2
     page = render([*v1, *((Path(f"{i}.json"), as_v2(c)) for i, (_, c) in enumerate(v1))])
