@@ -15,14 +15,13 @@ import sys
 import pytest
 
 from agents.tournament.replay import check_replay
-from escoba_env.cards import RANK_NAMES, SUIT_NAMES
+from escoba_env.cards import SUIT_NAMES, card_words
 from tests.frontends.arena_support import ROOT
 from tests.frontends.test_arena_browser import _need, browser, csp_watch  # noqa: F401  (the fixture)
 
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True,
          "device_scale_factor": 2}
 """A phone held upright (390 CSS pixels wide), as study participants use."""
-FACES = {"S": "sota", "C": "caballo", "R": "rey"}
 
 
 @pytest.fixture(scope="module")
@@ -46,12 +45,6 @@ def rooms_server(tmp_path_factory):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-
-
-def card_name(card: int) -> str:
-    """Return the engine's name of a card as the pages write it: ``"7 de oros"``, ``"sota de copas"``."""
-    rank = RANK_NAMES[card // 4]
-    return f"{FACES.get(rank, rank)} de {SUIT_NAMES[card % 4]}"
 
 
 def side_names(seat_names: list[str], partnerships: bool) -> list[str]:
@@ -213,7 +206,7 @@ def test_a_phone_seat_page_keeps_the_token_out_of_sight_shows_who_left_and_names
     # Cards: the Spanish suit drawn from the package's SVG, named as the engine names them.
     cards = hand(ana)
     assert ana.locator("#hand .card").evaluate_all("els => els.map(e => e.getAttribute('aria-label'))") == \
-        [card_name(c) for c in cards]
+        [card_words(c) for c in cards]  # the one vocabulary: "as de copas", "sota de oros"
     srcs = ana.locator("#hand .card img.suit").evaluate_all(
         "els => els.map(e => [new URL(e.src).pathname, e.complete && e.naturalWidth > 0])")
     assert srcs == [[f"/suits/{SUIT_NAMES[c % 4]}.svg", True] for c in cards]
