@@ -208,3 +208,27 @@ def test_the_docs_quote_the_bench_v2_seating_figures_of_the_committed_cards():
     on_strong, _ = _pair_on_card(cards["strong-3p"], "search", "strong-3p", "expert")
     text = " ".join((ROOT / "docs/benchmark.md").read_text(encoding="utf-8").split())
     assert f"{on_search:+.3f}" in text and f"{on_strong:+.3f}" in text
+
+
+FIRST_FULL_V2 = ("expert", "neural-3p", "search", "strong-3p")
+"""The bench-v2 full cards the benchmark page quotes ("the full cards played so far")."""
+
+
+def test_the_docs_quote_the_bench_v2_full_cards_seating_figures():
+    from itertools import combinations
+
+    cards = {c["agent"]: c for _, c in load_cards(ROOT / LEADERBOARD_DIR)
+             if c["protocol"] == "bench-v2" and not c["quick"] and c["agent"] in FIRST_FULL_V2}
+    assert set(cards) == set(FIRST_FULL_V2)
+    text = " ".join((ROOT / "docs/benchmark.md").read_text(encoding="utf-8").split())
+    on_search, _ = _pair_on_card(cards["search"], "search", "strong-3p", "expert")
+    on_strong, _ = _pair_on_card(cards["strong-3p"], "search", "strong-3p", "expert")
+    assert f"is {on_search:+.3f} on `search`'s card and {on_strong:+.3f} on `strong-3p`'s" in text
+    gaps = []
+    for a, b in combinations(FIRST_FULL_V2, 2):
+        for third in set(FIRST_FULL_V2) - {a, b}:
+            x, y = (_pair_on_card(cards[k], a, b, third)[0] for k in (a, b))
+            assert (x > 0) == (y > 0), (a, b, third, x, y)  # "no pair changes sign"
+            gaps.append(abs(x - y))
+    assert len(gaps) == 12
+    assert f"the largest gap between a pair's two full cards is {max(gaps):.3f}" in text
