@@ -211,7 +211,7 @@ def test_the_docs_quote_the_bench_v2_seating_figures_of_the_committed_cards():
 
 
 FIRST_FULL_V2 = ("expert", "neural-3p", "search", "strong-3p")
-"""The bench-v2 full cards the benchmark page quotes ("the full cards played so far")."""
+"""The bench-v2 full cards the benchmark page quotes ("the first four full cards")."""
 
 
 def test_the_docs_quote_the_bench_v2_full_cards_seating_figures():
