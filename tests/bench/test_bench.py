@@ -517,13 +517,17 @@ def test_every_baseline_and_shipped_agent_has_a_card_or_a_reason_not_to():
     assert not set(NOT_CARDED) - set(names())
 
 
-def test_every_baseline_and_shipped_agent_has_its_full_card_committed():
-    """The protocol's promise: a full (not quick) bench-v1 card of every expected agent at every
-    table, played from a clean checkout, validated and on the leaderboard page."""
+@pytest.mark.parametrize("version", ["v1", "v2"])
+def test_every_baseline_and_shipped_agent_has_its_full_card_committed(version):
+    """The protocol's promise: a full (not quick) card of every expected agent at every table of the
+    version (bench-v2: 3 players), played from a clean checkout, validated and on the leaderboard
+    page (which reads bench-v2 at 3 players)."""
     from agents.bench.leaderboard import EXPECTED, todo
+    from agents.bench.protocol import protocol
 
-    rows = todo(ROOT / LEADERBOARD_DIR)
-    expected = {(table, agent) for table, names in EXPECTED.items() for agent in names}
+    rows = todo(ROOT / LEADERBOARD_DIR, version=version)
+    tables = protocol(version).tables
+    expected = {(table, agent) for table, names in EXPECTED.items() if table in tables for agent in names}
     assert {(r["table"], r["agent"]) for r in rows} == expected
     missing = [f"{r['table']} {r['agent']} ({r['state']})" for r in rows if r["state"] != "done"]
     assert not missing, f"full cards missing: {missing}"
@@ -533,7 +537,10 @@ def test_every_baseline_and_shipped_agent_has_its_full_card_committed():
         validate(card, r["path"].name)
         assert not card["quick"] and card["table"] == r["table"] and card["agent"] == r["agent"]
         assert card["git"]["dirty"] is False, f"{r['path'].name} was played from a modified tree"
+        assert card["protocol"] == f"bench-{version}"
         assert f"`{r['agent']}`" in page
+    if version == "v2":  # every v2 card is in: the 3-player table reads bench-v2, not bench-v1
+        assert "## bench-v2, 3p\n" in page and "## bench-v1, 3p\n" not in page
 
 
 def test_the_model_card_s_bounds_are_the_full_cards_largest_losses():

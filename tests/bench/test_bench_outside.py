@@ -210,25 +210,45 @@ def test_the_docs_quote_the_bench_v2_seating_figures_of_the_committed_cards():
     assert f"{on_search:+.3f}" in text and f"{on_strong:+.3f}" in text
 
 
-FIRST_FULL_V2 = ("expert", "neural-3p", "search", "strong-3p")
-"""The bench-v2 full cards the benchmark page quotes ("the first four full cards")."""
-
-
 def test_the_docs_quote_the_bench_v2_full_cards_seating_figures():
-    from itertools import combinations
+    """All seven full bench-v2 cards are in; the pairs two of them share are those among `expert`
+    and the panel (a non-panel agent meets them on its own card only), twelve (pair, third)
+    figures, each on both of the pair's cards: none changes sign, and the page quotes them."""
+    from agents.bench.protocol import protocol
 
     cards = {c["agent"]: c for _, c in load_cards(ROOT / LEADERBOARD_DIR)
-             if c["protocol"] == "bench-v2" and not c["quick"] and c["agent"] in FIRST_FULL_V2}
-    assert set(cards) == set(FIRST_FULL_V2)
+             if c["protocol"] == "bench-v2" and not c["quick"]}
+    assert set(cards) == set(EXPECTED["3p"])
     text = " ".join((ROOT / "docs/benchmark.md").read_text(encoding="utf-8").split())
     on_search, _ = _pair_on_card(cards["search"], "search", "strong-3p", "expert")
     on_strong, _ = _pair_on_card(cards["strong-3p"], "search", "strong-3p", "expert")
     assert f"is {on_search:+.3f} on `search`'s card and {on_strong:+.3f} on `strong-3p`'s" in text
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"{on_search:+.3f} on `search`'s card, {on_strong:+.3f} on `strong-3p`'s" in readme
+    pairs = seating_pairs(list(cards.values()))
+    shared = {q["a"] for q in pairs} | {q["b"] for q in pairs} | {q["third"] for q in pairs}
+    assert shared == {"expert", *protocol("v2").table("3p").panel} and len(pairs) == 12
     gaps = []
-    for a, b in combinations(FIRST_FULL_V2, 2):
-        for third in set(FIRST_FULL_V2) - {a, b}:
-            x, y = (_pair_on_card(cards[k], a, b, third)[0] for k in (a, b))
-            assert (x > 0) == (y > 0), (a, b, third, x, y)  # "no pair changes sign"
-            gaps.append(abs(x - y))
-    assert len(gaps) == 12
+    for q in pairs:
+        x, y = (_pair_on_card(cards[k], q["a"], q["b"], q["third"])[0] for k in (q["a"], q["b"]))
+        assert (x > 0) == (y > 0), (q, x, y)  # "no pair changes sign"
+        gaps.append(abs(x - y))
     assert f"the largest gap between a pair's two full cards is {max(gaps):.3f}" in text
+
+
+@pytest.mark.parametrize(("agent", "heading"), [("neural-3p", "## `neural-2v2` and `neural-3p`:"),
+                                               ("neural-3p-move", "## `neural-3p-move`:")])
+def test_the_model_card_quotes_the_3p_networks_full_bench_v2_cards(agent, heading):
+    """The model card's section of each 3-player network quotes its full bench-v2 card: the headline
+    and the figure against `expert`, as the committed card gives them."""
+    card = json.loads((ROOT / LEADERBOARD_DIR / f"bench-v2-3p-{agent}.json").read_text(encoding="utf-8"))
+    assert card["protocol"] == "bench-v2" and not card["quick"]
+
+    def ci(x):
+        return f"{x['mean']:+.3f} [{x['lo']:+.3f}, {x['hi']:+.3f}]"
+
+    vs_expert = next(o["diff"] for o in card["opponents"] if o["opponent"] == "expert")
+    text = (ROOT / "agents/pretrained/README.md").read_text(encoding="utf-8")
+    section = " ".join(text[text.index(heading):].split("\n## ")[0].split())
+    quoted = section[section.index("full bench-v2 card"):]
+    assert ci(card["headline"]) in quoted and f"{ci(vs_expert)} against `expert`" in quoted
