@@ -223,8 +223,6 @@ def test_the_docs_quote_the_bench_v2_full_cards_seating_figures():
     on_search, _ = _pair_on_card(cards["search"], "search", "strong-3p", "expert")
     on_strong, _ = _pair_on_card(cards["strong-3p"], "search", "strong-3p", "expert")
     assert f"is {on_search:+.3f} on `search`'s card and {on_strong:+.3f} on `strong-3p`'s" in text
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    assert f"{on_search:+.3f} on `search`'s card, {on_strong:+.3f} on `strong-3p`'s" in readme
     pairs = seating_pairs(list(cards.values()))
     shared = {q["a"] for q in pairs} | {q["b"] for q in pairs} | {q["third"] for q in pairs}
     assert shared == {"expert", *protocol("v2").table("3p").panel} and len(pairs) == 12
