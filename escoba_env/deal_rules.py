@@ -31,6 +31,9 @@ _M64 = (1 << 64) - 1
 _GOLDEN = 0x9E3779B97F4A7C15
 _MIX1, _MIX2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
 _GAME_MUL, _EPISODE_MUL, _ROUND_MUL = 0xD1B54A32D192ED03, 0x8CB92BA72F3D8DD7, 0xAEF17502108EF2D9
+HASH_CONSTANTS = (_GOLDEN, _MIX1, _MIX2, _GAME_MUL, _EPISODE_MUL, _ROUND_MUL)
+"""The deal hash's constants: golden ratio step, the two SplitMix64 multipliers, game, episode and round
+multipliers (for an executor that computes the hash itself)."""
 
 # ------------------------------------------------------------------ deal hash, one game
 

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import engine_compiled
 from .capture import CARD_VALUES, FIFTEEN, joker_summary, plain_summary, single_summary
 from .cards import FULL_DECK, JOKER_MASK, NUM_CARDS, card_name, names_of
 from .deal_rules import explicit_decks, shuffled_decks
@@ -58,7 +59,6 @@ _ZERO = np.uint64(0)
 _U63 = np.uint64(63)
 _I63 = np.int64(63)
 _I2 = np.int64(2)
-_M64 = (1 << 64) - 1
 _STD = np.uint64(FULL_DECK)
 _JM = np.uint64(JOKER_MASK)
 
@@ -83,6 +83,9 @@ def sample_actions(legal: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
     pick a later bit; the loop runs over bit ranks, never over games.
     """
     legal = np.asarray(legal, np.uint64)
+    out = engine_compiled.sample(legal, uniforms)  # the same picks, compiled (None: not here)
+    if out is not None:
+        return out
     k = (uniforms * np.bitwise_count(legal)).astype(np.int64)
     # Clear the lowest set bit where k > 0, then again where k > 1 (masks by arithmetic shifts).
     m = legal ^ (legal & np.negative(legal) & (-k >> _I63).view(np.uint64))
@@ -96,14 +99,14 @@ def sample_actions(legal: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
     return np.bitwise_count((m & np.negative(m)) - _ONE).astype(np.int64)
 
 
-
-
 class EscobaEngine:
     """N independent Escoba games stepped at once (docs/rules.md §1-7).
 
     ``single_round=True`` ends a game after one round; ``max_rounds`` cuts (truncates) a game that
     has not ended after that many rounds; ``autoreset=True`` starts the next episode of a slot in
     the same step its game ends (the step's report still carries the final scores and winner).
+    ``compiled``: step with the compiled kernel (True), the NumPy code (False), or as ``ESCOBA_ENGINE``
+    says (None: compiled when Numba is installed; ``escoba_env.engine_compiled``). Both give the same results.
 
     Public state arrays (read them, do not write them):
 
@@ -122,11 +125,12 @@ class EscobaEngine:
     """
 
     def __init__(self, num_games: int, rules: Rules | None = None, *, single_round: bool = False,
-                 max_rounds: int | None = None, autoreset: bool = False):
+                 max_rounds: int | None = None, autoreset: bool = False, compiled: bool | None = None):
         if isinstance(num_games, bool) or not isinstance(num_games, (int, np.integer)) or num_games < 1:
             raise ValueError(f"num_games must be a positive int, got {num_games!r}")
         check_max_rounds(max_rounds)
         self.rules = check_rules(rules)
+        self.compiled = engine_compiled.use_compiled(compiled)
         self._nc = self.rules.num_cards
         self._jokers = self.rules.jokers
         self.num_games = int(num_games)
@@ -274,11 +278,11 @@ class EscobaEngine:
         m = int(self.legal[game])
         return [c for c in range(self._nc) if m >> c & 1]
 
-    def _zeros(self, key, shape, dtype):
-        """Return a shared read-only zero array (what a step reports where nothing happened)."""
+    def _zeros(self, key, shape, dtype, fill=0):
+        """Return a shared read-only array of ``fill`` (what a step reports where nothing happened)."""
         z = self._zero_cache.get(key)
         if z is None:
-            z = np.zeros(shape, dtype)
+            z = np.full(shape, fill, dtype)
             z.flags.writeable = False
             self._zero_cache[key] = z
         return z
@@ -295,6 +299,8 @@ class EscobaEngine:
             if active.shape != (self.num_games,) or active.dtype != np.bool_:
                 raise ValueError(f"active must be a bool array of shape ({self.num_games},), got "
                                  f"shape {active.shape} and dtype {active.dtype}")
+        if self.compiled:
+            return engine_compiled.step(self, actions, active)
         a = self.check_actions(actions, active)
         n, s = self.num_games, self.num_sides
         self._round_out = None
@@ -313,7 +319,7 @@ class EscobaEngine:
         out = self._round_out
         if out is None:
             round_over = self._zeros("b", n, bool)
-            winner = self._minus_ones()
+            winner = self._zeros("m1", n, np.int64, -1)
             round_points = self._zeros("p", (n, s), np.int64)
             cats = {k: round_points for k in REPORTED[1:]}
             return StepInfo(actor, captured, escoba, round_over, round_points, cats, scores,
@@ -337,15 +343,6 @@ class EscobaEngine:
                 truncated[fin] = self.truncated[fin]
         return StepInfo(actor, captured, escoba, round_over, None, None, scores, game_over,
                         truncated, winner, report=(n, s, g, rows))
-
-    def _minus_ones(self):
-        """Return a shared read-only array of -1 (no winner this step)."""
-        z = self._zero_cache.get("m1")
-        if z is None:
-            z = np.full(self.num_games, -1, np.int64)
-            z.flags.writeable = False
-            self._zero_cache["m1"] = z
-        return z
 
     def _step_active(self, g, a):
         """Step the games ``g`` (all unfinished) with actions ``a``; return (captured, escoba).

@@ -15,9 +15,9 @@ from .cards import OROS, SEVENS, VELO, check_mask, value_nibble
 from .rules import Rules, check_int
 
 CATEGORIES = ("cards", "oros", "velo", "sevens")
-_PRIMERA_OF_VALUE = (16, 12, 13, 14, 15, 18, 21, 10, 10, 10)  # values 1..10
+PRIMERA_OF_VALUE = (16, 12, 13, 14, 15, 18, 21, 10, 10, 10)  # values 1..10
 # Tie-break order of "most_sevens_tiebreak": sevens, then sixes, aces, fives, fours, threes, twos.
-_TIEBREAK_VALUES = (7, 6, 1, 5, 4, 3, 2)
+TIEBREAK_VALUES = (7, 6, 1, 5, 4, 3, 2)
 _OROS = np.uint64(OROS)
 _SEVENS = np.uint64(SEVENS)
 _VELO_BIT = np.uint64(1 << VELO)
@@ -51,7 +51,7 @@ def _primera(piles: np.ndarray) -> np.ndarray:
     complete = np.ones(piles.shape, bool)
     for suit in range(4):
         best = np.zeros(piles.shape, np.int64)
-        for value, points in enumerate(_PRIMERA_OF_VALUE, start=1):
+        for value, points in enumerate(PRIMERA_OF_VALUE, start=1):
             has = (piles >> np.uint64(4 * (value - 1) + suit)) & np.uint64(1)
             best = np.maximum(best, has.astype(np.int64) * points)
         complete &= best > 0
@@ -81,7 +81,7 @@ def score_round_batch(piles: np.ndarray, escobas: np.ndarray, rules: Rules) -> d
         metric = n_sevens
     elif rules.sevens_rule == "most_sevens_tiebreak":
         metric = np.zeros(piles.shape, np.int64)
-        for v in _TIEBREAK_VALUES:
+        for v in TIEBREAK_VALUES:
             metric = metric * 5 + np.bitwise_count(piles & np.uint64(value_nibble(v))).astype(np.int64)
     else:
         metric = _primera(piles)
@@ -108,7 +108,7 @@ def _primera_of(pile: int) -> int:
     total = 0
     for suit in range(4):
         best = 0
-        for value, points in enumerate(_PRIMERA_OF_VALUE, start=1):
+        for value, points in enumerate(PRIMERA_OF_VALUE, start=1):
             if pile >> (4 * (value - 1) + suit) & 1 and points > best:
                 best = points
         if not best:
@@ -133,7 +133,7 @@ def round_awards(piles: Sequence[int], escobas: Sequence[int], rules: Rules) -> 
         metric = n_sevens
     elif rules.sevens_rule == "most_sevens_tiebreak":
         metric = [0] * len(piles)
-        for v in _TIEBREAK_VALUES:
+        for v in TIEBREAK_VALUES:
             metric = [m * 5 + (p & value_nibble(v)).bit_count() for m, p in zip(metric, piles, strict=True)]
     else:
         metric = [_primera_of(p) for p in piles]
