@@ -19,6 +19,36 @@ if grep -iE "deprecat|SetuptoolsWarning" "$WORK/build.log"; then
   echo "wheel smoke: the build printed a deprecation warning" >&2; exit 1
 fi
 WHEEL="$(ls "$WORK"/dist/escoba_env-*.whl)"
+echo "== plain install (no extra: no Numba, the NumPy engine)"
+"$PY" -m venv "$WORK/plain"
+"$WORK/plain/bin/pip" install -q "$WHEEL"
+mkdir "$WORK/plain-run" && (cd "$WORK/plain-run" && "$WORK/plain/bin/python" - <<'PY'
+import importlib.util
+
+import gymnasium
+import numpy as np
+
+from escoba_env import EscobaEngine, Rules
+from escoba_env.engine import sample_actions
+
+assert importlib.util.find_spec("numba") is None, "a plain install brought Numba"
+e = EscobaEngine(8, Rules())
+assert not e.compiled, "the engine claims the compiled step without Numba"
+e.reset(1)
+rng = np.random.default_rng(0)
+while not e.done.all():
+    e.step(sample_actions(e.legal, rng.random(8)))
+env = gymnasium.make("escoba_env/Escoba-v0", opponents="random")
+obs, info = env.reset(seed=3)
+done = False
+while not done:
+    action = int(np.flatnonzero(obs["action_mask"])[0])
+    obs, reward, term, trunc, info = env.step(action)
+    done = term or trunc
+print("plain install: 8 engine games to", e.scores.max(axis=1).tolist(), "and one gymnasium game, winner",
+      info["winner"])
+PY
+)
 "$PY" -m venv "$WORK/venv"
 "$WORK/venv/bin/pip" install -q torch==2.13.0
 "$WORK/venv/bin/pip" install -q "$WHEEL[all]"
@@ -26,6 +56,26 @@ BIN="$WORK/venv/bin"
 mkdir "$WORK/elsewhere" && cd "$WORK/elsewhere"
 # No checkout on sys.path: the packages come from the venv's site-packages.
 "$BIN/python" -c "import agents, escoba_env, sys; assert 'site-packages' in agents.__file__, agents.__file__; print('agents from', agents.__file__)"
+echo "== [all]: the compiled engine, compiled once"
+# The first process compiles the kernels into Numba's cache; a second one loads them (no compilation).
+for run in first second; do
+  "$BIN/python" - "$run" <<'PY'
+import sys
+
+import numpy as np
+
+from escoba_env import EscobaEngine, Rules, engine_compiled
+from escoba_env.engine import sample_actions
+
+e = EscobaEngine(4, Rules())
+assert e.compiled, "[all] installed no compiled engine"
+e.reset(0)
+e.step(sample_actions(e.legal, np.zeros(4)))
+hits = sum(engine_compiled.kernels().step_games.stats.cache_hits.values())
+print("compiled engine,", sys.argv[1], "process: cache hits", hits)
+assert sys.argv[1] == "first" or hits > 0, "the second process compiled the step again"
+PY
+done
 echo "== escoba-evaluate"
 "$BIN/escoba-evaluate" --agents random neural-2p --rounds 20
 test -s results/evaluation.json
