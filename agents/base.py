@@ -35,6 +35,25 @@ class Agent:
         """Return one legal action (int64) per row of ``observations`` / ``action_masks``."""
         raise NotImplementedError
 
+    def act_keyed_rows(self, observations: np.ndarray, action_masks: np.ndarray, keys: np.ndarray,
+                       state=None, generators: tuple = ()) -> np.ndarray:
+        """Return ``act_batch`` of each row alone, with the agent's generator (and those of
+        ``generators``, objects with an ``rng``) seeded from the row's 64-bit key: keyed draws for an
+        agent whose randomness is only a generator, one row at a time."""
+        holders = (self, *generators)
+        saved = [h.rng for h in holders]
+        out = np.empty(len(keys), np.int64)
+        try:
+            for i, key in enumerate(np.asarray(keys, np.uint64).tolist()):
+                for j, h in enumerate(holders):
+                    h.rng = np.random.default_rng([key, j])
+                st = None if state is None else (state[0], np.asarray(state[1])[i:i + 1])
+                out[i] = self.act_batch(observations[i:i + 1], action_masks[i:i + 1], st)[0]
+        finally:
+            for h, rng in zip(holders, saved, strict=True):
+                h.rng = rng
+        return out
+
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state=None) -> int:
         """Return one legal action for a single observation and int8 mask (rules.num_cards,)."""
         obs = np.asarray(observation, np.float32)[None, :]

@@ -50,6 +50,14 @@ class HybridAgent(Agent):
 
     def act_batch(self, observations, action_masks, state=None):
         """Return one action per row: the exact best action at an empty stock, else the search's."""
+        return self._decide(observations, action_masks, state, None)
+
+    def act_streams(self, observations, action_masks, seeds, calls, state=None):
+        """Return ``act_batch``'s actions with the search's draws keyed per row (``SearchAgent.act_streams``;
+        the endgame rows draw nothing)."""
+        return self._decide(observations, action_masks, state, (np.asarray(seeds), np.asarray(calls)))
+
+    def _decide(self, observations, action_masks, state, streams):
         obs = np.asarray(observations, np.float32)
         masks = np.asarray(action_masks)
         if obs.ndim != 2 or obs.shape[1] != obs_layout(self.rules).size:
@@ -62,8 +70,11 @@ class HybridAgent(Agent):
         actions = np.zeros(obs.shape[0], np.int64)
         exact = endgame_rows(obs, self.rules)
         rows = np.nonzero(~exact)[0]
-        if rows.size:
+        if rows.size and streams is None:
             actions[rows] = self.search.act_batch(obs[rows], masks[rows], state)
+        elif rows.size:
+            seeds, calls = streams
+            actions[rows] = self.search.act_streams(obs[rows], masks[rows], seeds[rows], calls[rows], state)
         rows = np.nonzero(exact)[0]
         if rows.size:
             v = solve(obs[rows], self.rules)

@@ -59,6 +59,7 @@ from escoba_env.capture import CARD_VALUES, FIFTEEN, half_keys, makes_fifteen, p
 from escoba_env.cards import JOKER_MASK, MAX_CARDS, NUM_CARDS, OROS, SEVENS, mask_values
 from escoba_env.engine import EscobaEngine, sample_actions
 from escoba_env.observation import action_masks, encode
+from escoba_env.seeding import KeyedStreams, stream_keys, sub_keys
 
 from .base import Agent
 from .expert import hold_probability
@@ -82,6 +83,7 @@ LEAVES = (None, "exact", "net")
 """Rollout leaves at the empty stock (2 players): none (play to the end of the round), the exact
 minimax value (``agents.endgame``) or ``neural-solo``'s endgame network's value."""
 
+_WORLDS, _ROLLOUTS = 0x5EA7C4_0001, 0x5EA7C4_0002  # sub-streams of a decision's key (act_streams)
 _NEG = -1e9
 _U1 = np.uint64(1)
 _NIB = np.uint64(0xF)
@@ -352,7 +354,11 @@ def rollout_values(engine: EscobaEngine, card: np.ndarray, option: np.ndarray, m
         return (policy(engine) if callable(policy)
                 else rollout_actions(engine, rng, epsilon, policy, threat=threat))
 
+    step = 0
     while not engine.done.all():
+        if isinstance(rng, KeyedStreams):  # keyed draws: step t's are the same whoever else drew
+            rng.at(step)
+        step += 1
         if forcing.any():
             # The move being evaluated: its card, then the table cards of its capture option (with
             # jokers, the card's own id again, "stop", when the option is nested in a larger one).
@@ -467,9 +473,9 @@ class SearchAgent(Agent):
             raise ValueError(f"the rollout policy plays {policy.rules}, not {self.rules}")
         return policy
 
-    def _worlds(self, obs: np.ndarray, counts: np.ndarray, state, rows: np.ndarray):
+    def _worlds(self, obs: np.ndarray, counts: np.ndarray, state, rows: np.ndarray, rng):
         """Return (engine with counts[i] worlds of row i, seat of the decider in each world)."""
-        e = worlds_from_observations(obs, self.rules, self.rng, counts)
+        e = worlds_from_observations(obs, self.rules, rng, counts)
         return e, np.zeros(e.num_games, np.int64)
 
     def act_batch(self, observations, action_masks, state=None):
@@ -479,6 +485,22 @@ class SearchAgent(Agent):
         ``last_move_values`` their mean rollout values (points of the agent's side minus the
         others'; NaN for decisions with a single move), for analysis and teacher labels.
         """
+        return self._decide(observations, action_masks, state, None)
+
+    def act_streams(self, observations, action_masks, seeds, calls, state=None):
+        """Return ``act_batch``'s actions with row ``i``'s draws keyed by call ``calls[i]`` of the stream
+        seeded ``seeds[i]`` (``escoba_env.seeding.stream_keys``): a row's search never depends on the
+        other rows, so a batch of game slots is searched at once and each slot plays what one env
+        alone would (the Gymnasium faces call this). With a rollout ``policy``, one row at a time."""
+        keys = stream_keys(seeds, calls)
+        if self.policy is not None:  # the policy draws from its own generator
+            return self.act_keyed_rows(np.asarray(observations, np.float32), np.asarray(action_masks), keys,
+                                       state, (self.policy,))
+        return self._decide(observations, action_masks, state, keys)
+
+    def _decide(self, observations, action_masks, state, keys):
+        """Return the searched actions, drawing from the agent's generator (``keys`` None) or from
+        streams keyed by one 64-bit key per row."""
         obs = np.asarray(observations, np.float32)
         planes = observation_masks(obs, self.rules)
         moves = enumerate_moves(obs, self.rules, planes)
@@ -494,7 +516,8 @@ class SearchAgent(Agent):
             block = np.cumsum(cost) // self.max_rows
             for b in np.unique(block):
                 sel = need[block == b]
-                chosen[sel] = self._search(obs[sel], moves, sel, worlds[block == b], state)
+                chosen[sel] = self._search(obs[sel], moves, sel, worlds[block == b], state,
+                                           None if keys is None else keys[sel])
         return move_actions(moves, chosen, obs, action_masks, planes)
 
     def _rollout_policy(self):
@@ -516,11 +539,16 @@ class SearchAgent(Agent):
         return play
 
     def _search(self, obs: np.ndarray, moves: Moves, rows: np.ndarray, worlds: np.ndarray,
-                state) -> np.ndarray:
-        """Return the index of the best move of each of ``rows`` (flat move indices)."""
+                state, keys: np.ndarray | None) -> np.ndarray:
+        """Return the index of the best move of each of ``rows`` (flat move indices). The worlds and
+        rollouts draw from the agent's generator, or (``keys``, one per row) from keyed streams."""
         m = moves.count[rows]
-        eng, me = self._worlds(obs, worlds, state, rows)
         world_start = np.concatenate([[0], np.cumsum(worlds)[:-1]])
+        rng = self.rng
+        if keys is not None:  # world w of row i: sub-stream w of the row's key
+            rng = KeyedStreams(sub_keys(np.repeat(keys, worlds), _WORLDS,
+                                        np.arange(int(worlds.sum())) - np.repeat(world_start, worlds)))
+        eng, me = self._worlds(obs, worlds, state, rows, rng)
         n = worlds * m
         total = int(n.sum())
         row_of = np.repeat(np.arange(len(rows)), n)
@@ -529,8 +557,9 @@ class SearchAgent(Agent):
         world_idx = world_start[row_of] + w_local
         move_idx = moves.start[rows][row_of] + m_local
         sim = take_games(eng, world_idx, single_round=True)
+        rng = self.rng if keys is None else KeyedStreams(sub_keys(keys[row_of], _ROLLOUTS, local))
         values = rollout_values(sim, moves.card[move_idx], moves.option[move_idx], me[world_idx],
-                                self.rng, self.epsilon, self._rollout_policy(), self.threat, self.horizon,
+                                rng, self.epsilon, self._rollout_policy(), self.threat, self.horizon,
                                 self._leaf_fn)
         # Mean value per move (every move of a row has the same number of worlds), argmax per row
         # with ties to the first move, without a Python loop.
@@ -559,7 +588,7 @@ class OracleAgent(SearchAgent):
         super().__init__(rules, seed, sims, epsilon, rollout, max_rows, threat, horizon, leaf, policy)
         self.name = f"oracle(cheating):sims={self.sims}"
 
-    def _worlds(self, obs, counts, state, rows):
+    def _worlds(self, obs, counts, state, rows, rng):
         if state is None:
             raise ValueError("the oracle (cheating reference) needs state=(engine, games) from the caller")
         engine, games = state

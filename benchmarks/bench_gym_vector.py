@@ -1,28 +1,40 @@
 """Learner steps per second of the Gymnasium vector env (``make_vec``) against fixed opponents.
 
-Opponents are agent specs of ``evaluate.py``, given to ``make_vec`` as spec strings (as a user
-does: ``"random"`` is the env's own keyed random opponent, other names resolve through the
-``escoba_env.opponents`` entry points). Each ``step`` plays one learner action in every slot (the
-first legal card) and the opponents' replies on the batched engine until the learner is to act
-again; a learner step counts once. A stochastic agent such as ``search`` plays one slot at a time
-(each slot's own generator, so that every slot is the single env's game of its seed).
+Opponents are agent specs of ``evaluate.py``: ``"random"`` is the env's own random opponent, other
+specs are built with ``agents.registry.make_agent`` and handed to ``make_vec`` as agents (so that an
+old checkout, whose entry points are not installed, runs the same way). Each ``step`` plays one
+learner action in every slot (the first legal card) and the opponents' replies on the batched
+engine until the learner is to act again; a learner step counts once. Opponents with
+``act_streams`` (``random``, the search agents) play all slots at once, each slot from its own
+keyed stream.
+
+Each measurement runs in a fresh process; with ``--baseline DIR`` (another checkout, e.g. ``git
+archive 1671f82 | tar -x -C /tmp/old``) its code is measured too, the two taking turns
+``--repeats`` times; the table gives medians.
 
     taskset -c 1 python benchmarks/bench_gym_vector.py --batches 1 64 1024 --opponents random greedy
-    python benchmarks/bench_gym_vector.py --batches 64 --opponents random greedy search:sims=8 --seconds 5
+    taskset -c 1 python benchmarks/bench_gym_vector.py --batches 64 --opponents search:sims=8 \\
+        --baseline /tmp/old --repeats 3
 """
 
 from __future__ import annotations
 
+import json
 import os
+import platform
+import subprocess
 import sys
 import time
 
-import gymnasium
-import numpy as np
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+if sys.argv[1:2] != ["--worker"]:  # this checkout first; a worker runs what its PYTHONPATH names
+    sys.path.insert(0, ROOT)
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
+import gymnasium  # noqa: E402
+import numpy as np  # noqa: E402
 
-import escoba_env  # noqa: E402,F401
+import escoba_env  # noqa: E402,F401  (registers the env id)
 from escoba_env.cli import (  # noqa: E402
     OneLineParser,
     add_rules_arguments,
@@ -36,10 +48,15 @@ from escoba_env.rules import Rules  # noqa: E402
 
 def bench(num_envs: int, opponents: str, seconds: float, rules: Rules) -> tuple[float, float]:
     """Return (learner steps per wall second, per CPU second) over about ``seconds``."""
+    if opponents != "random":
+        from agents.registry import make_agent  # the [agents] extra
+
+        opponents = make_agent(opponents, rules)
     env = gymnasium.make_vec("escoba_env/Escoba-v0", num_envs=num_envs,
                              vectorization_mode="vector_entry_point", rules=rules,
                              opponents=opponents)
     env.reset(seed=0)
+    env.step(np.argmax(env.action_masks(), axis=1))  # warm-up (a compiled step's first call)
     steps = 0
     wall, cpu = time.perf_counter(), time.process_time()
     while time.perf_counter() - wall < seconds:
@@ -48,22 +65,47 @@ def bench(num_envs: int, opponents: str, seconds: float, rules: Rules) -> tuple[
     return steps / (time.perf_counter() - wall), steps / (time.process_time() - cpu)
 
 
+def run_worker(code: str, num_envs: int, opponents: str, seconds: float, rules: Rules) -> tuple[float, float]:
+    """Return ``bench`` run in a fresh process on the checkout ``code``."""
+    env = dict(os.environ, PYTHONPATH=code + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", str(num_envs), opponents, str(seconds),
+           json.dumps(rules.to_dict())]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env, cwd=code).stdout
+    return tuple(json.loads(out.strip().splitlines()[-1]))
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Print a table of learner steps per second."""
+    """Print a table of learner steps per second (medians of the runs)."""
     ap = OneLineParser(prog="bench_gym_vector.py", description=__doc__.splitlines()[0])
     ap.add_argument("--batches", type=positive_int, nargs="+", default=[1, 64, 1024])
     ap.add_argument("--opponents", nargs="+", default=["random", "greedy"])
     ap.add_argument("--seconds", type=positive_float, default=3.0)
+    ap.add_argument("--repeats", type=positive_int, default=1)
+    ap.add_argument("--baseline", metavar="DIR", help="another checkout, measured in turn with this one")
     add_rules_arguments(ap.add_argument_group("rules (defaults: escoba_env.Rules, docs/rules.md)"))
     args = ap.parse_args(argv)
+    if args.baseline and not os.path.isdir(os.path.join(args.baseline, "escoba_env")):
+        ap.error(f"--baseline {args.baseline!r} is not a checkout (no escoba_env folder in it)")
     rules = rules_from_args(args)
-    print(f"gymnasium {gymnasium.__version__}, numpy {np.__version__}, python {sys.version.split()[0]}")
-    print(f"{'opponents':>10} {'batch':>6} {'steps/s':>12} {'steps/CPU-s':>12}")
+    codes = [("new", ROOT)] + ([("baseline", os.path.abspath(args.baseline))] if args.baseline else [])
+    load = f", load average {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
+    print(f"gymnasium {gymnasium.__version__}, numpy {np.__version__}, python {platform.python_version()}, "
+          f"{args.seconds:g} s a run, medians of {args.repeats}{load}")
+    print(f"{'opponents':>16} {'batch':>6} {'code':>9} {'steps/s':>12} {'steps/CPU-s':>12}")
     for opp in args.opponents:
         for n in args.batches:
-            wall, cpu = bench(n, opp, args.seconds, rules)
-            print(f"{opp:>10} {n:>6} {wall:>12,.0f} {cpu:>12,.0f}")
+            runs = {name: [] for name, _ in codes}
+            for _ in range(args.repeats):
+                for name, code in codes:
+                    runs[name].append(run_worker(code, n, opp, args.seconds, rules))
+            for name, got in runs.items():
+                wall, cpu = np.median([g[0] for g in got]), np.median([g[1] for g in got])
+                print(f"{opp:>16} {n:>6} {name:>9} {wall:>12,.0f} {cpu:>12,.0f}")
 
 
 if __name__ == "__main__":
-    raise SystemExit(guarded_main("bench_gym_vector.py", main))
+    if sys.argv[1:2] == ["--worker"]:  # one measurement, in this process
+        n, opp, secs = int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+        print(json.dumps(bench(n, opp, secs, Rules.from_dict(json.loads(sys.argv[5])))))
+    else:
+        raise SystemExit(guarded_main("bench_gym_vector.py", main))

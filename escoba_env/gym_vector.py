@@ -52,10 +52,12 @@ and the slot's next episodes are that env's next ``reset()`` calls: the same dea
 and opponent moves, for any opponent whose randomness is its own ``reset(seed)``. Each episode's
 seat and opponent seeds are keyed by (slot seed, episode), never drawn from a generator the batch
 shares. ``reset()`` without a seed starts every slot's next episode. Opponents with
-``act_streams`` (``"random"``) play every slot's own stream in one NumPy call; other agents with
+``act_streams`` (``"random"``, the search agents: ``search``, ``hybrid``, ``strong-2v2``,
+``strong-3p``) play every slot's own keyed stream in one call (draw ``t`` of a slot's episode is a
+hash of (slot seed, episode, opponent, ``t``); ``escoba_env.seeding``); other agents with
 ``act_batch`` are called once per opponent turn for all their slots, unless the call draws from
-their generator ``rng`` (a stochastic agent, such as ``search``): such an agent then plays one slot
-at a time, each from that slot's generator (a Python loop over those slots). Agents without
+their generator ``rng`` (a stochastic agent without ``act_streams``): such an agent then plays one
+slot at a time, each from that slot's generator (a Python loop over those slots). Agents without
 ``act_batch`` get one ``act`` call per slot. The engine step itself never loops over games.
 """
 

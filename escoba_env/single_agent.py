@@ -32,7 +32,10 @@ same seed (episode ``e`` deals from ``(s, e)``; the very first unseeded reset dr
 env's generator ``np_random``). Each episode's learner seat (only when ``seat=None``) and the seed
 passed to each distinct opponent object's ``reset`` are keyed by ``(s, e)``
 (``escoba_env.seeding.episode_keys``), so slot ``k`` of the vector env reset with ``s`` plays what
-this env plays after ``reset(seed=escoba_env.seeding.slot_seed(s, k))``, episode after episode.
+this env plays after ``reset(seed=escoba_env.seeding.slot_seed(s, k))``, episode after episode. An
+opponent with ``act_streams(observations, masks, seeds, calls, state)`` (``random``, the search
+agents) is called through it, with that key and the number of its calls so far this episode: its
+draws are keyed, as in every slot of the vector env.
 Options are those of ``escoba_v0`` (``dealer``, ``deck``, ``hands``/``table``/``stock``).
 
 A finished episode's observation offers one action, ``faces.PLACEHOLDER_ACTION`` (0), in its
@@ -117,6 +120,7 @@ class SingleAgentEscobaEnv(faces.EngineView, gymnasium.Env):
         self._last: tuple | None = None
         self._base: int | None = None
         self._episode = 0
+        self._streams: dict[int, list[int]] = {}  # id(opponent) -> [its episode key, calls so far]
 
     # ------------------------------------------------------------------ helpers
 
@@ -149,7 +153,14 @@ class SingleAgentEscobaEnv(faces.EngineView, gymnasium.Env):
             obs = game.observe(seat)
             mask = game.action_mask(seat)
             state = (self.engine, self._games) if getattr(agent, "needs_state", False) else None
-            action = agent.act(obs, mask, state=state)
+            streams = getattr(agent, "act_streams", None)
+            if callable(streams):  # keyed draws: call t of the episode's stream (as the vector env's slots)
+                seed_calls = self._streams.setdefault(id(agent), [0, 0])
+                action = streams(obs[None], mask[None], np.array([seed_calls[0]], np.uint64),
+                                 np.array([seed_calls[1]], np.int64), state)[0]
+                seed_calls[1] += 1
+            else:
+                action = agent.act(obs, mask, state=state)
             a = faces.as_action(action, self.num_cards)
             if a < 0 or not game.legal >> a & 1:
                 who = f"opponent {agent!r} (seat {seat})"
@@ -186,8 +197,10 @@ class SingleAgentEscobaEnv(faces.EngineView, gymnasium.Env):
         keys = episode_keys(np.array([base], np.uint64), np.array([episode]), 1 + len(callers))[0]
         p = self.rules.num_players
         self.seat = int(keys[0] % np.uint64(p)) if self.seat_option is None else self.seat_option
+        self._streams = {}
         for o, key in zip(callers, keys[1:], strict=True):
             o.reset(int(key))
+            self._streams[id(o)] = [int(key), 0]
         self._done = False
         self._last = None
         info: dict[str, Any] = {}

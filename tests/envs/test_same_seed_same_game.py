@@ -1,8 +1,9 @@
 """Slot k of ``make_vec(...).reset(seed=s)`` is the game ``gymnasium.make(...).reset(seed=slot_seed(s, k))``.
 
 Stepped side by side, action for action, across episode resets (NEXT_STEP: the vector env's restart
-is the single env's ``reset()``), for stochastic opponents (``random``, ``search`` at low sims), a
-deterministic one, ``seat=None`` and a fixed seat. Fails on a vector env whose opponents draw from
+is the single env's ``reset()``), for stochastic opponents (``random``, ``search`` at low sims with
+and without rollout draws, ``hybrid``, a rollout policy), a deterministic one, ``seat=None`` and a
+fixed seat. Fails on a vector env whose opponents draw from
 one generator shared by the batch (the game diverged at the first random opponent move).
 """
 
@@ -61,6 +62,15 @@ def test_every_slot_plays_the_single_env_game_of_its_seed(spec, seat):
         _side_by_side(spec, seat, num_envs=2, episodes=1)
     else:
         _side_by_side(spec, seat)
+
+
+@pytest.mark.parametrize("spec", ["search:sims=6,epsilon=0.3", "search:sims=6,rollout=random",
+                                  "hybrid:sims=6", "search:sims=4,policy=greedy"])
+def test_searchers_keyed_draws_give_every_slot_its_single_env_game(spec):
+    # The vector env plays all slots' searches in one act_streams call: worlds, rollout draws
+    # (epsilon, random rollouts), the hybrid's split and a rollout policy (one row at a time) are keyed
+    # per slot, so each slot is still its single env's game.
+    _side_by_side(spec, 1, num_envs=3, episodes=1)
 
 
 def test_one_random_opponent_object_playing_two_seats_matches_too():
