@@ -8,9 +8,9 @@ engine until the learner is to act again; a learner step counts once. Opponents 
 ``act_streams`` (``random``, the search agents) play all slots at once, each slot from its own
 keyed stream.
 
-Each measurement runs in a fresh process; with ``--baseline DIR`` (another checkout, e.g. ``git
-archive 1671f82 | tar -x -C /tmp/old``) its code is measured too, the two taking turns
-``--repeats`` times; the table gives medians.
+Each measurement runs in a fresh process; with ``--baseline DIR ...`` (other checkouts, e.g. ``git
+archive 1671f82 | tar -x -C /tmp/old``) their code is measured too, all taking turns ``--repeats``
+times; the table gives medians.
 
     taskset -c 1 python benchmarks/bench_gym_vector.py --batches 1 64 1024 --opponents random greedy
     taskset -c 1 python benchmarks/bench_gym_vector.py --batches 64 --opponents search:sims=8 \\
@@ -81,17 +81,20 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--opponents", nargs="+", default=["random", "greedy"])
     ap.add_argument("--seconds", type=positive_float, default=3.0)
     ap.add_argument("--repeats", type=positive_int, default=1)
-    ap.add_argument("--baseline", metavar="DIR", help="another checkout, measured in turn with this one")
+    ap.add_argument("--baseline", metavar="DIR", nargs="+", default=[],
+                    help="other checkouts, measured in turn with this one (named by their folder)")
     add_rules_arguments(ap.add_argument_group("rules (defaults: escoba_env.Rules, docs/rules.md)"))
     args = ap.parse_args(argv)
-    if args.baseline and not os.path.isdir(os.path.join(args.baseline, "escoba_env")):
-        ap.error(f"--baseline {args.baseline!r} is not a checkout (no escoba_env folder in it)")
+    for d in args.baseline:
+        if not os.path.isdir(os.path.join(d, "escoba_env")):
+            ap.error(f"--baseline {d!r} is not a checkout (no escoba_env folder in it)")
     rules = rules_from_args(args)
-    codes = [("new", ROOT)] + ([("baseline", os.path.abspath(args.baseline))] if args.baseline else [])
+    dirs = [os.path.abspath(d) for d in args.baseline]
+    codes = [("this", ROOT)] + [(os.path.basename(d), d) for d in dirs]
     load = f", load average {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
     print(f"gymnasium {gymnasium.__version__}, numpy {np.__version__}, python {platform.python_version()}, "
           f"{args.seconds:g} s a run, medians of {args.repeats}{load}")
-    print(f"{'opponents':>16} {'batch':>6} {'code':>9} {'steps/s':>12} {'steps/CPU-s':>12}")
+    print(f"{'opponents':>16} {'batch':>6} {'code':>12} {'steps/s':>12} {'steps/CPU-s':>12}")
     for opp in args.opponents:
         for n in args.batches:
             runs = {name: [] for name, _ in codes}
@@ -100,7 +103,7 @@ def main(argv: list[str] | None = None) -> None:
                     runs[name].append(run_worker(code, n, opp, args.seconds, rules))
             for name, got in runs.items():
                 wall, cpu = np.median([g[0] for g in got]), np.median([g[1] for g in got])
-                print(f"{opp:>16} {n:>6} {name:>9} {wall:>12,.0f} {cpu:>12,.0f}")
+                print(f"{opp:>16} {n:>6} {name:>12} {wall:>12,.0f} {cpu:>12,.0f}")
 
 
 if __name__ == "__main__":
