@@ -158,14 +158,15 @@ def _half_keys(table: np.ndarray):
 
 
 def summary_tables() -> dict[str, np.ndarray]:
-    """Return the look-up tables of ``plain_summary`` by name, and ``single_by_card`` (shared, read-only use).
+    """Return the look-up tables of ``plain_summary`` by name, ``single_by_card`` and ``expand`` (a set of
+    values, bit ``v - 1`` for value ``v``, to the mask of their cards); shared, for reading only.
 
     The compiled executor (``escoba_env.engine_compiled``) reads them as constants, so both executors
     answer from the same tables.
     """
     return {"key_a": _KEY_A, "key_b": _KEY_B, "key_c": _KEY_C, "key_d": _KEY_D, "low_reach": _LOW_REACH,
             "high_comp": _HIGH_COMP, "u_low": _U_LOW, "u_high": _U_HIGH, "f_low": _F_LOW, "f_high": _F_HIGH,
-            "single_by_card": _SINGLE_BY_CARD}
+            "single_by_card": _SINGLE_BY_CARD, "expand": _EXPAND}
 
 
 def option_summary(table: np.ndarray, target: np.ndarray):

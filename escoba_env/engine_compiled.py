@@ -154,16 +154,16 @@ def step(engine, actions, active: np.ndarray | None) -> StepInfo:
     actor = np.empty(n, np.int64)
     captured = np.empty(n, np.uint64)
     escoba = np.empty(n, np.int64)
-    scores = np.empty((n, s), np.int64)
     rows, meta = _report_buffers(n, s)
     bad, ended = kernels().step_games(*arrays(engine), params(engine), np.uint64(engine.seed), a,
                                       _NO_ACTIVE if active is None else active, actor, captured, escoba,
-                                      scores, rows, meta)
+                                      rows, meta)
     if bad >= 0:
         engine.check_actions(a, active)  # raises for game `bad`, the first illegal one
         raise AssertionError(f"the compiled step refused game {bad}'s legal action")
     if bad == -2:
         raise ValueError("the engine's state arrays do not all hold one row per game")
+    scores = engine.scores.copy()
     if ended == 0:
         round_over, points, winner = _quiet(n, s)
         cats = {k: points for k in REPORTED[1:]}
@@ -172,6 +172,7 @@ def step(engine, actions, active: np.ndarray | None) -> StepInfo:
     meta = meta[:ended]
     g = meta[:, 0].copy()
     rows = rows[:ended].copy()
+    scores[g] = meta[:, 4:4 + s]  # the scores the round ended with (autoreset clears a finished game's)
     round_over = np.zeros(n, bool)
     round_over[g] = True
     game_over = np.zeros(n, bool)

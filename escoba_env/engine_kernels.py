@@ -21,7 +21,6 @@ from .compiled_rules import (
     SORT_SCRATCH,
     TABLE_VALUE,
     borrow,
-    lowest_bit_index,
     mesa_turn_up,
     popcount,
     resolve,
@@ -252,16 +251,17 @@ def first_illegal(legal, done, active, actions):
 @_jit
 def step_games(hands, hand_count, table, piles, played, escobas, scores, deck, stock_pos, dealer, to_act,
                last_capturer, pending, taken, taken_value, legal, round_index, done, truncated, winner,
-               episode, game_ids, rp, seed, actions, active, out_actor, out_captured, out_escoba, out_scores,
-               rep_rows, rep_meta):
+               episode, game_ids, rp, seed, actions, active, out_actor, out_captured, out_escoba, rep_rows,
+               rep_meta):
     """Step every unfinished game (inside ``active`` when it is not empty) with its legal action.
 
     The first arguments are the engine's arrays (``EngineArrays``: apart, as Numba reads a tuple of
     arrays slowly on each call), ``rp`` its ``params``. Returns (first illegal
     game, 0), having changed nothing; (-2, 0) where an array's shape disagrees with ``rp``; else (-1,
     number of rounds that ended): the step's report in the ``out_*`` arrays (every game) and the
-    ended rounds' in ``rep_rows`` and ``rep_meta`` (one row each, in game order; ``end_round``). The
-    arrays are read and written here, in the loop, not in helpers (see ``borrow``).
+    ended rounds' in ``rep_rows`` and ``rep_meta`` (one row each, in game order; ``end_round``; the
+    final scores of a game that autoreset cleared are in ``rep_meta``). The arrays are read and
+    written here, in the loop, not in helpers (see ``borrow``).
     """
     n = len(actions)
     st = EngineArrays(hands, hand_count, table, piles, played, escobas, scores, deck, stock_pos, dealer,
@@ -277,13 +277,12 @@ def step_games(hands, hand_count, table, piles, played, escobas, scores, deck, s
                                                             st.to_act, st.pending)
     rep_rows, rep_meta = borrow(rep_rows), borrow(rep_meta)
     buf = np.empty(SORT_SCRATCH, np.uint64)
-    p, nc, ns = rp[_P], rp[_NC], rp[_S]
+    p, nc = rp[_P], rp[_NC]
     jokers, prefer_single = rp[_JOKERS], rp[_PREFER] != 0
     use_active = len(active) > 0
     nrep = 0
     for g in range(n):
         captured = escoba = 0
-        ended = False
         if st.done[g] or (use_active and not active[g]):
             out_actor[g] = -1
         else:
@@ -302,8 +301,6 @@ def step_games(hands, hand_count, table, piles, played, escobas, scores, deck, s
                 pending[g] = a if playing else pending[g]
                 st.taken[g], st.taken_value[g], st.legal[g] = np.uint64(tk), tv, np.uint64(legal)
                 out_actor[g], out_captured[g], out_escoba[g] = seat, 0, 0
-                for s in range(ns):
-                    out_scores[g, s] = st.scores[g, s]
                 continue
             table[g] = np.uint64(tab)
             pending[g] = -1
@@ -319,32 +316,31 @@ def step_games(hands, hand_count, table, piles, played, escobas, scores, deck, s
             turn_over = hand_count[g] == 0
             if turn_over and stock_pos[g] >= nc:  # the round ends
                 turn_over = end_round(st, rp, seed, g, rep_rows, rep_meta, nrep, buf)
-                for s in range(ns):
-                    out_scores[g, s] = rep_meta[nrep, 4 + s]
                 nrep += 1
-                ended = True
             if turn_over:  # three cards a seat (a new round's first deal, or the next one)
                 deal_hands(hands, hand_count, stock_pos, st.deck, st.dealer, g, p, nc)
             if not st.done[g]:
                 st.legal[g] = hands[g, to_act[g]]
         out_captured[g] = np.uint64(captured)
         out_escoba[g] = escoba
-        if not ended:
-            for s in range(ns):
-                out_scores[g, s] = st.scores[g, s]
     return -1, nrep
 
 
 @_jit
 def sample_legal(legal, uniforms, out):
     """Write into ``out`` the legal card ``uniforms`` picks in each mask (``engine.sample_actions``; 64
-    for an empty mask): the ``int(u * popcount)``-th set bit, lowest first."""
+    for an empty mask): the ``int(u * popcount)``-th set bit, lowest first, found by halving the mask
+    six times (no branch on the data)."""
     for g in range(len(legal)):
         m = legal[g]
-        if m == 0:
-            out[g] = 64
-            continue
-        k = np.int64(uniforms[g] * popcount(m))
-        for _ in range(k):
-            m &= m - ONE
-        out[g] = np.int64(lowest_bit_index(m))
+        k = np.uint64(uniforms[g] * popcount(m))
+        pos = np.uint64(0)
+        for width in (32, 16, 8, 4, 2, 1):
+            w = np.uint64(width)
+            low = m & ((ONE << w) - ONE)
+            c = popcount(low)
+            up = k >= c
+            k = k - c if up else k
+            m = m >> w if up else low
+            pos = pos + w if up else pos
+        out[g] = np.int64(pos) if legal[g] != 0 else 64
