@@ -66,8 +66,10 @@ def sample(legal: np.ndarray, uniforms: Any) -> np.ndarray | None:
     """Return ``engine.sample_actions(legal, uniforms)`` from the compiled kernel, or None where the
     NumPy code runs instead: no Numba, ``ESCOBA_ENGINE=numpy``, or other than one float64 uniform per
     mask of a 1-D uint64 ``legal`` (other dtypes round differently)."""
+    if not use_compiled_default():
+        return None
     u = np.asarray(uniforms)
-    if u.dtype != np.float64 or u.shape != legal.shape or legal.ndim != 1 or not use_compiled_default():
+    if u.dtype != np.float64 or u.shape != legal.shape or legal.ndim != 1:
         return None
     out = np.empty(len(legal), np.int64)
     kernels().sample_legal(np.ascontiguousarray(legal), np.ascontiguousarray(u), out)
