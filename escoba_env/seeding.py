@@ -60,14 +60,7 @@ def stream_keys(seeds: np.ndarray, calls: np.ndarray) -> np.ndarray:
     ``stream_uniforms`` is the key as a uniform draw; an agent that needs more draws for one call
     derives them from the key (``KeyedStreams``).
     """
-    h = np.asarray(seeds).astype(np.uint64)
-    h ^= _STREAM_SALT
-    h = splitmix64_inplace(h)
-    c = np.asarray(calls).astype(np.uint64)
-    c += np.uint64(1)
-    c *= _KEY_STEP
-    h += c
-    return splitmix64_inplace(h)
+    return sub_keys(seeds, int(_STREAM_SALT), calls)
 
 
 def stream_uniforms(seeds: np.ndarray, calls: np.ndarray) -> np.ndarray:

@@ -25,23 +25,7 @@ from escoba_env.engine import EscobaEngine
 from escoba_env.faces import game_step_rewards, step_rewards
 from escoba_env.game import Game
 from escoba_env.observation import encode, obs_size
-
-# Every Rules field away from its default at least once, jokers 1 and 2, mesa, 2/3/4 players and
-# 2v2, whole games (to the target or cut by max_rounds) and single rounds.
-CONFIGS = {
-    "standard": (Rules(), {}),
-    "3 players, primera, max_rounds 2": (Rules(num_players=3, sevens_rule="primera"), {"max_rounds": 2}),
-    "4 players, sevens tiebreak, bonus sweeps, target 11": (
-        Rules(num_players=4, sevens_rule="most_sevens_tiebreak", bonus_sweeps=True, target_score=11), {}),
-    "2v2, no initial fifteen, no last-play escoba": (
-        Rules(num_players=4, partnerships=True, initial_fifteen=False, last_play_escoba=False), {}),
-    "prefer single": (Rules(prefer_single=True), {}),
-    "1 joker": (Rules(jokers=1), {}),
-    "2 jokers, 3 players, prefer single": (Rules(jokers=2, num_players=3, prefer_single=True), {}),
-    "mesa": (Rules(mesa_deal=True), {}),
-    "mesa, 2 jokers, 2v2": (Rules(mesa_deal=True, jokers=2, num_players=4, partnerships=True), {}),
-    "single rounds, 4 players, 1 joker": (Rules(num_players=4, jokers=1), {"single_round": True}),
-}
+from tests.helpers import EXECUTOR_CONFIGS as CONFIGS
 
 
 def _engine_state(eng: EscobaEngine) -> list[tuple]:
