@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import json
+import os
+import queue
 import random
+import signal
+import socket
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
-from tests.frontends.arena_support import client
+from tests.frontends.arena_support import ROOT, client
 
 FAST = {"rate": 1000.0, "burst": 1000.0}
 """Rate settings for simulated people who answer at machine speed (the limit has its own test)."""
@@ -188,3 +198,91 @@ def finish_game(rooms, room) -> None:
 
             rooms.play(room, s, card, cards_of(capture), bot=True)
     rooms.after_move(room)
+
+
+class Server:
+    """``python -m escoba_arena.web ARGS --port 0`` in ``cwd``; its address once it listens."""
+
+    def __init__(self, args: list[str], cwd: Path):
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.proc = subprocess.Popen([sys.executable, "-m", "escoba_arena.web", *args, "--port", "0"],
+                                     cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+        self.lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(x) for x in self.proc.stdout], daemon=True).start()
+        self.out: list[str] = []
+        while True:
+            try:
+                line = self.lines.get(timeout=30)
+            except queue.Empty:
+                self.stop()
+                raise AssertionError(f"waited 30 s for the server to start: {self.out}") from None
+            self.out.append(line)
+            if line.startswith("Escoba arena: http://"):
+                self.url = line.split()[2].rstrip("/")
+                self.port = int(self.url.rsplit(":", 1)[1])
+                break
+        import httpx
+
+        for _ in range(200):  # the line comes just before the server listens
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(self.url + "/api/info", timeout=5).status_code == 200:
+                    return
+            time.sleep(0.05)
+        raise AssertionError("waited 10 s for the server to answer /api/info")
+
+    def memory(self, key: str) -> int:
+        """Return the server's VmRSS or VmHWM (peak), in bytes."""
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+        raise AssertionError(f"no {key} in /proc/{self.proc.pid}/status")
+
+    def post(self, path: str, body: dict, **headers) -> dict:
+        """Return the JSON answer of a POST (fails unless 2xx)."""
+        import httpx
+
+        r = httpx.post(self.url + path, json=body, headers=headers, timeout=30)
+        assert r.is_success, r.text
+        return r.json()
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+
+
+def ws_frame(text: str) -> bytes:
+    """Return one masked WebSocket text frame of ``text`` (what a client sends)."""
+    data = text.encode()
+    mask = os.urandom(4)
+    n = len(data)
+    head = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big"))
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+
+
+def silent_socket(port: int, token: str, rcvbuf: int = 2048) -> socket.socket:
+    """Return a WebSocket to the rooms that says hello with ``token`` and then never reads.
+
+    Its receive buffer is ``rcvbuf`` bytes: what the server sends it soon has nowhere to go.
+    """
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    s.settimeout(10)
+    s.connect(("127.0.0.1", port))
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall((f"GET /api/rooms/ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+               f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+               ).encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        got = s.recv(1)
+        if not got:
+            raise AssertionError(f"the server closed a WebSocket handshake: {head!r}")
+        head += got
+    assert b" 101 " in head.split(b"\r\n", 1)[0], head
+    s.sendall(ws_frame(json.dumps({"type": "hello", "token": token})))
+    return s

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import queue
-import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -18,55 +14,9 @@ pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
 from tests.frontends.arena_support import ROOT  # noqa: E402
+from tests.frontends.rooms_support import Server  # noqa: E402
 
 MiB = 2**20
-
-
-class Server:
-    """``python -m escoba_arena.web ARGS --port 0`` in ``cwd``; its address once it listens."""
-
-    def __init__(self, args: list[str], cwd: Path):
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.proc = subprocess.Popen([sys.executable, "-m", "escoba_arena.web", *args, "--port", "0"],
-                                     cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
-        self.lines: queue.Queue = queue.Queue()
-        threading.Thread(target=lambda: [self.lines.put(x) for x in self.proc.stdout], daemon=True).start()
-        self.out: list[str] = []
-        while True:
-            try:
-                line = self.lines.get(timeout=30)
-            except queue.Empty:
-                self.stop()
-
-
-            self.out.append(line)
-            if line.startswith("Escoba arena: http://"):
-                self.url = line.split()[2].rstrip("/")
-                break
-        import httpx
-
-        for _ in range(200):  # the line comes just before the server listens
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(self.url + "/api/info", timeout=5).status_code == 200:
-                    return
-            time.sleep(0.05)
-        raise AssertionError("waited 10 s for the server to answer /api/info")
-
-    def memory(self, key: str) -> int:
-        """Return the server's VmRSS or VmHWM (peak), in bytes."""
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024
-        raise AssertionError(f"no {key} in /proc/{self.proc.pid}/status")
-
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
 
 
 def test_the_documented_study_command_works_in_an_empty_folder(tmp_path):
