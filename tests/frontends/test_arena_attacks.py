@@ -9,6 +9,7 @@ import logging
 import pickle
 import socket
 import threading
+import time
 import zipfile
 
 import pytest
@@ -347,18 +348,33 @@ def test_games_are_kept_by_last_use_and_expire_when_idle():
 
 
 class _Blocked(Agent):
+    """A bot that says it started (a file) and waits for the test to release it (another file): it
+    thinks in a worker process of the bot pool, so the two talk through ``folder``."""
+
     name = "blocked"
-    release = threading.Event()
-    started = threading.Event()
+
+    def __init__(self, rules=None, seed=None, folder=None):
+        self.folder = folder
+        super().__init__(rules, seed)
 
     def act_batch(self, observations, action_masks, state=None):
-        type(self).started.set()
-        type(self).release.wait(20)
+        (self.folder / "started").touch()
+        deadline = time.monotonic() + 20
+        while not (self.folder / "release").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
         return action_masks.argmax(axis=1)
 
 
-def test_a_slow_bot_does_not_hold_up_other_requests():
-    registry.register("blocked", _Blocked)
+def _wait_file(path, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return path.exists()
+
+
+def test_a_slow_bot_does_not_hold_up_other_requests(tmp_path):
+    registry.register("blocked", lambda rules=None, seed=None: _Blocked(rules, seed, tmp_path))
+    started, release = tmp_path / "started", tmp_path / "release"
     try:
         c = client(bot_timeout=30, allow_agents=["blocked"])
         out = {}
@@ -374,16 +390,16 @@ def test_a_slow_bot_does_not_hold_up_other_requests():
 
         t = threading.Thread(target=play)
         t.start()
-        assert _Blocked.started.wait(20)
+        assert _wait_file(started, 20)
         # While the bot thinks, other users are answered (the bot is off the event loop).
         assert c.get("/api/files").status_code == 200
         assert c.post("/api/games", json={"opponents": ["greedy"]}).status_code == 201
-        assert not _Blocked.release.is_set() and t.is_alive()
-        _Blocked.release.set()
+        assert t.is_alive()
+        release.touch()
         t.join(20)
         assert out["r"].status_code in (200, 201)
     finally:
-        _Blocked.release.set()
+        release.touch()
         registry.REGISTRY.pop("blocked", None)
 
 

@@ -270,7 +270,7 @@ def test_a_model_that_drips_its_answer_is_hung_up_on_when_the_move_times_out():
     drip.start()
     spec = f"llm:model=m,base_url=http://127.0.0.1:{drip.port}/v1"
     try:
-        c = client(bot_timeout=0.5, allow_agents=[spec])
+        c = client(bot_timeout=2.0, allow_agents=[spec])
         r = c.post("/api/games", json={"opponents": [spec], "seat": 1, "seed": 3})
         view = r.json()["view"]
         if not view["done"]:
