@@ -235,6 +235,10 @@ class BotPool:
                 started = False
             try:
                 return worker.run(job, self.load_seconds)
+            except AgentFailure:
+                if self.closed:
+                    raise AgentFailure("the server is stopping") from None
+                raise
             finally:
                 if worker.dead:
                     with self.lock:
@@ -267,6 +271,8 @@ class BotPool:
         except asyncio.CancelledError:
             self._withdraw(ticket)
             raise
+        if ticket.refused:
+            raise AgentFailure("the server is stopping")
         return await asyncio.shield(loop.run_in_executor(self.runner, self._run, ticket, job))
 
     def warm(self) -> None:

@@ -315,7 +315,10 @@ class RoomHub:
             self.ensure_running()
             try:
                 room, seat = await self._hello(ws)
-            except (WebSocketDisconnect, asyncio.TimeoutError):
+            except WebSocketDisconnect:
+                return
+            except asyncio.TimeoutError:
+                await self._refuse(ws, ApiError(408, f"say hello within {self.options.hello_seconds:g} s"))
                 return
             except BinaryFrame:
                 await self._refuse(ws, ApiError(400, "messages are JSON text, not binary"), BINARY_CLOSE)

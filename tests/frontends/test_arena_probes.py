@@ -129,6 +129,45 @@ def test_spectators_that_never_read_stall_neither_another_rooms_takeover_nor_the
         server.stop()
 
 
+def test_the_background_check_never_waits_on_a_busy_room():
+    """Room A is busy (its lock held: a move being written, anything); room B's person has left.
+
+    Before, the one task that runs every takeover waited on A's lock, and B's takeover waited with it.
+    """
+    import asyncio
+
+    from escoba_arena.web.lobby import Arena
+    from escoba_arena.web.rooms_routes import RoomHub, RoomOptions
+
+    async def main():
+        hub = RoomHub(Arena([]), RoomOptions(takeover_seconds=0.0, rate=1000.0, burst=1000.0))
+        a, _, _ = hub.rooms.open({"seats": ["human", "human"], "seed": 1})
+        b, _, _ = hub.rooms.open({"seats": ["human", "human"], "seed": 2})
+        for room in (a, b):
+            hub.rooms.join(room, 0)
+            hub.rooms.join(room, 1)
+            hub.rooms.leave(room, 1)
+        try:
+            async with hub.lock(a.rid):
+                check = hub.reap_once()
+                if asyncio.iscoroutine(check):
+                    await asyncio.wait_for(check, 5)
+                for _ in range(500):
+                    if b.seats[1].replaced:
+                        break
+                    await asyncio.sleep(0.01)
+                assert b.seats[1].replaced == "greedy" and not a.seats[1].replaced
+            for _ in range(500):  # A's turn comes once it is free
+                if a.seats[1].replaced:
+                    break
+                await asyncio.sleep(0.01)
+            assert a.seats[1].replaced == "greedy"
+        finally:
+            await hub.stop()
+
+    asyncio.run(main())
+
+
 # ---------------------------------------------------------------------- a seed never names a deal
 
 
