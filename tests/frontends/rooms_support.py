@@ -24,12 +24,13 @@ FAST = {"rate": 1000.0, "burst": 1000.0}
 """Rate settings for simulated people who answer at machine speed (the limit has its own test)."""
 
 
-def rooms_client(directory=None, roots=(), **options):
+def rooms_client(directory=None, roots=(), allow_agents=(), **options):
     """Return a TestClient on an arena whose rooms keep their journal and records in ``directory``."""
     pytest.importorskip("starlette")
     from escoba_arena.web.rooms_routes import RoomOptions
 
-    return client(roots, rooms=RoomOptions(directory=directory, **{**FAST, **options}))
+    return client(roots, rooms=RoomOptions(directory=directory, **{**FAST, **options}),
+                  allow_agents=allow_agents)
 
 
 class SeatToken(str):

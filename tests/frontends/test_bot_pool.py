@@ -156,3 +156,13 @@ def test_many_moves_at_once_use_at_most_one_thread_per_worker(pool):
     assert len(asyncio.run(main())) == 30
     mine = [t for t in threading.enumerate() if t.name.startswith("escoba bot move")]
     assert len(mine) <= pool.size
+
+
+def test_a_pooled_agent_carries_no_key(monkeypatch):
+    """A model's key stays in the environment: the agent sent to the workers holds none of it."""
+    from agents.llm import LLMAgent
+
+    key = "sk-probe-0123456789abcdefghij"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    bot = pooled(LLMAgent(Rules(), 1, model="m", base_url="http://127.0.0.1:9/v1"))
+    assert key.encode() not in bot.blob and key[8:16].encode() not in bot.blob
