@@ -347,6 +347,23 @@ def broadcast_main(args, load: str) -> int:
     return 0
 
 
+def _attack_options(ap) -> None:
+    """Add the options of the rooms mode's attacks (``--attack``)."""
+    ap.add_argument("--attack", action="store_true",
+                    help="rooms mode: measure the rooms under attack (benchmarks/arena_attack.py): silent "
+                         "spectators, orphan bots, and takeover probes")
+    ap.add_argument("--silent-spectators", type=positive_int, default=50,
+                    help="--attack: spectators that never read (default 50)")
+    ap.add_argument("--orphans", type=positive_int, default=8,
+                    help="--attack: clients asking again and again for the costliest bot (default 8)")
+    ap.add_argument("--bot-timeout", type=positive_float, default=5.0,
+                    help="--attack: the server's --bot-timeout (default 5)")
+    ap.add_argument("--takeover-seconds", type=positive_float, default=5.0,
+                    help="--attack: the server's --takeover-seconds (default 5)")
+    ap.add_argument("--probe-every", type=positive_float, default=15.0,
+                    help="--attack: seconds between two takeover probes (default 15)")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the load test and print its figures; return the exit status."""
     ap = OneLineParser(prog="bench_arena.py", description=__doc__,
@@ -364,19 +381,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="rooms mode: seconds a person waits before a move, on average (default 1)")
     ap.add_argument("--room-target", type=positive_int, default=11,
                     help="rooms mode: target score of the rooms' games (default 11)")
-    ap.add_argument("--attack", action="store_true",
-                    help="rooms mode: measure the rooms under attack (benchmarks/arena_attack.py): silent "
-                         "spectators, orphan bots, and takeover probes")
-    ap.add_argument("--silent-spectators", type=positive_int, default=50,
-                    help="--attack: spectators that never read (default 50)")
-    ap.add_argument("--orphans", type=positive_int, default=8,
-                    help="--attack: clients asking again and again for the costliest bot (default 8)")
-    ap.add_argument("--bot-timeout", type=positive_float, default=5.0,
-                    help="--attack: the server's --bot-timeout (default 5)")
-    ap.add_argument("--takeover-seconds", type=positive_float, default=5.0,
-                    help="--attack: the server's --takeover-seconds (default 5)")
-    ap.add_argument("--probe-every", type=positive_float, default=15.0,
-                    help="--attack: seconds between two takeover probes (default 15)")
+    _attack_options(ap)
     ap.add_argument("--broadcast-games", type=positive_int, default=None, metavar="N",
                     help="rooms mode without a server: play N games of 4 people through the rooms' message "
                          "handler in this process and time the move-to-broadcast work alone")
