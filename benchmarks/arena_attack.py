@@ -168,8 +168,8 @@ async def probes(port: int, away: float, every: float, deadline: float, delays: 
     await asyncio.gather(*tasks)
 
 
-def _descendants(pid: int) -> list[int]:
-    """Return the processes under ``pid`` (its bot workers and their fork server)."""
+def descendants(pid: int) -> list[int]:
+    """Return every process below ``pid`` (from /proc/*/stat: field 4 is the parent)."""
     parent: dict[int, int] = {}
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
@@ -186,7 +186,8 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
-def _cpu(pid: int) -> float:
+def cpu_seconds(pid: int) -> float:
+    """Return the CPU time (user + system) process ``pid`` has used, 0 if it is gone."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
@@ -197,19 +198,19 @@ def _cpu(pid: int) -> float:
 def sample(pid: int, stop: threading.Event, out: dict) -> None:
     """Note the server's threads, its bot processes and their CPU every half second until ``stop``."""
     seen: dict[int, float] = {}
-    start = _cpu(pid)
+    start = cpu_seconds(pid)
     while not stop.wait(0.5):
         try:
             status = Path(f"/proc/{pid}/status").read_text()
         except OSError:
             return
         threads = int(next(x.split()[1] for x in status.splitlines() if x.startswith("Threads:")))
-        kids = _descendants(pid)
+        kids = descendants(pid)
         for k in kids:
-            seen[k] = max(seen.get(k, 0.0), _cpu(k))
+            seen[k] = max(seen.get(k, 0.0), cpu_seconds(k))
         out["threads"] = max(out.get("threads", 0), threads)
         out["processes"] = max(out.get("processes", 0), len(kids))
-        out["server_cpu"] = _cpu(pid) - start
+        out["server_cpu"] = cpu_seconds(pid) - start
         out["bot_cpu"] = sum(seen.values())
 
 
@@ -230,4 +231,5 @@ def report(counts: dict, delays: list, usage: dict, away: float, wall: float) ->
     return lines
 
 
-__all__ = ["HEAVY", "orphans", "probes", "report", "sample", "silent_socket", "spectators"]
+__all__ = ["HEAVY", "cpu_seconds", "descendants", "orphans", "probes", "report", "sample", "silent_socket",
+           "spectators"]

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import json
 import os
 import queue
 import random
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -254,36 +251,3 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(5)
-
-
-def ws_frame(text: str) -> bytes:
-    """Return one masked WebSocket text frame of ``text`` (what a client sends)."""
-    data = text.encode()
-    mask = os.urandom(4)
-    n = len(data)
-    head = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big"))
-    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data))
-
-
-def silent_socket(port: int, token: str, rcvbuf: int = 2048) -> socket.socket:
-    """Return a WebSocket to the rooms that says hello with ``token`` and then never reads.
-
-    Its receive buffer is ``rcvbuf`` bytes: what the server sends it soon has nowhere to go.
-    """
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
-    s.settimeout(10)
-    s.connect(("127.0.0.1", port))
-    key = base64.b64encode(os.urandom(16)).decode()
-    s.sendall((f"GET /api/rooms/ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-               f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
-               ).encode())
-    head = b""
-    while b"\r\n\r\n" not in head:
-        got = s.recv(1)
-        if not got:
-            raise AssertionError(f"the server closed a WebSocket handshake: {head!r}")
-        head += got
-    assert b" 101 " in head.split(b"\r\n", 1)[0], head
-    s.sendall(ws_frame(json.dumps({"type": "hello", "token": token})))
-    return s

@@ -19,6 +19,7 @@ import pytest
 
 pytest.importorskip("starlette")
 
+from benchmarks.arena_attack import HEAVY, cpu_seconds, silent_socket  # noqa: E402
 from escoba_env.game import Game  # noqa: E402
 from escoba_env.rules import Rules  # noqa: E402
 from tests.frontends.arena_support import client  # noqa: E402
@@ -28,14 +29,11 @@ from tests.frontends.rooms_support import (  # noqa: E402
     open_room,
     receive_json,
     rooms_client,
-    silent_socket,
     tokens_of,
     watch_token,
 )
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
-HEAVY = "search:sims=2000,policy=search:sims=2000"
-"""The costliest spec a request may name: one move of it takes minutes."""
 
 
 def _client(app, address: str):
@@ -226,17 +224,8 @@ def _ids(mask: int) -> list[int]:
 
 
 def _cpu_seconds(pids: list[int]) -> float:
-    """Return the CPU time (user + system) used so far by the processes ``pids`` that still exist."""
-    import os
-
-    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
+    """Return the CPU time used so far by the processes ``pids`` that still exist."""
+    return sum(cpu_seconds(p) for p in pids)
 
 
 def _bot_threads() -> list[str]:
