@@ -1,5 +1,8 @@
 """The attacks ``bench_arena.py --rooms N --attack`` runs while it measures the victims' rooms.
 
+The spectators and the orphan clients run in a process of their own (``attacker``); the takeover
+probes and the sampling of the server run beside the victims.
+
 - **Silent spectators.** ``--silent-spectators K`` sockets on the spectator links of rooms the
   attacker opened (4 a link, the most a link may hold), each with a 2 KiB receive buffer, that say
   hello and never read; a seat of each of those rooms joins and leaves without pause, so that every
@@ -214,6 +217,28 @@ def sample(pid: int, stop: threading.Event, out: dict) -> None:
         out["bot_cpu"] = sum(seen.values())
 
 
+def attacker(port: int, silent: int, count: int, seconds: float, out) -> None:
+    """Run the silent spectators and the orphan clients for ``seconds`` (in a process of their own, so
+    that the attack's client work never delays the victims' clients); put their counts on ``out``."""
+    counts = dict.fromkeys(("churn", "churn_failed", "orphan_games", "orphan_timeouts", "orphan_refused"), 0)
+    counts["orphans"] = count
+    stop, held = threading.Event(), []
+    threads = orphans(port, count, stop, counts, threading.Lock())
+
+    async def run() -> None:
+        await spectators(port, silent, asyncio.get_running_loop().time() + seconds, counts, held)
+
+    try:
+        asyncio.run(run())
+    finally:
+        stop.set()
+        for s in held:
+            s.close()
+    for t in threads:
+        t.join(60)
+    out.put(counts)
+
+
 def report(counts: dict, delays: list, usage: dict, away: float, wall: float) -> list[str]:
     """Return the attack's lines of the benchmark's report."""
     lines = [f"attack: {counts.get('spectators', 0)} silent spectators ({counts['churn']} joins and leaves "
@@ -231,5 +256,5 @@ def report(counts: dict, delays: list, usage: dict, away: float, wall: float) ->
     return lines
 
 
-__all__ = ["HEAVY", "cpu_seconds", "descendants", "orphans", "probes", "report", "sample", "silent_socket",
-           "spectators"]
+__all__ = ["HEAVY", "attacker", "cpu_seconds", "descendants", "orphans", "probes", "report", "sample",
+           "silent_socket", "spectators"]

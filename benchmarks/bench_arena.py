@@ -82,16 +82,21 @@ def start_server(extra: list[str] | None = None) -> tuple[subprocess.Popen, int]
 
 
 class Client:
-    """One keep-alive HTTP connection to the arena, timing each request by kind."""
+    """One keep-alive HTTP connection to the arena, timing each request by kind.
 
-    def __init__(self, port: int):
+    ``address``: the client's own address, forwarded in ``X-Forwarded-For`` (the server trusts the
+    benchmark as its proxy): each simulated user has the per-client share of a real one.
+    """
+
+    def __init__(self, port: int, address: str | None = None):
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         self.times: dict[str, list[float]] = {}
+        self.forwarded = {} if address is None else {"X-Forwarded-For": address}
 
     def call(self, method: str, path: str, body: dict | None = None, kind: str | None = None) -> dict:
         """Send one request; return its JSON answer (RuntimeError on a non-2xx status)."""
         data = None if body is None else json.dumps(body)
-        headers = {"Content-Type": "application/json"} if data is not None else {}
+        headers = {**self.forwarded, **({"Content-Type": "application/json"} if data is not None else {})}
         t0 = time.perf_counter()
         self.conn.request(method, path, body=data, headers=headers)
         res = self.conn.getresponse()
@@ -112,7 +117,8 @@ def sample_rss(pid: int, stop: threading.Event, quota: list[int], samples: list)
 def play(port: int, opponents: list[str], seed: int, stop: threading.Event, quota: list[int],
          lock: threading.Lock, out: list) -> None:
     """Play whole games until the quota is used up or ``stop`` is set; append (times, games, error) to out."""
-    client, rng, games, error = Client(port), random.Random(seed), 0, None
+    address = f"10.7.{seed // 250 % 250}.{seed % 250 + 1}"  # each client its own address
+    client, rng, games, error = Client(port, address), random.Random(seed), 0, None
     try:
         while not stop.is_set():
             with lock:
@@ -205,15 +211,16 @@ def _server_flags(args) -> list[str]:
     n = str(4 * args.rooms + 50)  # the victims' rooms, the next ones they open, the takeover probes
     sockets = str(max(4 * args.rooms + 100, 2000))
     flags = ["--rooms-per-client", n, "--waiting-per-client", n, "--rooms-per-minute", str(60 * int(n)),
-             "--max-connections", sockets, "--connections-per-client", sockets]
+             "--max-connections", sockets, "--connections-per-client", sockets,
+             "--pending-per-client", sockets]
     if args.attack:  # the attackers pose as addresses of their own, forwarded by the benchmark as a proxy
         flags += ["--trusted-proxy", "127.0.0.1", "--bot-timeout", f"{args.bot_timeout:g}",
                   "--takeover-seconds", f"{args.takeover_seconds:g}"]
     return flags
 
 
-async def _rooms_run(args, proc, port: int, lat: list, games: list, peak: list, attack: dict) -> float:
-    """Play the victims' rooms (and run the attacks) until ``--seconds``; return the time it took."""
+async def _rooms_run(args, proc, port: int, lat: list, games: list, peak: list, delays: list) -> float:
+    """Play the victims' rooms (and the takeover probes) until ``--seconds``; return the time it took."""
     import asyncio
 
     loop = asyncio.get_running_loop()
@@ -229,14 +236,27 @@ async def _rooms_run(args, proc, port: int, lat: list, games: list, peak: list, 
     if args.attack:
         import arena_attack
 
-        jobs += [arena_attack.spectators(port, args.silent_spectators, deadline, attack["counts"],
-                                         attack["held"]),
-                 arena_attack.probes(port, args.takeover_seconds, args.probe_every, deadline,
-                                     attack["delays"])]
+        jobs.append(arena_attack.probes(port, args.takeover_seconds, args.probe_every, deadline, delays))
     rngs = [random.Random(args.seed + i) for i in range(args.rooms)]
     await asyncio.gather(*jobs, *(_room_people(port, r, args.room_target, args.think, deadline, lat, games)
                                   for r in rngs))
     return min(loop.time(), deadline) - t0
+
+
+def _start_attack(args, port: int, pid: int, stop: threading.Event, usage: dict) -> tuple:
+    """Start the attacker's process and the sampling of the server; return (process, its queue, thread)."""
+    import multiprocessing
+
+    import arena_attack
+
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    attacker = ctx.Process(target=arena_attack.attacker, daemon=True,
+                           args=(port, args.silent_spectators, args.orphans, args.seconds, out))
+    attacker.start()
+    sampler = threading.Thread(target=arena_attack.sample, args=(pid, stop, usage), daemon=True)
+    sampler.start()
+    return attacker, out, sampler
 
 
 def rooms_main(args, load: str) -> int:
@@ -244,35 +264,28 @@ def rooms_main(args, load: str) -> int:
     import asyncio
 
     proc, port = start_server(_server_flags(args))
-    counts = dict.fromkeys(("churn", "churn_failed", "orphan_games", "orphan_timeouts", "orphan_refused"), 0)
-    counts["orphans"] = args.orphans if args.attack else 0
-    attack = {"counts": counts, "held": [], "delays": [], "usage": {}}
-    stop, threads = threading.Event(), []
+    stop, delays, usage, counts, attack = threading.Event(), [], {}, {}, None
     try:
         before = rss_mib(proc.pid)
         lat: list[float] = []
         games: list[int] = []
         peak = [before or 0.0]
         if args.attack:
-            import arena_attack
-
-            threads = arena_attack.orphans(port, args.orphans, stop, counts, threading.Lock())
-            threads.append(threading.Thread(target=arena_attack.sample, daemon=True,
-                                            args=(proc.pid, stop, attack["usage"])))
-            threads[-1].start()
-        wall = asyncio.run(_rooms_run(args, proc, port, lat, games, peak, attack))
+            attack = _start_attack(args, port, proc.pid, stop, usage)
+        wall = asyncio.run(_rooms_run(args, proc, port, lat, games, peak, delays))
         after = rss_mib(proc.pid)
+        if attack is not None:
+            counts = attack[1].get(timeout=120)
     finally:
         stop.set()
-        for s in attack["held"]:
-            s.close()
+        if attack is not None:
+            attack[0].join(30)
+            attack[0].kill()
         proc.terminate()
         try:
             proc.communicate(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
-    for t in threads:
-        t.join(30)
     if hasattr(os, "getloadavg"):
         load += " (before), {:.2f} {:.2f} {:.2f} (after)".format(*os.getloadavg())
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs{load}, "
@@ -289,8 +302,7 @@ def rooms_main(args, load: str) -> int:
     if args.attack:
         import arena_attack
 
-        print("\n".join(arena_attack.report(counts, attack["delays"], attack["usage"], args.takeover_seconds,
-                                            wall)))
+        print("\n".join(arena_attack.report(counts, delays, usage, args.takeover_seconds, wall)))
     return 0
 
 
@@ -391,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
         return broadcast_main(args, load)
     if args.rooms is not None:
         return rooms_main(args, load)
-    proc, port = start_server()
+    proc, port = start_server(["--trusted-proxy", "127.0.0.1"])  # each client forwards its own address
     try:
         before = rss_mib(proc.pid)
         # quota: [games left to start, games finished]; RSS sampled each second as (finished, MiB).

@@ -125,9 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
                         f"hold at a time (default {CONNECTIONS_PER_LINK})")
     p.add_argument("--connections-per-client", type=_count, default=None, metavar="N",
                    help="the most WebSocket connections one client address (IPv6: one /64) may hold "
-                        "(default a tenth of --max-connections); at most "
-                        f"{PENDING_PER_CLIENT} of them may be waiting to say hello, for "
-                        f"{HELLO_SECONDS:g} s at most")
+                        "(default a tenth of --max-connections)")
+    p.add_argument("--pending-per-client", type=_count, default=PENDING_PER_CLIENT, metavar="N",
+                   help=f"the most WebSocket connections one client address may hold that have not said "
+                        f"hello yet (default {PENDING_PER_CLIENT}); a connection says hello within "
+                        f"{HELLO_SECONDS:g} s or is closed")
     p.add_argument("--rooms-per-minute", type=_count, default=int(ROOMS_PER_MINUTE), metavar="N",
                    help=f"the most rooms one client address may open a minute, after a burst of "
                         f"{ROOM_BURST:g} or ten seconds' worth (default {ROOMS_PER_MINUTE:g})")
@@ -259,6 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         per_client=args.rooms_per_client, waiting_per_client=args.waiting_per_client,
                         per_link=args.connections_per_link, max_connections=args.max_connections,
                         connections_per_client=args.connections_per_client,
+                        pending_per_client=args.pending_per_client,
                         rooms_per_minute=args.rooms_per_minute,
                         trusted_proxies=list(args.trusted_proxy), serve_records=args.serve_records)
     pool = BotPool(args.bot_workers)

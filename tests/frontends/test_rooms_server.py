@@ -100,3 +100,16 @@ def test_the_broadcast_benchmark_times_the_servers_work_per_move():
     lines = _bench("--broadcast-games", "1", "--room-target", "2")
     assert lines[1].startswith("1 games of 4 people in one process (no network): ")
     assert " ms per move from its message to the 4 state messages sent" in lines[1]
+
+
+@pytest.mark.slow
+def test_the_rooms_benchmark_measures_under_attack():
+    """``--attack``: silent spectators and an orphan client in a process of their own, a takeover probe,
+    the server's threads and processes; each line says what it counted."""
+    lines = _bench("--rooms", "2", "--seconds", "10", "--think", "0.05", "--room-target", "2", "--attack",
+                   "--silent-spectators", "4", "--orphans", "1", "--bot-timeout", "1",
+                   "--takeover-seconds", "1", "--probe-every", "100")
+    text = "\n".join(lines)
+    assert "attack: 4 silent spectators" in text and "1 orphan clients" in text, text
+    assert "takeover: 1 probes, person away 1 s: seat taken after" in text, text
+    assert "server under attack: at most" in text, text
