@@ -167,23 +167,37 @@ async def probes(port: int, away: float, every: float, deadline: float, delays: 
     tasks = []
     while loop.time() + away + 2 < deadline:
         tasks.append(asyncio.create_task(takeover_probe(port, away, delays)))
-        await asyncio.sleep(every)
+        await asyncio.sleep(min(every, max(0.0, deadline - loop.time())))
     await asyncio.gather(*tasks)
 
 
+def _children(pid: int) -> list[int] | None:
+    """Return the children of ``pid`` (``/proc/PID/task/*/children``), or None where Linux lacks it."""
+    out, found = [], False
+    for f in Path(f"/proc/{pid}/task").glob("*/children"):
+        found = True
+        try:
+            out += [int(x) for x in f.read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return out if found else None
+
+
 def descendants(pid: int) -> list[int]:
-    """Return every process below ``pid`` (from /proc/*/stat: field 4 is the parent)."""
-    parent: dict[int, int] = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
+    """Return every process below ``pid`` (from /proc: each task's children, else field 4 of every stat)."""
+    if _children(pid) is None:
+        parent = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
             try:
-                parent[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
+                parent[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
                 continue
+        kids_of = lambda p: [c for c, pp in parent.items() if pp == p]  # noqa: E731
+    else:
+        kids_of = lambda p: _children(p) or []  # noqa: E731
     out, todo = [], [pid]
     while todo:
-        p = todo.pop()
-        kids = [c for c, pp in parent.items() if pp == p]
+        kids = kids_of(todo.pop())
         out += kids
         todo += kids
     return out
@@ -217,13 +231,16 @@ def sample(pid: int, stop: threading.Event, out: dict) -> None:
         out["bot_cpu"] = sum(seen.values())
 
 
-def attacker(port: int, silent: int, count: int, seconds: float, out) -> None:
-    """Run the silent spectators and the orphan clients for ``seconds`` (in a process of their own, so
-    that the attack's client work never delays the victims' clients); put their counts on ``out``."""
+def attacker(port: int, silent: int, count: int, seconds: float, server: int, out) -> None:
+    """Run the silent spectators and the orphan clients for ``seconds``, and sample the server (pid
+    ``server``), in a process of their own so that none of it delays the victims' clients; put the
+    counts and the server's usage on ``out``."""
     counts = dict.fromkeys(("churn", "churn_failed", "orphan_games", "orphan_timeouts", "orphan_refused"), 0)
     counts["orphans"] = count
-    stop, held = threading.Event(), []
+    stop, held, usage = threading.Event(), [], {}
     threads = orphans(port, count, stop, counts, threading.Lock())
+    threads.append(threading.Thread(target=sample, args=(server, stop, usage), daemon=True))
+    threads[-1].start()
 
     async def run() -> None:
         await spectators(port, silent, asyncio.get_running_loop().time() + seconds, counts, held)
@@ -236,7 +253,7 @@ def attacker(port: int, silent: int, count: int, seconds: float, out) -> None:
             s.close()
     for t in threads:
         t.join(60)
-    out.put(counts)
+    out.put((counts, usage))
 
 
 def report(counts: dict, delays: list, usage: dict, away: float, wall: float) -> list[str]:

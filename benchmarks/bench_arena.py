@@ -243,8 +243,8 @@ async def _rooms_run(args, proc, port: int, lat: list, games: list, peak: list, 
     return min(loop.time(), deadline) - t0
 
 
-def _start_attack(args, port: int, pid: int, stop: threading.Event, usage: dict) -> tuple:
-    """Start the attacker's process and the sampling of the server; return (process, its queue, thread)."""
+def _start_attack(args, port: int, pid: int) -> tuple:
+    """Start the attacker's process (it samples the server too); return (process, its queue)."""
     import multiprocessing
 
     import arena_attack
@@ -252,11 +252,9 @@ def _start_attack(args, port: int, pid: int, stop: threading.Event, usage: dict)
     ctx = multiprocessing.get_context("spawn")
     out = ctx.Queue()
     attacker = ctx.Process(target=arena_attack.attacker, daemon=True,
-                           args=(port, args.silent_spectators, args.orphans, args.seconds, out))
+                           args=(port, args.silent_spectators, args.orphans, args.seconds, pid, out))
     attacker.start()
-    sampler = threading.Thread(target=arena_attack.sample, args=(pid, stop, usage), daemon=True)
-    sampler.start()
-    return attacker, out, sampler
+    return attacker, out
 
 
 def rooms_main(args, load: str) -> int:
@@ -264,20 +262,19 @@ def rooms_main(args, load: str) -> int:
     import asyncio
 
     proc, port = start_server(_server_flags(args))
-    stop, delays, usage, counts, attack = threading.Event(), [], {}, {}, None
+    delays, usage, counts, attack = [], {}, {}, None
     try:
         before = rss_mib(proc.pid)
         lat: list[float] = []
         games: list[int] = []
         peak = [before or 0.0]
         if args.attack:
-            attack = _start_attack(args, port, proc.pid, stop, usage)
+            attack = _start_attack(args, port, proc.pid)
         wall = asyncio.run(_rooms_run(args, proc, port, lat, games, peak, delays))
         after = rss_mib(proc.pid)
         if attack is not None:
-            counts = attack[1].get(timeout=120)
+            counts, usage = attack[1].get(timeout=120)
     finally:
-        stop.set()
         if attack is not None:
             attack[0].join(30)
             attack[0].kill()
