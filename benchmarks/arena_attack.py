@@ -76,14 +76,15 @@ def silent_socket(port: int, token: str, rcvbuf: int = 2048) -> socket.socket:
     return s
 
 
-async def _churn(port: int, token: str, deadline: float, counts: dict) -> None:
+async def _churn(port: int, token: str, address: str, deadline: float, counts: dict) -> None:
     """Join and leave one seat link without pause until ``deadline`` (each is a change of its room)."""
     from websockets.asyncio.client import connect
 
     loop = asyncio.get_running_loop()
     while loop.time() < deadline:
         try:
-            async with connect(f"ws://127.0.0.1:{port}/api/rooms/ws", open_timeout=5) as ws:
+            async with connect(f"ws://127.0.0.1:{port}/api/rooms/ws", open_timeout=5,
+                               additional_headers={"X-Forwarded-For": address}) as ws:
                 await ws.send(json.dumps({"type": "hello", "token": token}))
                 await asyncio.wait_for(ws.recv(), 5)
             counts["churn"] += 1
@@ -97,11 +98,12 @@ async def spectators(port: int, count: int, deadline: float, counts: dict, held:
     loop = asyncio.get_running_loop()
     churns = []
     for k in range((count + 3) // 4):
-        ans = await loop.run_in_executor(None, _post, port, "/api/rooms",
-                                         {"seats": ["human", "human"]}, f"10.8.0.{k + 1}")
+        address = f"10.8.0.{k + 1}"
+        ans = await loop.run_in_executor(None, _post, port, "/api/rooms", {"seats": ["human", "human"]},
+                                         address)
         for _ in range(min(4, count - 4 * k)):
             held.append(await loop.run_in_executor(None, silent_socket, port, _token(ans["watch"])))
-        churns.append(_churn(port, _token(ans["links"][0]["link"]), deadline, counts))
+        churns.append(_churn(port, _token(ans["links"][0]["link"]), address, deadline, counts))
     counts["spectators"] = len(held)
     await asyncio.gather(*churns)
 

@@ -15,11 +15,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .room_table import (
+    BURST,
     CONNECTIONS_PER_LINK,
     HELLO_SECONDS,
     MAX_CONNECTIONS,
     MAX_MESSAGE_BYTES,
     PENDING_PER_CLIENT,
+    RATE,
     ROOM_BURST,
     ROOMS_PER_CLIENT,
     ROOMS_PER_MINUTE,
@@ -130,6 +132,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"the most WebSocket connections one client address may hold that have not said "
                         f"hello yet (default {PENDING_PER_CLIENT}); a connection says hello within "
                         f"{HELLO_SECONDS:g} s or is closed")
+    p.add_argument("--message-rate", type=_rate, default=RATE, metavar="N",
+                   help=f"the messages a second one room link may send, its hellos included (default "
+                        f"{RATE:g}, in bursts of --message-burst)")
+    p.add_argument("--message-burst", type=_rate, default=BURST, metavar="N",
+                   help=f"the burst of --message-rate (default {BURST:g})")
     p.add_argument("--rooms-per-minute", type=_count, default=int(ROOMS_PER_MINUTE), metavar="N",
                    help=f"the most rooms one client address may open a minute, after a burst of "
                         f"{ROOM_BURST:g} or ten seconds' worth (default {ROOMS_PER_MINUTE:g})")
@@ -138,6 +145,17 @@ def build_parser() -> argparse.ArgumentParser:
                         "that is stopped when its move runs past --bot-timeout (default: the CPUs, 2 to 4); "
                         "one client's bots use at most half of them")
     return p
+
+
+def _rate(text: str) -> float:
+    """Return ``text`` as a positive rate up to 1000000."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not 0 < v <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1000000], got {text!r}")
+    return v
 
 
 def _count(text: str) -> int:
@@ -261,7 +279,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         per_client=args.rooms_per_client, waiting_per_client=args.waiting_per_client,
                         per_link=args.connections_per_link, max_connections=args.max_connections,
                         connections_per_client=args.connections_per_client,
-                        pending_per_client=args.pending_per_client,
+                        pending_per_client=args.pending_per_client, rate=args.message_rate,
+                        burst=args.message_burst,
                         rooms_per_minute=args.rooms_per_minute,
                         trusted_proxies=list(args.trusted_proxy), serve_records=args.serve_records)
     pool = BotPool(args.bot_workers)

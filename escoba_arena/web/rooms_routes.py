@@ -352,7 +352,10 @@ class RoomHub:
         msg = parse_message(text)
         if not isinstance(msg, dict) or msg.get("type") != "hello":
             raise ApiError(400, "say {\"type\": \"hello\", \"token\": \"...\"} first")
-        return self.rooms.lookup(msg.get("token"))
+        room, seat = self.rooms.lookup(msg.get("token"))
+        if not self.rooms.allow_message(room, seat):  # a hello is a message of its token: no join storms
+            raise ApiError(429, "too many messages: slow down")
+        return room, seat
 
     async def _connection(self, ws: WebSocket, room: Room, seat: int) -> None:
         """Serve a connection that said hello: join its seat, answer its messages, leave when it goes."""

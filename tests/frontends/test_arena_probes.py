@@ -74,6 +74,20 @@ def _wait_for(seen: list, test, seconds: float) -> float | None:
     return None
 
 
+def _closed_by_server(s: socket.socket) -> bool:
+    """Read ``s`` to its end: True if the server closed it (end of stream or reset), False if it is still
+    open and silent after 5 s."""
+    s.settimeout(5)
+    try:
+        while s.recv(1 << 16):
+            pass
+    except TimeoutError:
+        return False
+    except OSError:  # reset: the server dropped the connection
+        return True
+    return True
+
+
 def _replaced(seat: int):
     return lambda m: m.get("type") == "state" and bool(m["room"]["seats"][seat]["replaced"])
 
@@ -89,7 +103,9 @@ def test_spectators_that_never_read_stall_neither_another_rooms_takeover_nor_the
     pytest.importorskip("websockets")
     from websockets.sync.client import connect
 
-    server = Server(["--takeover-seconds", "1"], tmp_path)
+    # The join storm is the attack: the link may send as many hellos as it likes (its rate is lifted).
+    server = Server(["--takeover-seconds", "1", "--message-rate", "100000", "--message-burst", "100000"],
+                    tmp_path)
     url = server.url.replace("http", "ws") + "/api/rooms/ws"
     stop, spectators = threading.Event(), []
     try:
@@ -120,6 +136,8 @@ def test_spectators_that_never_read_stall_neither_another_rooms_takeover_nor_the
         # A goes on too: its seat 1 is taken over and its seat 0 is shown the bot's moves.
         assert _wait_for(seen_a, _replaced(1), 30) is not None, "room A's own takeover never came"
         print(f"B's takeover {took - left:.1f} s after its person left")
+        # Each silent spectator was closed by the server: once read, its socket ends.
+        assert [_closed_by_server(s) for s in spectators] == [True] * 4
     finally:
         stop.set()
         for s in spectators:

@@ -82,6 +82,25 @@ def test_sockets_without_hello_are_capped_per_client_and_closed_after_the_hello_
             assert closed.value.code == 4408
 
 
+def test_a_link_that_joins_and_leaves_without_pause_is_held_to_its_rate():
+    """Each hello is a message of its token: a link cannot make its room broadcast a join storm."""
+    from starlette.websockets import WebSocketDisconnect
+
+    with rooms_client(rate=0.001, burst=3.0) as tc:
+        token = tokens_of(open_room(tc, seats=["human", "human"]))[0]
+        for _ in range(3):
+            with tc.websocket_connect("/api/rooms/ws") as ws:
+                ws.send_json({"type": "hello", "token": token})
+                assert receive_json(tc, ws)["type"] == "state"
+        with tc.websocket_connect("/api/rooms/ws") as ws:
+            ws.send_json({"type": "hello", "token": token})
+            e = receive_json(tc, ws, "the refusal of a fourth hello")
+            assert e["status"] == 429, e
+            with pytest.raises(WebSocketDisconnect) as closed:
+                receive_json(tc, ws, "the close of a refused hello")
+            assert closed.value.code == 4429
+
+
 def test_one_client_holds_at_most_its_share_of_the_connections():
     with rooms_client(connections_per_client=2) as tc:
         ans = open_room(tc, seats=["human", "human"])

@@ -77,7 +77,8 @@ def test_help_states_the_connection_caps_and_the_frame_limit():
     text = " ".join(build_parser().format_help().split())
     for words in ("--max-connections N", "--connections-per-link N", "4096 bytes", "--rooms-per-client N",
                   "--waiting-per-client N", "--trusted-proxy ADDRESS", "--serve-records",
-                  "--room-unjoined-seconds"):
+                  "--room-unjoined-seconds", "--connections-per-client N", "--pending-per-client N",
+                  "--rooms-per-minute N", "--bot-workers N", "--message-rate N"):
         assert words in text, words
 
 
