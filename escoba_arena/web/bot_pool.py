@@ -167,7 +167,8 @@ class BotPool:
         self.waiting: list[_Ticket] = []
         self.running: Counter[str] = Counter()
         self.closed = False
-        self.runner = ThreadPoolExecutor(self.size, thread_name_prefix="escoba bot move")
+        self.name = f"escoba bot pool {next(_IDS)}"
+        self.runner = ThreadPoolExecutor(self.size, thread_name_prefix=self.name)
         """The threads that wait on the workers' answers for async callers: one per worker at most."""
         self.kills = 0
 

@@ -136,7 +136,10 @@ def test_closing_the_pool_fails_the_moves_waiting_for_a_worker():
     async def main():
         slow = asyncio.create_task(pool.decide_async(_job(_Sleepy(Rules(), seconds=5.0), client="a")))
         waiting = asyncio.create_task(pool.decide_async(_job(GreedyAgent(Rules()), client="b")))
-        await asyncio.sleep(0.3)
+        for _ in range(500):
+            await asyncio.sleep(0.01)
+            if pool.load()["waiting"] == 1:
+                break
         assert pool.load()["waiting"] == 1
         pool.close()
         return await asyncio.gather(slow, waiting, return_exceptions=True)
@@ -154,7 +157,7 @@ def test_many_moves_at_once_use_at_most_one_thread_per_worker(pool):
         return await asyncio.gather(*jobs)
 
     assert len(asyncio.run(main())) == 30
-    mine = [t for t in threading.enumerate() if t.name.startswith("escoba bot move")]
+    mine = [t for t in threading.enumerate() if t.name.startswith(pool.name + "_")]
     assert len(mine) <= pool.size
 
 
