@@ -1,0 +1,116 @@
+"""The model client is bounded while it reads (issue 65's probes): an endless answer is cut at the byte
+cap, a drip and a timeout close the connection, a cancelled decision hangs up, and no run of 8 or more
+of the key's characters reaches a message, a log, a result or a player."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from agents.llm import LLMError
+from agents.llm_standin import StandIn
+from agents.registry import make_agent
+from escoba_env.engine import EscobaEngine
+from escoba_env.observation import action_masks, encode
+from escoba_env.rules import Rules
+
+KEY = "sk-proj-Q7xV2mK9pL4tR8wZ3nB6c"  # 29 characters, as in the probe
+
+
+def _batch(n: int = 1, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    e = EscobaEngine(n, Rules(), single_round=True)
+    e.reset(seed)
+    g = np.arange(n)
+    return encode(e, e.to_act, g), action_masks(e, e.to_act, g)
+
+
+def key_runs(text: str, key: str = KEY, run: int = 8) -> list[str]:
+    """Return every run of ``run`` or more of the key's characters found in ``text``."""
+    return [key[i:i + run] for i in range(len(key) - run + 1) if key[i:i + run] in text]
+
+
+@pytest.fixture
+def standin():
+    s = StandIn()
+    yield s
+    s.close()
+
+
+def test_an_endless_answer_is_cut_at_the_byte_cap_and_the_connection_closed(standin):
+    a = make_agent(f"llm:base_url={standin.url},model=endless,attempts=1,timeout=60")
+    t0 = time.monotonic()
+    with pytest.raises(LLMError, match="more than 1048576 bytes"):
+        a.act_batch(*_batch())
+    assert time.monotonic() - t0 < 20
+    deadline = time.monotonic() + 5
+    while standin.hung_up_at is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    # the client hung up long before the stand-in's 64 MiB were written: it never held them
+    assert not standin.stream_done and standin.hung_up_at is not None
+    assert standin.stream_sent < 32 << 20
+
+
+def test_a_drip_is_cut_by_the_timeout_which_closes_the_connection(standin):
+    a = make_agent(f"llm:base_url={standin.url},model=drip,attempts=1,timeout=0.5")
+    t0 = time.monotonic()
+    with pytest.raises(LLMError, match="no answer within timeout=0.5 s"):
+        a.act_batch(*_batch())
+    assert time.monotonic() - t0 < 3
+    deadline = time.monotonic() + 3
+    while standin.hung_up_at is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert standin.hung_up_at is not None and standin.hung_up_at - t0 < 3 and not standin.stream_done
+
+
+def test_cancel_from_another_thread_ends_the_decision_and_hangs_up(standin):
+    a = make_agent(f"llm:base_url={standin.url},model=drip,attempts=1,timeout=60")
+    t0 = time.monotonic()
+    threading.Timer(0.4, a.cancel).start()
+    with pytest.raises(LLMError, match="cancelled"):
+        a.act_batch(*_batch())
+    assert time.monotonic() - t0 < 3
+    deadline = time.monotonic() + 3
+    while standin.hung_up_at is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert standin.hung_up_at is not None and standin.hung_up_at - t0 < 3
+    a.cancel()  # nothing in flight: nothing happens, and the next decision plays
+    standin_legal = make_agent(f"llm:base_url={standin.url},model=legal")
+    assert standin_legal.act_batch(*_batch()).shape == (1,)
+
+
+def test_an_echoing_400_page_leaks_no_part_of_the_key(standin, monkeypatch, caplog):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    a = make_agent(f"llm:base_url={standin.url},model=echo400")
+    with caplog.at_level(logging.DEBUG), pytest.raises(LLMError) as err:
+        a.act_batch(*_batch())
+    message = str(err.value)
+    assert "HTTP 400" in message and "<html" not in message and "Bad Request</h1>" not in message
+    assert key_runs(message) == []
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "Bad Request" in logged  # the operator sees what the endpoint said ...
+    assert key_runs(logged) == [] and "[key]" in logged  # ... with the key scrubbed before the cut
+    assert standin.headers[0]["Authorization"] == f"Bearer {KEY}"
+
+
+def test_players_of_a_web_game_see_no_part_of_the_key(standin, monkeypatch, caplog):
+    from tests.frontends.arena_support import client
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    allowed = f"llm:model=echo400,base_url={standin.url}"
+    c = client(allow_agents=[allowed])
+    with caplog.at_level(logging.DEBUG):
+        r = c.post("/api/games", json={"opponents": [allowed], "seat": 1})
+        assert r.status_code == 201, r.text
+        body = r.text
+        if standin.requests == 0:  # the person moves first: play, then the model is asked
+            m = r.json()["view"]["moves"][0]
+            r = c.post(f"/api/games/{r.json()['id']}/move", json={"card": m["card"],
+                                                                   "capture": m["options"][0]})
+            body += r.text
+    assert standin.requests > 0 and "HTTP 400" in body  # the seat saw the failure ...
+    assert key_runs(body) == []  # ... and nothing of the key
+    assert key_runs("\n".join(r.getMessage() for r in caplog.records)) == []
