@@ -67,8 +67,8 @@ from escoba_env.text import (
 from .base import Agent
 from .llm_client import MAX_RESPONSE_BYTES, Endpoint, LLMError
 
-__all__ = ["MAX_RESPONSE_BYTES", "MAX_TOKENS", "LLMAgent", "LLMError", "Usage", "lineup_usage", "total_usage",
-           "usage_lines", "usage_of"]
+__all__ = ["MAX_RESPONSE_BYTES", "MAX_TOKENS", "LLMAgent", "LLMError", "Usage", "is_llm_spec", "lineup_usage",
+           "total_usage", "usage_lines", "usage_of"]
 
 MAX_TOKENS = {"off": 48, "on": 1024}
 """``max_tokens`` sent when the spec gives none, per ``reasoning`` mode: room for a written-out move on
@@ -135,6 +135,11 @@ class Usage:
         return {**{k: getattr(self, k) for k in _COUNTS}, "legal_first_try": rate,
                 "forms": dict(sorted(self.forms.items())), "latency_p50_ms": pct(50),
                 "latency_p95_ms": pct(95), "harness": dict(self.harness)}
+
+
+def is_llm_spec(spec: str) -> bool:
+    """Return whether ``spec`` names the ``llm`` agent (a card of it reports its usage, not its timing)."""
+    return spec.partition(":")[0].strip() == "llm"
 
 
 def _positive(name: str, value: float) -> None:

@@ -262,7 +262,8 @@ def reask(reason: str, n: int, listed: bool = True) -> str:
 def forfeit_move(moves: Sequence[Move]) -> Move:
     """Return the move a forfeited decision plays: the lowest card laid on the table (the lowest legal
     discard), or when every card must capture, the first listed move (the lowest card's first option)."""
-    return next((m for m in moves if not m.taken), moves[0])
+    discards = [m for m in moves if not m.taken]
+    return min(discards or moves, key=lambda m: m.card)  # card ids ascend with the value; min keeps the first
 
 
 def random_move(moves: Sequence[Move], draw: float) -> Move:

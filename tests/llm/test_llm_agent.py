@@ -88,7 +88,8 @@ def test_a_forfeit_plays_the_lowest_legal_discard_and_random_a_seeded_move(stand
 
     obs, masks = _batch()
     rules = Rules()
-    expect = [move_action(forfeit_move(legal_moves(o, rules)), o, m, rules) for o, m in zip(obs, masks)]
+    expect = [move_action(forfeit_move(legal_moves(o, rules)), o, m, rules)
+              for o, m in zip(obs, masks, strict=True)]
 
     def moves(seed: int, on_fail: str) -> list[int]:
         a = make_agent(f"llm:base_url={standin.url},model=garbage,max_retries=0,on_fail={on_fail}", seed=seed)

@@ -114,3 +114,24 @@ def test_players_of_a_web_game_see_no_part_of_the_key(standin, monkeypatch, capl
     assert standin.requests > 0 and "HTTP 400" in body  # the seat saw the failure ...
     assert key_runs(body) == []  # ... and nothing of the key
     assert key_runs("\n".join(r.getMessage() for r in caplog.records)) == []
+
+
+def test_a_web_games_timeout_cancels_the_models_request(standin):
+    """The game's bot time runs out: the seat sees the timeout and the drip's connection is closed."""
+    from tests.frontends.arena_support import client
+
+    allowed = f"llm:model=drip,base_url={standin.url},attempts=1,timeout=60"
+    c = client(bot_timeout=0.5, allow_agents=[allowed])
+    t0 = time.monotonic()
+    r = c.post("/api/games", json={"opponents": [allowed], "seat": 1})
+    assert r.status_code == 201, r.text
+    body = r.text
+    if standin.requests == 0:  # the person moves first: play, then the model is asked
+        m = r.json()["view"]["moves"][0]
+        body += c.post(f"/api/games/{r.json()['id']}/move", json={"card": m["card"],
+                                                                   "capture": m["options"][0]}).text
+    assert "took longer than 0.5 s" in body
+    deadline = time.monotonic() + 5
+    while standin.hung_up_at is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert standin.hung_up_at is not None and standin.hung_up_at - t0 < 4 and not standin.stream_done
