@@ -187,7 +187,7 @@ def test_the_docs_table_of_answer_forms_is_the_tested_one():
     tested = {(a.replace("\n", " ⏎ "), f) for a, _, f in ACCEPTED}
     for row in rows:
         form = row.split("|")[1].strip().strip("`")
-        examples = [e.strip("`") for e in row.split("|")[2].split("; ")]
+        examples = [e.strip().strip("`") for e in row.split("|")[2].split("; ")]
         assert form in text.ANSWER_FORMS + ("refused",), row
         for e in examples:
             if form == "refused":
