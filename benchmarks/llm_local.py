@@ -10,7 +10,9 @@ Steps, each timed (wall and CPU seconds):
 3. play ``--deals`` deals (every seat rotation, single rounds) of the ``llm`` agent against greedy under
    each harness setting, and record its usage (decisions, legal at the first ask, re-asks, forfeits,
    fallbacks, answers per form, tokens, latency) and the server's CPU seconds per call;
-4. (``--opt-in-test``) run the test suite's opt-in real-model test against the server.
+4. (``--samples N``) keep the model's raw answers to N positions under each setting, with what the
+   parser read in them (a move and its form, or why none);
+5. (``--opt-in-test``) run the test suite's opt-in real-model test against the server.
 
 The figures are written to ``--out`` (JSON) and printed as a table. Not a CI step: the build alone
 takes minutes of CPU.
@@ -117,6 +119,37 @@ def play(url: str, extra: str, deals: int, server_pid: int) -> dict:
             "server_cpu_s_per_call": round(server_cpu / max(u["calls"], 1), 2)}
 
 
+def samples(url: str, extra: str, n: int) -> list[dict]:
+    """Return the model's raw answers to the first positions of ``n`` deals under one setting, each
+    with what the answer protocol reads in it."""
+    import httpx
+
+    from agents.registry import make_agent
+    from escoba_env.game import Game
+    from escoba_env.rules import Rules
+    from escoba_env.text import IllegalAnswer, legal_moves, messages, read_answer
+
+    agent = make_agent(f"llm:model={MODEL},base_url={url}" + (f",{extra}" if extra else ""))
+    listed, out = agent.moves == "listed", []
+    for deal in range(n):
+        g = Game(Rules())
+        g.reset(deal)
+        obs = g.observe(g.to_act)
+        moves = legal_moves(obs, g.rules)
+        chat = messages(obs, g.rules, False, moves, listed, agent.reasoning == "on")
+        body = {"model": MODEL, "messages": chat, "temperature": agent.temperature,
+                "max_tokens": agent.max_tokens}
+        text = httpx.post(f"{url}/chat/completions", json=body, timeout=300).json()["choices"][0]["message"]
+        text = text["content"] or ""
+        try:
+            move, form = read_answer(text, moves, False, listed)
+            read = f"{form}: {move.words()}"
+        except IllegalAnswer as exc:
+            read = f"refused: {exc}"
+        out.append({"answer": text[:300], "read": read})
+    return out
+
+
 def opt_in_test(url: str) -> dict:
     """Run the suite's opt-in real-model test against ``url``; return its exit status and time."""
     env = {**os.environ, "ESCOBA_LLM_BASE_URL": url, "ESCOBA_LLM_MODEL": MODEL}
@@ -135,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--deals", type=int, default=1, help="deals per setting (each from both seats)")
     p.add_argument("--threads", type=int, default=1, help="the server's threads")
     p.add_argument("--settings", nargs="*", default=list(SETTINGS), help="which settings to play")
+    p.add_argument("--samples", type=int, default=0, help="raw answers kept per setting")
     p.add_argument("--opt-in-test", action="store_true", help="also run the opt-in real-model test")
     p.add_argument("--out", type=Path, default=ROOT / "results" / "llm_local.json")
     args = p.parse_args(argv)
@@ -155,6 +189,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.settings:
             out["settings"][name] = play(url, SETTINGS[name], args.deals, proc.pid)
             print(f"{name}: {json.dumps(out['settings'][name])}", flush=True)
+        if args.samples:
+            out["samples"] = {name: samples(url, SETTINGS[name], args.samples) for name in SETTINGS}
         if args.opt_in_test:
             out["opt_in_test"] = opt_in_test(url)
     finally:
@@ -163,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.write_text(json.dumps(out, indent=2) + "\n")
     print(f"\n{'setting':<28} {'decisions':>9} {'legal 1st':>9} {'re-asks':>7} {'forfeits':>8} "
           f"{'fallbacks':>9} {'calls':>5} {'tok/call':>8} {'p50 s':>6} {'CPU s/call':>10}")
-    for name, u in out["settings"].items():
+    for name, u in out.get("settings", {}).items():
         rate = "n/a" if u["legal_first_try"] is None else f"{100 * u['legal_first_try']:.0f}%"
         per_call = (u["tokens_in"] + u["tokens_out"]) / max(u["calls"], 1)
         print(f"{name:<28} {u['decisions']:>9} {rate:>9} {u['reasks']:>7} {u['forfeits']:>8} "
