@@ -189,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.settings:
             out["settings"][name] = play(url, SETTINGS[name], args.deals, proc.pid)
             print(f"{name}: {json.dumps(out['settings'][name])}", flush=True)
+            args.out.write_text(json.dumps(out, indent=2) + "\n")  # kept should a later setting fail
         if args.samples:
             out["samples"] = {name: samples(url, SETTINGS[name], args.samples) for name in SETTINGS}
         if args.opt_in_test:
