@@ -197,6 +197,7 @@ class LLMAgent(Agent):
         self._tls: ssl.SSLContext | None = None
         self._lock = threading.Lock()
         self._running: set[tuple[asyncio.AbstractEventLoop, asyncio.Task]] = set()
+        self._cancelled: set[asyncio.Task] = set()
         super().__init__(rules, seed)
 
     @property
@@ -221,6 +222,7 @@ class LLMAgent(Agent):
         connections closed, and ``act_batch`` raises ``LLMError`` (nothing in progress: nothing happens)."""
         with self._lock:
             running = list(self._running)
+            self._cancelled.update(task for _, task in running)
         for loop, task in running:
             try:
                 loop.call_soon_threadsafe(task.cancel)
@@ -272,11 +274,16 @@ class LLMAgent(Agent):
         try:
             return await coro
         except asyncio.CancelledError:
+            with self._lock:
+                asked = me[1] in self._cancelled
+            if not asked:  # not ours (an interrupt ending the loop): stays a cancellation
+                raise
             raise LLMError(f"{self.url}: the decision was cancelled (its time ran out); its requests were "
                            "abandoned") from None
         finally:
             with self._lock:
                 self._running.discard(me)
+                self._cancelled.discard(me[1])
 
     async def _ask_all(self, jobs: list[tuple[list[Move], list[dict], float]]) -> list[Move]:
         """Return the move of every job, at most ``concurrency`` requests in flight."""
@@ -355,7 +362,7 @@ class LLMAgent(Agent):
     def __getstate__(self) -> dict:
         """Return the agent's state without its lock and event loops (a copy starts idle)."""
         state = dict(vars(self))
-        state.update(_lock=None, _running=set(), _tls=None)
+        state.update(_lock=None, _running=set(), _cancelled=set(), _tls=None)
         return state
 
     def __setstate__(self, state: dict) -> None:

@@ -280,3 +280,14 @@ def test_a_capture_choice_is_carried_out_without_asking_again(standin):
             asked += 1
         g.step(a.act(obs, mask))
     assert choices >= 1 and standin.requests == asked == a.usage.decisions
+
+
+def test_a_copied_agent_plays_and_cancels_on_its_own(standin):
+    import copy
+    import pickle
+
+    a = make_agent(f"llm:base_url={standin.url},model=legal,votes=1")
+    obs, masks = _batch(2)
+    for b in (pickle.loads(pickle.dumps(a)), copy.deepcopy(a)):
+        assert b.act_batch(obs, masks).tolist() == a.act_batch(obs, masks).tolist()
+        b.cancel()  # nothing in flight
