@@ -17,7 +17,7 @@ Steps, each timed (wall and CPU seconds):
 The figures are written to ``--out`` (JSON) and printed as a table. Not a CI step: the build alone
 takes minutes of CPU.
 
-    python benchmarks/llm_local.py --venv .venv-llama --deals 1 --opt-in-test
+    python benchmarks/llm_local.py --venv ../venv-llama --deals 1 --opt-in-test
 """
 
 from __future__ import annotations
@@ -164,7 +164,8 @@ def opt_in_test(url: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     """Install, serve, play every harness setting, write the figures; return the exit status."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--venv", type=Path, default=ROOT / ".venv-llama", help="the server's virtual environment")
+    p.add_argument("--venv", type=Path, required=True,
+                   help="the server's own virtual environment (created if missing; keep it outside the checkout)")
     p.add_argument("--deals", type=int, default=1, help="deals per setting (each from both seats)")
     p.add_argument("--threads", type=int, default=1, help="the server's threads")
     p.add_argument("--settings", nargs="*", default=list(SETTINGS), help="which settings to play")
