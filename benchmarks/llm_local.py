@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     """Install, serve, play every harness setting, write the figures; return the exit status."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--venv", type=Path, required=True,
-                   help="the server's own virtual environment (created if missing; keep it outside the checkout)")
+                   help="the server's own virtual environment (created if missing; outside the checkout)")
     p.add_argument("--deals", type=int, default=1, help="deals per setting (each from both seats)")
     p.add_argument("--threads", type=int, default=1, help="the server's threads")
     p.add_argument("--settings", nargs="*", default=list(SETTINGS), help="which settings to play")
