@@ -56,10 +56,11 @@ _SEVENS = np.uint64(SEVENS)
 _OROS = np.uint64(OROS)
 _SIXES = np.uint64(0xF << 20)
 _JOKERS = np.uint64(JOKER_MASK)
-_NIBBLES = [np.uint64(0xF << (4 * v)) for v in range(10)]
 _BITS = _U1 << np.arange(MAX_CARDS).astype(np.uint64)
 VALUE_CLASSES = np.array([0xF << (4 * v) for v in range(10)] + [JOKER_MASK], np.uint64)
 """Card masks of the value classes 1..10, then the jokers (the eleventh class, wild)."""
+_CLASS_WORTH = np.array([*range(1, 11), 0])
+_CLASS_WILD = np.array([0] * 10 + [1])
 PROBE_CARDS = np.array([4 * v for v in range(10)] + [NUM_CARDS])
 """A card of each value class (the oro of each value, then a joker)."""
 
@@ -172,10 +173,11 @@ def sweepers(total: np.ndarray, jokers_left: np.ndarray | None = None) -> np.nda
         need = FIFTEEN - np.asarray(total)
         shift = (4 * np.minimum(np.maximum(need - 1, 0), 9)).astype(np.uint64)
         return np.where((need >= 1) & (need <= 10), _NIB << shift, _ZERO64)
-    out = np.zeros(np.shape(total), np.uint64)
-    for v in range(1, 11):
-        out |= np.where(makes_fifteen(total + v, jokers_left), _NIBBLES[v - 1], _ZERO64)
-    return out | np.where(makes_fifteen(total, jokers_left + 1), _JOKERS, _ZERO64)
+    total = np.asarray(total)[..., None]
+    k = np.asarray(jokers_left)[..., None]
+    # Value classes 1..10, then one more joker (worth nothing, one more wild), in one broadcast.
+    sweeps = makes_fifteen(total + _CLASS_WORTH, k + _CLASS_WILD)
+    return np.bitwise_or.reduce(np.where(sweeps, VALUE_CLASSES, _ZERO64), axis=-1)
 
 
 def table_sweepers(tables: np.ndarray, jokers: bool) -> np.ndarray:
