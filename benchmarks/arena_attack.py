@@ -269,7 +269,8 @@ def report(counts: dict, delays: list, usage: dict, away: float, wall: float) ->
         lines.append(f"takeover: {len(delays)} probes, person away {away:g} s: seat taken after "
                      f"{min(delays):.2f}-{max(delays):.2f} s (late by at most {max(late):.2f} s)")
     lines.append(f"server under attack: at most {usage.get('threads', 0)} threads and "
-                 f"{usage.get('processes', 0)} child processes (bot workers and their fork server); "
+                 f"{usage.get('processes', 0)} child processes (bot workers, their fork server, its resource "
+                 "tracker); "
                  f"CPU {usage.get('server_cpu', 0.0):.1f} s server, {usage.get('bot_cpu', 0.0):.1f} s bot "
                  f"workers in {wall:.0f} s")
     return lines

@@ -307,6 +307,7 @@ def broadcast_main(args, load: str) -> int:
     """The ``--broadcast-games`` mode: the server's move-to-broadcast work alone, in this process."""
     import asyncio
 
+    from escoba_arena.web.deal_key import DealKey
     from escoba_arena.web.lobby import Arena
     from escoba_arena.web.room_conns import Outbox
     from escoba_arena.web.rooms_routes import RoomHub, RoomOptions
@@ -323,7 +324,8 @@ def broadcast_main(args, load: str) -> int:
             pass
 
     async def run() -> tuple[int, float]:
-        hub = RoomHub(Arena([]), RoomOptions(rate=1e9, burst=1e9))
+        hub = RoomHub(Arena([]), RoomOptions(rate=1e9, burst=1e9, rooms_per_minute=1e9))
+        hub.rooms.key = DealKey(bytes(32))  # a fixed key: the same games on every run
         rng, moves, spent = random.Random(args.seed), 0, 0.0
         for g in range(args.broadcast_games):
             room, _, _ = hub.rooms.open({"rules": {"num_players": 4, "target_score": args.room_target},
