@@ -27,7 +27,7 @@ def test_the_mutmut_section_names_the_packages_and_files_that_exist():
     assert "only_mutate" not in section  # the script adds the module of each run
 
 
-@pytest.mark.parametrize("args", [[], ["escoba_env/text.py"], ["escoba_env/no_such.py", "tests/llm"],
+@pytest.mark.parametrize("args", [[], ["escoba_env/text.py"], ["no_such_module.py", "tests/llm"],
                                   ["README.md", "tests/llm"]])
 def test_the_script_answers_bad_usage_in_one_line(args):
     r = subprocess.run(["bash", str(SCRIPT), *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
