@@ -99,29 +99,26 @@ def _single(rules: Rules) -> list[np.ndarray]:
     return seen
 
 
-def _gym_vector(rules: Rules) -> list[np.ndarray]:
+def _vector(env, rules: Rules) -> list[np.ndarray]:
+    """Play ``DEAL_14`` by script in every slot of a vector env; return every observation it gave
+    (a self-play env's final observations of every seat included)."""
     script = Script(DEAL_14, rules)
-    env = EscobaGymVectorEnv(2, script, seat=1, rules=rules, episode="round")
     obs, _ = env.reset(seed=0, options={"deck": DEAL_14, "dealer": DEALER_14})
-    seen, done = [], np.zeros(2, bool)
-    while not done.all():
-        seen.append(obs["observation"].copy())
-        obs, _, term, trunc, _ = env.step(script.act_batch(obs["observation"], obs["action_mask"]))
-        done |= term | trunc
-    return [*seen, obs["observation"].copy()]
-
-
-def _selfplay(rules: Rules) -> list[np.ndarray]:
-    script = Script(DEAL_14, rules)
-    env = EscobaVectorEnv(2, rules, episode="round")
-    obs, _ = env.reset(seed=0, options={"deck": DEAL_14, "dealer": DEALER_14})
-    seen, done = [], np.zeros(2, bool)
+    seen, done = [], np.zeros(env.num_envs, bool)
     while not done.all():
         seen.append(obs["observation"].copy())
         obs, _, term, trunc, info = env.step(script.act_batch(obs["observation"], obs["action_mask"]))
         done |= term | trunc
-        seen += list(info["final_obs"].reshape(-1, env.obs_size))
-    return seen
+        seen += list(np.reshape(info.get("final_obs", []), (-1, obs["observation"].shape[-1])))
+    return [*seen, obs["observation"].copy()]
+
+
+def _gym_vector(rules: Rules) -> list[np.ndarray]:
+    return _vector(EscobaGymVectorEnv(2, Script(DEAL_14, rules), seat=1, rules=rules, episode="round"), rules)
+
+
+def _selfplay(rules: Rules) -> list[np.ndarray]:
+    return _vector(EscobaVectorEnv(2, rules, episode="round"), rules)
 
 
 def _openspiel_game(rules: Rules, dealer: int, decks: list[list[int]], episode: str = "game"
