@@ -173,35 +173,17 @@ async def probes(port: int, away: float, every: float, deadline: float, delays: 
     await asyncio.gather(*tasks)
 
 
-def _children(pid: int) -> list[int] | None:
-    """Return the children of ``pid`` (``/proc/PID/task/*/children``), or None where Linux lacks it."""
-    out, found = [], False
-    for f in Path(f"/proc/{pid}/task").glob("*/children"):
-        found = True
-        try:
-            out += [int(x) for x in f.read_text().split()]
-        except (OSError, ValueError):
-            continue
-    return out if found else None
-
-
 def descendants(pid: int) -> list[int]:
-    """Return every process below ``pid`` (from /proc: each task's children, else field 4 of every stat)."""
-    if _children(pid) is None:
-        parent = {}
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                parent[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-        kids_of = lambda p: [c for c, pp in parent.items() if pp == p]  # noqa: E731
-    else:
-        kids_of = lambda p: _children(p) or []  # noqa: E731
+    """Return every process below ``pid`` (from Linux's /proc/PID/task/*/children; none without them)."""
     out, todo = [], [pid]
     while todo:
-        kids = kids_of(todo.pop())
-        out += kids
-        todo += kids
+        for f in Path(f"/proc/{todo.pop()}/task").glob("*/children"):
+            try:
+                kids = [int(x) for x in f.read_text().split()]
+            except (OSError, ValueError):
+                continue
+            out += kids
+            todo += kids
     return out
 
 

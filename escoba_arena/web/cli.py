@@ -53,14 +53,20 @@ def _port(text: str) -> int:
     return int(text)
 
 
-def _seconds(text: str) -> float:
+def _number(text: str, top: float, unit: str = "") -> float:
+    """Return ``text`` as a number in (0, ``top``]; ArgumentTypeError naming ``unit`` otherwise."""
     try:
         v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
-    if not 0 < v <= 3600:
-        raise argparse.ArgumentTypeError(f"must be in (0, 3600] seconds, got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be a number{unit and ' of ' + unit}, got {text!r}") from None
+    if not 0 < v <= top:
+        raise argparse.ArgumentTypeError(f"must be in (0, {top:g}]{unit and ' ' + unit}, got {text!r}")
     return v
+
+
+def _seconds(text: str) -> float:
+    """Return ``text`` as a number of seconds in (0, 3600]."""
+    return _number(text, 3600, "seconds")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -149,13 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _rate(text: str) -> float:
     """Return ``text`` as a positive rate up to 1000000."""
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
-    if not 0 < v <= 1_000_000:
-        raise argparse.ArgumentTypeError(f"must be in (0, 1000000], got {text!r}")
-    return v
+    return _number(text, 1_000_000)
 
 
 def _count(text: str) -> int:
