@@ -233,7 +233,11 @@ class BotPool:
                 with self.lock:
                     self.starting -= 1
                     self.busy.add(worker)
+                    closed = self.closed
                 started = False
+                if closed:  # the pool stopped while this worker was starting: it must not run
+                    worker.kill()
+                    raise AgentFailure("the server is stopping")
             try:
                 return worker.run(job, self.load_seconds)
             except AgentFailure:
