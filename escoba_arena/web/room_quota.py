@@ -12,21 +12,18 @@ When the server holds ``max_rooms``:
    the next host; its links then say why it was closed;
 3. otherwise the new room is refused (503).
 
-Rooms in which someone has joined are never closed to make way.
+Rooms in which someone has joined are never closed to make way. The ``rooms`` every method takes is
+the server's ``rooms.Rooms`` (not imported here: it imports this module).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Any
 
 from .guard import ApiError
-from .room_table import ROOM_BURST, ROOMS_PER_MINUTE
-
-if TYPE_CHECKING:  # the rooms import this module
-    from .room_table import Room
-    from .rooms import Rooms
+from .room_table import ROOM_BURST, ROOMS_PER_MINUTE, Room
 
 MAX_BUCKETS = 10_000
 """Clients whose creation rate is remembered (the fullest are forgotten first: they are back to a burst)."""
@@ -49,7 +46,7 @@ class RoomQuota:
         self.clock = clock or time.monotonic
         self.buckets: dict[str, tuple[float, float]] = {}
 
-    def check(self, rooms: Rooms, key: str) -> None:
+    def check(self, rooms: Any, key: str) -> None:
         """Raise ApiError 429 if client ``key`` may not open one more room now (else count it)."""
         mine = [r for r in rooms.rooms.values() if r.client == key and r.live]
         if len(mine) >= self.per_client:
@@ -72,7 +69,7 @@ class RoomQuota:
             for k in full[-len(self.buckets) // 2:]:
                 del self.buckets[k]
 
-    def make_space(self, rooms: Rooms, key: str | None = None) -> None:
+    def make_space(self, rooms: Any, key: str | None = None) -> None:
         """Make room for one more room of client ``key`` (None: reading the journal back); ApiError 503."""
         if len(rooms.rooms) < rooms.max_rooms:
             return
@@ -86,7 +83,7 @@ class RoomQuota:
         raise ApiError(503, f"the server holds {rooms.max_rooms} rooms in play; try again later")
 
     @staticmethod
-    def _make_way(rooms: Rooms, key: str) -> bool:
+    def _make_way(rooms: Any, key: str) -> bool:
         """Close the oldest unjoined room of the client holding the most, if it holds more than ``key``
         plus one; return True if a room made way."""
         held: dict[str, list[Room]] = {}
