@@ -63,7 +63,6 @@ from escoba_env.observation import PLANE
 from escoba_env.rules import Rules
 
 from .base import Agent
-from .expert import hold_probability
 from .move_inputs import (
     ANSWER_BLOCKS,
     SLOT,
@@ -78,6 +77,7 @@ from .move_inputs import (
 from .moves import best_per_row, move_actions
 from .neural import check_compatible, checkpoint_dict, load_checkpoint
 from .solo import EndgameNet, build_endgame_net, symmetric_values
+from .strategy import hold_probability
 from .worlds import obs_layout, observation_scalars
 
 _SIZE = np.array([40, 10, 4, 1], np.float32)
