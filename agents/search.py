@@ -57,6 +57,7 @@ import numpy as np
 
 from escoba_env.cards import MAX_CARDS, OROS, SEVENS
 from escoba_env.engine import EscobaEngine, sample_actions
+from escoba_env.engine_compiled import use_compiled_default
 from escoba_env.observation import action_masks, encode
 from escoba_env.seeding import KeyedStreams, stream_keys, sub_keys
 
@@ -112,8 +113,13 @@ def rollout_actions(engine: EscobaEngine, rng: np.random.Generator, epsilon: flo
             seen = seen | engine.piles[:, k]
         unseen = np.uint64((1 << engine.rules.num_cards) - 1) & ~seen
     stock_left = engine.stock_pos < engine.rules.num_cards if threat == "count" else None
-    actions = rollout_policy(hand, engine.table, engine.pending, legal, Weights.of(w, jokers), w["sweep"],
-                             jokers, threat, next_hand, unseen, stock_left)
+    if not jokers and use_compiled_default():  # the same actions, compiled (the [fast] extra)
+        from .rollout_compiled import compiled_policy
+
+        actions = compiled_policy(engine, w, threat)
+    else:
+        actions = rollout_policy(hand, engine.table, engine.pending, legal, Weights.of(w, jokers), w["sweep"],
+                                 jokers, threat, next_hand, unseen, stock_left)
     if epsilon > 0:
         u_explore = rng.random(n)
         u_action = rng.random(n)
@@ -186,6 +192,12 @@ def rollout_values(engine: EscobaEngine, card: np.ndarray, option: np.ndarray, m
     card = np.asarray(card, np.int64)
     option = np.asarray(option, np.uint64)
     leaf_value = np.full(n, np.nan) if leaf is not None else None
+
+    if (policy == "greedy" and epsilon == 0 and horizon is None and leaf is None and not rules.jokers
+            and use_compiled_default()):  # no draws: the whole rollout compiled (the [fast] extra)
+        from .rollout_compiled import compiled_rollout_values
+
+        return compiled_rollout_values(engine, card, option, me, ROLLOUT_WEIGHTS, threat)
 
     def default(engine):
         return (policy(engine) if callable(policy)

@@ -14,12 +14,16 @@ once per step are inlined (``inline="always"``) or take no arrays.
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
+from numba.core.registry import CPUDispatcher as Dispatcher
 from numba.extending import intrinsic
 
+from . import capture, cards, deal_rules, scoring
 from .capture import CARD_VALUES, summary_tables
 from .cards import FULL_DECK, JOKER_MASK, OROS, SEVENS, VELO, value_nibble
 from .deal_rules import HASH_CONSTANTS, INITIAL_FIFTEEN, table_values
@@ -358,3 +362,25 @@ def resolve(a, card, table, taken, taken_value, playing, jokers, prefer_single):
         return False, table | (1 << card), 0, 0, 0, 0, False
     take = taken | inter  # exactly one option: it executes
     return False, table & ~take, 0, 0, 0, take | (1 << card), table & ~take == 0
+
+
+def cache_depends_on(namespace: dict, *modules) -> None:
+    """Make the on-disk cache of every compiled function in ``namespace`` (a module's ``globals()``) also
+    depend on the source files of ``modules``.
+
+    Numba checks only the file that defines a cached function; one that calls another module's
+    compiled functions, or reads its tables as constants, would otherwise keep a stale copy when that
+    module changes. Numba versions without the attribute used here keep their own check.
+    """
+    stamps = []
+    for m in modules:
+        with open(m.__file__, "rb") as f:
+            stamps.append(hashlib.sha256(f.read()).hexdigest())
+    for obj in list(namespace.values()):
+        cache_file = getattr(getattr(obj, "_cache", None), "_cache_file", None)
+        stamp = getattr(cache_file, "_source_stamp", None)
+        if isinstance(obj, Dispatcher) and stamp is not None:
+            cache_file._source_stamp = (stamp, tuple(stamps))
+
+
+cache_depends_on(globals(), capture, cards, deal_rules, scoring)  # their tables are constants here

@@ -14,6 +14,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from . import cards, compiled_rules
 from .cards import OROS, SEVENS, VELO
 from .compiled_rules import (
     INITIAL_FIFTEEN_TABLE,
@@ -21,6 +22,7 @@ from .compiled_rules import (
     SORT_SCRATCH,
     TABLE_VALUE,
     borrow,
+    cache_depends_on,
     mesa_turn_up,
     popcount,
     resolve,
@@ -344,3 +346,6 @@ def sample_legal(legal, uniforms, out):
             m = m >> w if up else low
             pos = pos + w if up else pos
         out[g] = np.int64(pos) if legal[g] != 0 else 64
+
+
+cache_depends_on(globals(), compiled_rules, cards)  # the rules compiled into the step

@@ -1,0 +1,88 @@
+"""The compiled rollouts against the NumPy ones: the same actions, the same rollout values, bit for bit.
+
+``agents.rollout_compiled`` reproduces ``strategy.rollout_policy`` (``policy_actions``) and the whole of
+``search.rollout_values`` for the default policy (``rollout_kernel``). Here both run on the same
+positions of real play (random and policy moves mixed), at 2, 3 and 4 players, 2v2, prefer-single and
+escoba de mesa, every threat model: every action and every value must be equal (values as float64
+bits). The reference runs with ``ESCOBA_ENGINE=numpy`` (NumPy policy, NumPy engine).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents.moves import enumerate_moves
+from agents.search import ROLLOUT_WEIGHTS, rollout_actions, rollout_values
+from agents.worlds import take_games, worlds_from_observations
+from escoba_env import EscobaEngine, Rules, engine_compiled
+from escoba_env.engine import sample_actions
+from escoba_env.observation import encode
+
+pytestmark = pytest.mark.skipif(not engine_compiled.available(), reason="Numba is not installed ([fast])")
+
+RULES = {
+    "2p": Rules(),
+    "3p": Rules(num_players=3),
+    "4p": Rules(num_players=4),
+    "2v2": Rules(num_players=4, partnerships=True),
+    "prefer single, mesa": Rules(prefer_single=True, mesa_deal=True),
+}
+
+
+def _positions(rules: Rules, games: int, seed: int):
+    """Yield engines of ``games`` single-round games at successive turns of mixed random/policy play."""
+    e = EscobaEngine(games, rules, single_round=True)
+    e.reset(seed)
+    mix = np.random.default_rng(seed)
+    while not e.done.all():
+        yield e
+        a = rollout_actions(e, mix)
+        a = np.where(mix.random(games) < 0.4, sample_actions(e.legal, mix.random(games)), a)
+        e.step(a)
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+@pytest.mark.parametrize("threat", ["count", "peek", "none"])
+def test_compiled_policy_plays_the_numpy_policys_actions(name, threat, monkeypatch):
+    checked = 0
+    for e in _positions(RULES[name], 200, 7):
+        fast = rollout_actions(e, np.random.default_rng(0), threat=threat)
+        monkeypatch.setenv(engine_compiled.ENV_VAR, "numpy")
+        slow = rollout_actions(e, np.random.default_rng(0), threat=threat)
+        monkeypatch.delenv(engine_compiled.ENV_VAR)
+        live = ~e.done
+        assert np.array_equal(fast[live], slow[live]), f"{name}, {threat}"
+        checked += int(live.sum())
+    assert checked > 2000
+
+
+def _rollout_inputs(e: EscobaEngine, live: np.ndarray, rules: Rules):
+    """Return (worlds engine, card, option, seat) of every legal move of the seats to act in ``live``."""
+    obs = encode(e, e.to_act[live], live)
+    moves = enumerate_moves(obs, rules)
+    worlds = worlds_from_observations(obs, rules, np.random.default_rng(1), 1)
+    row = np.repeat(np.arange(len(live)), moves.count)
+    sim = take_games(worlds, row, single_round=True)
+    return sim, moves.card, moves.option, np.zeros(len(row), np.int64)
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+@pytest.mark.parametrize("threat", ["count", "peek", "none"])
+def test_compiled_rollouts_give_the_numpy_rollouts_values(name, threat, monkeypatch):
+    rules = RULES[name]
+    compared = 0
+    for t, e in enumerate(_positions(rules, 60, 11)):
+        live = np.flatnonzero(~e.done & (e.pending < 0))
+        if t % 3 or not live.size:
+            continue
+        sim, card, option, me = _rollout_inputs(e, live, rules)
+        copy = np.arange(sim.num_games)
+        fast = rollout_values(take_games(sim, copy), card, option, me, None, threat=threat)
+        monkeypatch.setenv(engine_compiled.ENV_VAR, "numpy")
+        rng = np.random.default_rng(0)
+        slow = rollout_values(take_games(sim, copy), card, option, me, rng, threat=threat)
+        monkeypatch.delenv(engine_compiled.ENV_VAR)
+        assert fast.tobytes() == slow.tobytes(), f"{name}, {threat}, turn {t}"
+        compared += len(fast)
+    assert compared > 300 and ROLLOUT_WEIGHTS["sweep"] > 0
