@@ -223,4 +223,42 @@ def compiled_rollout_values(engine, card: np.ndarray, option: np.ndarray, me: np
     return out
 
 
+@njit(cache=True, nogil=True)
+def deal_hidden_kernel(unseen, uniforms, hand_sizes, own_hand, deck, hands):
+    """Write ``worlds.deal_hidden``'s decks and hands into ``deck`` and ``hands``: each card's place is
+    its rank among the row's keys (its uniform if unseen, else -1), ties to the lower id (a stable sort)."""
+    n, nc = uniforms.shape
+    keys = np.empty(nc)
+    for r in range(n):
+        u = np.int64(unseen[r])
+        for j in range(nc):
+            keys[j] = uniforms[r, j] if (u >> j) & 1 else -1.0
+        for j in range(nc):
+            kj = keys[j]
+            rank = 0
+            for i in range(nc):
+                rank += keys[i] < kj or (keys[i] == kj and i < j)
+            deck[r, rank] = j
+        pos = nc - popcount(u)  # the first hidden card
+        hands[r, 0] = own_hand[r]
+        for seat in range(1, hand_sizes.shape[1]):
+            m = np.uint64(0)
+            for _ in range(hand_sizes[r, seat]):
+                m |= np.uint64(1) << np.uint64(deck[r, pos])
+                pos += 1
+            hands[r, seat] = m
+
+
+def compiled_deal_hidden(unseen: np.ndarray, uniforms: np.ndarray, hand_sizes: np.ndarray,
+                         own_hand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``worlds.deal_hidden``'s (decks, hands), computed by ``deal_hidden_kernel``."""
+    n, nc = uniforms.shape
+    deck = np.empty((n, nc), np.int8)
+    hands = np.empty((n, hand_sizes.shape[1]), np.uint64)
+    deal_hidden_kernel(np.ascontiguousarray(unseen, np.uint64), np.ascontiguousarray(uniforms, np.float64),
+                       np.ascontiguousarray(hand_sizes, np.int64), np.ascontiguousarray(own_hand, np.uint64),
+                       deck, hands)
+    return deck, hands
+
+
 cache_depends_on(globals(), compiled_rules, engine_kernels, strategy, cards)  # compiled in, or constants here

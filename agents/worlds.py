@@ -27,6 +27,7 @@ import numpy as np
 from escoba_env.capture import CARD_VALUES, FIFTEEN, joker_summary, option_summary, single_summary
 from escoba_env.cards import FULL_DECK, NUM_CARDS, mask_values
 from escoba_env.engine import EscobaEngine
+from escoba_env.engine_compiled import use_compiled_default
 from escoba_env.observation import NUM_PLANES, NUM_SCALARS, PLANE, obs_size, scalar_offsets
 from escoba_env.rules import Rules
 
@@ -230,6 +231,35 @@ def pending_legal(table: np.ndarray, pending: np.ndarray, taken: np.ndarray, rul
     return union & ~inter
 
 
+def deal_hidden(unseen: np.ndarray, uniforms: np.ndarray, hand_sizes: np.ndarray, own_hand: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Return (decks (K, W) int8, hands (K, P) uint64) of worlds that deal each row's ``unseen`` cards in
+    the order of their ``uniforms`` (one per card id; a stable sort), the public cards first in id order:
+    the first hidden cards fill the other seats' hands (``hand_sizes[:, 1:]``, in seat order), the rest
+    are the stock; seat 0 holds ``own_hand``. Compiled where Numba runs (the same decks and hands)."""
+    if use_compiled_default():
+        from .rollout_compiled import compiled_deal_hidden  # the [fast] extra
+
+        return compiled_deal_hidden(unseen, uniforms, hand_sizes, own_hand)
+    n, nc = uniforms.shape
+    p = hand_sizes.shape[1]
+    ids = np.arange(nc)
+    is_unseen = ((unseen[:, None] >> ids.astype(np.uint64)[None, :]) & _ONE).astype(bool)
+    keys = np.where(is_unseen, uniforms, -1.0)
+    deck = np.argsort(keys, axis=1, kind="stable")
+    start = nc - np.bitwise_count(unseen).astype(np.int64)
+    offset = ids[None, :] - start[:, None]  # position within the hidden block
+    cum = np.cumsum(hand_sizes[:, 1:], axis=1)  # (n, p-1)
+    seat_of_pos = 1 + (offset[:, :, None] >= cum[:, None, :]).sum(axis=2)
+    in_hands = (offset >= 0) & (offset < hand_sizes[:, 1:].sum(axis=1)[:, None])
+    bits = _ONE << deck.astype(np.uint64)
+    hands = np.zeros((n, p), np.uint64)
+    hands[:, 0] = own_hand
+    for seat in range(1, p):
+        hands[:, seat] = np.bitwise_or.reduce(np.where(in_hands & (seat_of_pos == seat), bits, _ZERO), axis=1)
+    return deck.astype(np.int8), hands
+
+
 def worlds_from_observations(obs: np.ndarray, rules: Rules, rng: np.random.Generator,
                              k: int | np.ndarray = 1) -> EscobaEngine:
     """Return a single-round engine holding ``k`` random determinizations of each observation.
@@ -257,8 +287,6 @@ def worlds_from_observations(obs: np.ndarray, rules: Rules, rng: np.random.Gener
     n = len(rows)
     hand_sizes = sc["hand_sizes"][:, :p]
     unseen = planes[:, PLANE["unseen"]]
-    n_unseen = np.bitwise_count(unseen).astype(np.int64)
-    n_hidden_hands = hand_sizes[:, 1:].sum(axis=1)
     stock = sc["stock"]  # unseen cards minus the other hands (observation_scalars)
     if (stock < 0).any():
         raise ValueError("inconsistent observation: fewer unseen cards than cards in the other hands")
@@ -269,22 +297,8 @@ def worlds_from_observations(obs: np.ndarray, rules: Rules, rng: np.random.Gener
     # Deck order: public cards first (never dealt again), then the hidden cards in random order:
     # the first ones fill the other hands, the last `stock` ones are the stock.
     nc = rules.num_cards
-    ids = np.arange(nc)
-    is_unseen = ((unseen[:, None] >> ids.astype(np.uint64)[None, :]) & _ONE).astype(bool)
-    keys = np.where(is_unseen, rng.random((n, nc)), -1.0)
-    deck = np.argsort(keys, axis=1, kind="stable")
-    start = nc - n_unseen
-    offset = ids[None, :] - start[:, None]  # position within the hidden block
-    cum = np.cumsum(hand_sizes[:, 1:], axis=1)  # (n, p-1)
-    seat_of_pos = 1 + (offset[:, :, None] >= cum[:, None, :]).sum(axis=2)
-    in_hands = (offset >= 0) & (offset < n_hidden_hands[:, None])
-    bits = _ONE << deck.astype(np.uint64)
-    e.hands[:, 0] = planes[:, PLANE["hand"]]
-    for seat in range(1, p):
-        e.hands[:, seat] = np.bitwise_or.reduce(np.where(in_hands & (seat_of_pos == seat), bits, _ZERO),
-                                                axis=1)
+    e.deck[:], e.hands[:] = deal_hidden(unseen, rng.random((n, nc)), hand_sizes, planes[:, PLANE["hand"]])
     e.hand_count[:] = hand_sizes.sum(axis=1)
-    e.deck[:] = deck.astype(np.int8)
     e.stock_pos[:] = nc - stock
     e.table[:] = planes[:, PLANE["table"]]
     e.piles[:] = planes[:, PLANE["piles"]: PLANE["piles"] + p]

@@ -14,7 +14,7 @@ import pytest
 
 from agents.moves import enumerate_moves
 from agents.search import ROLLOUT_WEIGHTS, rollout_actions, rollout_values
-from agents.worlds import take_games, worlds_from_observations
+from agents.worlds import deal_hidden, take_games, worlds_from_observations
 from escoba_env import EscobaEngine, Rules, engine_compiled
 from escoba_env.engine import sample_actions
 from escoba_env.observation import encode
@@ -86,3 +86,24 @@ def test_compiled_rollouts_give_the_numpy_rollouts_values(name, threat, monkeypa
         assert fast.tobytes() == slow.tobytes(), f"{name}, {threat}, turn {t}"
         compared += len(fast)
     assert compared > 300 and ROLLOUT_WEIGHTS["sweep"] > 0
+
+
+def test_compiled_worlds_deal_the_numpy_worlds_hidden_cards(monkeypatch):
+    # deal_hidden: a stable sort of the hidden cards by their uniforms, ties included, every deck size
+    # and table; the compiled decks and hands equal the NumPy ones.
+    rng = np.random.default_rng(0)
+    for t in range(120):
+        n, nc, p = 40, (40, 41, 42)[t % 3], (2, 3, 4)[t % 3]
+        unseen = rng.integers(0, 2**nc, n, dtype=np.uint64) & rng.integers(0, 2**nc, n, dtype=np.uint64)
+        left = np.bitwise_count(unseen).astype(np.int64)
+        sizes = np.zeros((n, p), np.int64)
+        for s in range(1, p):
+            sizes[:, s] = np.clip(left - sizes[:, 1:s].sum(axis=1), 0, 3)
+        uniforms = rng.random((n, nc))
+        uniforms[:, ::5] = 0.5  # ties: the lower id first
+        own = rng.integers(0, 2**20, n, dtype=np.uint64)
+        fast = deal_hidden(unseen, uniforms, sizes, own)
+        monkeypatch.setenv(engine_compiled.ENV_VAR, "numpy")
+        slow = deal_hidden(unseen, uniforms, sizes, own)
+        monkeypatch.delenv(engine_compiled.ENV_VAR)
+        assert all(np.array_equal(x, y) for x, y in zip(fast, slow, strict=True)), t
