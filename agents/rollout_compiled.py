@@ -144,24 +144,22 @@ def policy_actions(hands, table, pending, legal, to_act, piles, stock_pos, done,
                                            num_cards, threat, wv, single_w, ranks)
 
 
-@njit(cache=True, nogil=True)
-def rollout_kernel(hands, hand_count, table, piles, played, escobas, scores, deck, stock_pos, dealer, to_act,
-                   last_capturer, pending, taken, taken_value, legal, round_index, done, truncated, winner,
-                   episode, game_ids, rp, seed, card, option, side, threat, wv, single_w, ranks, out):
-    """Play every game of a single-round engine to the end of its round: first the move (``card``, then
-    the table cards of ``option``), then ``rollout_policy`` for every seat; write into ``out`` the
-    round's points of ``side`` minus the mean of the other sides' (``search.rollout_values``).
+CHUNK = 256
+"""Rollouts played together (a chunk of the batch): their state stays in the CPU's cache."""
 
-    The engine's arrays come first (``escoba_env.engine_kernels.EngineArrays``), ``rp`` its params; the
-    games step together, as in ``rollout_values``, through the engine's own compiled step.
-    """
+
+@njit(cache=True, nogil=True)
+def play_chunk(hands, hand_count, table, piles, played, escobas, scores, deck, stock_pos, dealer, to_act,
+               last_capturer, pending, taken, taken_value, legal, round_index, done, truncated, winner,
+               episode, game_ids, rp, seed, card, option, threat, wv, single_w, ranks, points):
+    """Play the games of these arrays (a chunk of ``rollout_kernel``'s) to the end of their round, adding
+    each round's points to ``points``: the move first, then the policy, all games stepping together
+    through the engine's own compiled step (``escoba_env.engine_kernels.step_games``)."""
     n = len(card)
     ns = scores.shape[1]
-    wv, single_w, ranks = borrow(wv), borrow(single_w), borrow(ranks)
     actions = np.empty(n, np.int64)
     actor, captured, escoba = np.empty(n, np.int64), np.empty(n, np.uint64), np.empty(n, np.int64)
     rows, meta = np.empty((n, 6, ns), np.int64), np.empty((n, 8), np.int64)
-    points = np.zeros((n, ns))
     forcing = np.ones(n, np.bool_)
     no_active = np.zeros(0, np.bool_)
     num_cards = deck.shape[1]
@@ -178,7 +176,7 @@ def rollout_kernel(hands, hand_count, table, piles, played, escobas, scores, dec
                 actions[g] = _choose(g, hands, table, pending, legal, to_act, piles, stock_pos, num_cards,
                                      threat, wv, single_w, ranks)
         if not live:
-            break
+            return
         bad, ended = step_games(hands, hand_count, table, piles, played, escobas, scores, deck,
                                 stock_pos, dealer, to_act, last_capturer, pending, taken, taken_value, legal,
                                 round_index, done, truncated, winner, episode, game_ids, rp, seed, actions,
@@ -190,6 +188,29 @@ def rollout_kernel(hands, hand_count, table, piles, played, escobas, scores, dec
                 points[meta[r, 0], s] += rows[r, 0, s]
         for g in range(n):
             forcing[g] = forcing[g] and pending[g] >= 0
+
+
+@njit(cache=True, nogil=True)
+def rollout_kernel(hands, hand_count, table, piles, played, escobas, scores, deck, stock_pos, dealer, to_act,
+                   last_capturer, pending, taken, taken_value, legal, round_index, done, truncated, winner,
+                   episode, game_ids, rp, seed, card, option, side, threat, wv, single_w, ranks, out):
+    """Play every game of a single-round engine to the end of its round: first the move (``card``, then
+    the table cards of ``option``), then ``rollout_policy`` for every seat; write into ``out`` the
+    round's points of ``side`` minus the mean of the other sides' (``search.rollout_values``).
+
+    The engine's arrays come first (``escoba_env.engine_kernels.EngineArrays``), ``rp`` its params; a
+    chunk of ``CHUNK`` games at a time steps together (``play_chunk``), as in ``rollout_values``.
+    """
+    n = len(card)
+    ns = scores.shape[1]
+    wv, single_w, ranks = borrow(wv), borrow(single_w), borrow(ranks)
+    points = np.zeros((n, ns))
+    for lo in range(0, n, CHUNK):
+        c = slice(lo, min(n, lo + CHUNK))
+        play_chunk(hands[c], hand_count[c], table[c], piles[c], played[c], escobas[c], scores[c], deck[c],
+                   stock_pos[c], dealer[c], to_act[c], last_capturer[c], pending[c], taken[c], taken_value[c],
+                   legal[c], round_index[c], done[c], truncated[c], winner[c], episode[c], game_ids[c], rp,
+                   seed, card[c], option[c], threat, wv, single_w, ranks, points[c])
     for g in range(n):
         own = points[g, side[g]]
         total = 0.0
@@ -225,21 +246,30 @@ def compiled_rollout_values(engine, card: np.ndarray, option: np.ndarray, me: np
 
 @njit(cache=True, nogil=True)
 def deal_hidden_kernel(unseen, uniforms, hand_sizes, own_hand, deck, hands):
-    """Write ``worlds.deal_hidden``'s decks and hands into ``deck`` and ``hands``: each card's place is
-    its rank among the row's keys (its uniform if unseen, else -1), ties to the lower id (a stable sort)."""
+    """Write ``worlds.deal_hidden``'s decks and hands into ``deck`` and ``hands``: the public cards in id
+    order, then the hidden ones by their uniforms, ties to the lower id (what a stable sort gives)."""
     n, nc = uniforms.shape
     keys = np.empty(nc)
     for r in range(n):
         u = np.int64(unseen[r])
-        for j in range(nc):
-            keys[j] = uniforms[r, j] if (u >> j) & 1 else -1.0
-        for j in range(nc):
-            kj = keys[j]
-            rank = 0
-            for i in range(nc):
-                rank += keys[i] < kj or (keys[i] == kj and i < j)
-            deck[r, rank] = j
-        pos = nc - popcount(u)  # the first hidden card
+        pos = 0
+        for j in range(nc):  # the public cards first, in id order
+            if not (u >> j) & 1:
+                deck[r, pos] = j
+                pos += 1
+        start = pos
+        for j in range(nc):  # then the hidden ones, inserted by key (a later id after an equal key)
+            if (u >> j) & 1:
+                key = uniforms[r, j]
+                i = pos
+                while i > start and keys[i - 1] > key:
+                    keys[i] = keys[i - 1]
+                    deck[r, i] = deck[r, i - 1]
+                    i -= 1
+                keys[i] = key
+                deck[r, i] = j
+                pos += 1
+        pos = start
         hands[r, 0] = own_hand[r]
         for seat in range(1, hand_sizes.shape[1]):
             m = np.uint64(0)

@@ -1,0 +1,77 @@
+"""CPU seconds of a benchmark card (``escoba-bench card``) under this checkout and others, back to back.
+
+Each run plays ``escoba-bench card SPEC --table TABLE --quick`` (the set's first 500 deals; ``--full``
+for the whole set) with one worker process, in a fresh process on the checkout (this one, then each
+``--baseline DIR``, e.g. ``git archive main | tar -x -C /tmp/old``), and reports the CPU seconds of that
+process and its workers, the wall seconds, and whether the card's results (every number but the
+timings) equal this checkout's.
+
+    python benchmarks/bench_card.py expert --table 2p --baseline /tmp/old
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)  # run from a checkout
+
+from escoba_env.cli import OneLineParser, guarded_main  # noqa: E402
+
+RESULTS = ("deal_set", "headline", "opponents", "rating")
+"""The parts of a card that are its numbers (the rest: timings, machine, versions, git state)."""
+
+
+def run(code: str, spec: str, table: str, full: bool, out: str) -> tuple[float, float]:
+    """Return (CPU seconds of the run and its workers, wall seconds) of one card on checkout ``code``."""
+    env = dict(os.environ, PYTHONPATH=code + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    argv = ["card", spec, "--table", table, "--workers", "1", "--no-progress", "--overwrite", "--out", out]
+    argv += [] if full else ["--quick"]
+    cmd = [sys.executable, "-c", f"import sys; from agents.commands import bench; sys.exit(bench({argv!r}))"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True, text=True, env=env, cwd=code)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
+
+
+def results(path: str) -> dict:
+    """Return the card's numbers (``RESULTS``): what must not depend on the code's speed."""
+    with open(path) as f:
+        card = json.load(f)
+    return {k: card.get(k) for k in RESULTS}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Print the CPU seconds of each checkout's card and whether the results agree."""
+    ap = OneLineParser(prog="bench_card.py", description=__doc__.splitlines()[0])
+    ap.add_argument("spec")
+    ap.add_argument("--table", default="2p", choices=("2p", "3p", "2v2"))
+    ap.add_argument("--full", action="store_true", help="the whole card, not --quick")
+    ap.add_argument("--baseline", metavar="DIR", nargs="*", default=[])
+    args = ap.parse_args(argv)
+    dirs = [os.path.abspath(d) for d in args.baseline]
+    codes = [("this", ROOT)] + [(os.path.basename(d), d) for d in dirs]
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"escoba-bench card {args.spec} --table {args.table}{'' if args.full else ' --quick'} --workers 1; "
+          f"load average {load:.1f}")
+    print(f"{'code':>16} {'CPU s':>9} {'wall s':>9} {'CPU vs this':>12} {'same results':>13}")
+    with tempfile.TemporaryDirectory() as work:
+        got = {}
+        for name, code in codes:
+            out = os.path.join(work, f"{name}.json")
+            got[name] = (*run(code, args.spec, args.table, args.full, out), results(out))
+        ours = got["this"]
+        for name, (cpu, wall, res) in got.items():
+            print(f"{name:>16} {cpu:>9.1f} {wall:>9.1f} {cpu / ours[0]:>11.2f}x {str(res == ours[2]):>13}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(guarded_main("bench_card.py", main))
