@@ -21,10 +21,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from escoba_env.capture import capture_options, option_summary
-from escoba_env.cards import JOKER_MASK, NUM_CARDS, OROS, SEVENS, VELO
-from escoba_env.observation import PLANE
-from escoba_env.rules import Rules
+from escoba_env.executors.observation import PLANE
+from escoba_env.rulebook.capture import capture_options, option_summary
+from escoba_env.rulebook.cards import JOKER_MASK, NUM_CARDS, OROS, SEVENS, VELO
+from escoba_env.rulebook.rules import Rules
 
 from .worlds import (
     obs_layout,

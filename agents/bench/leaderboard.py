@@ -13,7 +13,7 @@ import json
 import math
 from pathlib import Path
 
-from ..registry import REGISTRY
+from ..spec.registry import REGISTRY
 from .card import CARD_FORMAT
 from .protocol import PROTOCOLS, deal_set_digest, pinned_digest, protocol
 

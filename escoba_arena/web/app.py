@@ -27,9 +27,9 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from agents.registry import REGISTRY
+from agents.spec.registry import REGISTRY
 from agents.tournament.replay import ReplayError
-from escoba_env.rules import SEVENS_RULES, Rules
+from escoba_env.rulebook.rules import SEVENS_RULES, Rules
 
 from .allow import CAPS, NEURAL
 from .files import load_results, matching_replays, read_replay_lines

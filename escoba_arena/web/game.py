@@ -14,10 +14,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from escoba_env.capture import capture_options
-from escoba_env.cards import JOKER_MASK, OROS, SEVENS, VELO, cards_of, mask_of, move_words
-from escoba_env.game import capture_action
-from escoba_env.rules import Rules
+from escoba_env.executors.game import capture_action
+from escoba_env.rulebook.capture import capture_options
+from escoba_env.rulebook.cards import JOKER_MASK, OROS, SEVENS, VELO, cards_of, mask_of, move_words
+from escoba_env.rulebook.rules import Rules
 
 from .one_game import OneGame, Step
 

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.tournament.replay import check_replay
-from escoba_env.rules import Rules
+from escoba_env.rulebook.rules import Rules
 
 from .game import AgentFailure
 from .guard import ApiError, check_list, short_repr

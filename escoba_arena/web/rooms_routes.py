@@ -35,7 +35,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from escoba_env.cards import cards_of
+from escoba_env.rulebook.cards import cards_of
 
 from .game import AgentFailure
 from .guard import MAX_DEPTH, MAX_GAME_BODY, ApiError, json_depth, read_json, short_message

@@ -8,9 +8,9 @@ import pytest
 
 ta = pytest.importorskip("textarena")
 
-from agents.llm_standin import StandIn  # noqa: E402
-from escoba_env.rules import Rules  # noqa: E402
-from escoba_env.textarena_env import EscobaTextArenaEnv, register  # noqa: E402
+from agents.external.llm_standin import StandIn  # noqa: E402
+from escoba_env.faces.textarena_env import EscobaTextArenaEnv, register  # noqa: E402
+from escoba_env.rulebook.rules import Rules  # noqa: E402
 
 
 def _first_move(observation: str) -> str:
@@ -47,7 +47,7 @@ def test_a_player_sees_only_its_own_hand_and_every_move_played():
     text = "\n".join(m for _, m, _ in messages)
     assert "You are Player" in text and "Your legal moves:" in text
     hidden = env.game.hands[1 - player]
-    from escoba_env.cards import card_words, cards_of
+    from escoba_env.rulebook.cards import card_words, cards_of
 
     assert not any(f"{card_words(c)}" in text.split("Your hand:")[1].split("\n")[0] for c in cards_of(hidden))
     done, _ = env.step(_first_move(text))
