@@ -326,6 +326,6 @@ def test_agent_without_openspiel_is_a_clear_error(monkeypatch):
 
     monkeypatch.setitem(sys.modules, "pyspiel", None)  # as if OpenSpiel were not installed
     monkeypatch.delitem(sys.modules, "escoba_env.faces.openspiel")
-    monkeypatch.delattr(escoba_env, "openspiel")
+    monkeypatch.delattr(escoba_env.faces, "openspiel")
     with pytest.raises(ValueError, match=r"needs OpenSpiel: pip install 'escoba-env\[openspiel\]'"):
         make_agent("openspiel-ismcts")
