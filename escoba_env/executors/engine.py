@@ -12,6 +12,11 @@ runs over games. Actions are card ids (``Discrete(rules.num_cards)``), with the 
   pending card's own id) is legal when the cards named so far plus those in every remaining
   option are an option, and takes exactly that option ("stop"; see ``capture``).
 
+This module holds the state, reset and ``step``'s checks and report; the step itself is split along
+the turn: ``engine_turn`` (play a card or name a table card, capture, pass the turn), ``engine_round``
+(after the last card: the next deal, or the round's and the game's end) and ``engine_deal`` (dealing).
+What any executor must offer is in ``escoba_env.executors``' docstring (the executor contract).
+
 Deals are reproducible: the shuffle of round ``r`` of episode ``e`` in game slot ``g`` is a
 counter-based hash of ``(seed, game_id, e, r)``, so a game's deals never depend on the rest of
 its batch.

@@ -9,6 +9,8 @@ next dealer) and deals the next one. ``clear_games`` resets the game-level state
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..rulebook.scoring import score_round_batch
@@ -16,7 +18,7 @@ from .engine_deal import deal_hands, start_round
 from .step_info import REPORTED
 
 
-def clear_games(eng, games):
+def clear_games(eng: Any, games: np.ndarray) -> None:
     """Reset the game-level state of ``games`` (scores, round counter, hands, pending)."""
     eng.scores[games] = 0
     eng.round_index[games] = 0
@@ -29,7 +31,7 @@ def clear_games(eng, games):
     eng.taken_value[games] = 0
 
 
-def after_last_card(eng, g):
+def after_last_card(eng: Any, g: np.ndarray) -> None:
     """Deal three more cards (with jokers, the last short deal), or end the round, in games ``g``."""
     stock_empty = eng.stock_pos[g] >= eng._nc
     if stock_empty.any():
@@ -46,7 +48,7 @@ def after_last_card(eng, g):
         eng.legal[deal] = eng.hands.reshape(-1)[deal * eng.num_players + eng.to_act[deal]]
 
 
-def end_round(eng, g):
+def end_round(eng: Any, g: np.ndarray) -> tuple[np.ndarray, np.ndarray | bool]:
     """Finish the round in games ``g`` (last capturer takes the table, scoring, game end).
 
     Returns the games that go on to another round (their dealer has already moved on) and

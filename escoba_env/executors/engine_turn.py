@@ -12,6 +12,9 @@ given, as ``engine_deal``'s do.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 
 from ..rulebook.capture import CARD_VALUES, FIFTEEN, joker_summary, plain_summary, single_summary
@@ -27,13 +30,13 @@ _STD = np.uint64(FULL_DECK)
 _JM = np.uint64(JOKER_MASK)
 
 
-def take_clip(a, indices, out=None):
+def take_clip(a: np.ndarray, indices: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """Return ``np.take`` without the bounds check's buffering (the indices are valid)."""
     return np.take(a, indices, out=out, mode="clip")
 
 
-def play_turn(eng, g, a):
-    """Step the games ``g`` (all unfinished) with actions ``a``; return (captured, escoba).
+def play_turn(eng: Any, g: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Step the games ``g`` (all unfinished) of engine ``eng`` with actions ``a``; return (captured, escoba).
 
     Masks are int64/uint64 0 / all-ones words made by arithmetic shifts, so most choices are
     one bitwise operation (no ``np.where``). Per-seat state (N, P) is updated column by column
@@ -58,11 +61,11 @@ def play_turn(eng, g, a):
     card = np.maximum(pending, a & playing)  # the card played this turn
     table = eng.table[sel]
     taken, taken_value, stop = name_table_card(eng, sel, a, action_bit, playing, pending)
-    count, union, inter, joker_games, can_stop = options_left(eng, table, taken, taken_value, card,
-                                                                    playing, stop)
+    count, union, inter, joker_games, can_stop = options_left(eng, table, taken, taken_value, card, playing,
+                                                              stop)
     choosing = (1 - count) >> _I63  # -1 where several options remain: the seat chooses on
-    gained, escoba = resolve(eng, g, full, table, card, taken, inter, count, choosing, piles,
-                                   escobas, seat_masks, hands_empty)
+    gained, escoba = resolve(eng, g, full, table, card, taken, inter, count, choosing, piles, escobas,
+                             seat_masks, hands_empty)
     if not full:
         eng.hands[g], eng.played[g], eng.piles[g], eng.escobas[g] = hands, played, piles, escobas
     lc = eng.last_capturer[sel]
@@ -78,7 +81,8 @@ def play_turn(eng, g, a):
     return gained, escoba
 
 
-def store(eng, g, full, name, ufunc, *args):
+def store(eng: Any, g: np.ndarray, full: bool, name: str, ufunc: Callable[..., np.ndarray], *args: Any
+          ) -> np.ndarray:
     """Return ``ufunc(*args)``, stored into state array ``name`` (rows ``g``; in place when ``full``)."""
     if full:
         return ufunc(*args, out=getattr(eng, name))
@@ -87,7 +91,7 @@ def store(eng, g, full, name, ufunc, *args):
     return r
 
 
-def seat_masks_of(eng, seat):
+def seat_masks_of(eng: Any, seat: np.ndarray) -> Sequence[np.ndarray]:
     """Return one uint64 all-ones/zero mask per seat: where ``seat`` is that seat (1-D arrays)."""
     if eng.num_players == 2:
         second = np.negative(seat).view(np.uint64)
@@ -95,7 +99,9 @@ def seat_masks_of(eng, seat):
     return [np.negative((seat == k).astype(np.uint64)) for k in range(eng.num_players)]
 
 
-def play_from_hand(eng, g, full, hands, played, seat_masks, action_bit, playing):
+def play_from_hand(eng: Any, g: np.ndarray, full: bool, hands: np.ndarray, played: np.ndarray,
+                   seat_masks: Sequence[np.ndarray], action_bit: np.ndarray, playing: np.ndarray
+                   ) -> np.ndarray:
     """Move the played card (where the action plays one) from the hand to ``played``; return
     where every hand is now empty."""
     play_bit = action_bit & playing.view(np.uint64)
@@ -107,7 +113,9 @@ def play_from_hand(eng, g, full, hands, played, seat_masks, action_bit, playing)
     return store(eng, g, full, "hand_count", np.add, eng.hand_count[sel], playing) == 0
 
 
-def name_table_card(eng, sel, a, action_bit, playing, pending):
+def name_table_card(eng: Any, sel: slice | np.ndarray, a: np.ndarray, action_bit: np.ndarray,
+                    playing: np.ndarray, pending: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Return (taken, taken_value, stop): the table cards named so far with this action's, their
     values, and (jokers) where the action is the pending card's own id, "stop"."""
     naming = ~playing
@@ -122,7 +130,8 @@ def name_table_card(eng, sel, a, action_bit, playing, pending):
     return taken, taken_value, None
 
 
-def options_left(eng, table, taken, taken_value, card, playing, stop):
+def options_left(eng: Any, table: np.ndarray, taken: np.ndarray, taken_value: np.ndarray, card: np.ndarray,
+                 playing: np.ndarray, stop: np.ndarray | None) -> tuple[Any, ...]:
     """Return (count, union, intersection) of the capture options that hold ``taken``, and, with
     jokers, the games where a joker is involved and where "stop" is legal there (else None)."""
     target = (FIFTEEN - 1) - (card >> _I2) - taken_value
@@ -151,8 +160,10 @@ def options_left(eng, table, taken, taken_value, card, playing, stop):
     return count, union, inter, joker_games, can_stop
 
 
-def resolve(eng, g, full, table, card, taken, inter, count, choosing, piles, escobas, seat_masks,
-             hands_empty):
+def resolve(eng: Any, g: np.ndarray, full: bool, table: np.ndarray, card: np.ndarray, taken: np.ndarray,
+            inter: np.ndarray, count: np.ndarray, choosing: np.ndarray, piles: np.ndarray,
+            escobas: np.ndarray, seat_masks: Sequence[np.ndarray], hands_empty: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
     """Put the card on the table (no option), or execute the one option left; return the cards
     captured (played card included) and the escobas (0/1) per game."""
     to_table = (count - 1) >> _I63  # -1 where the card cannot capture
@@ -174,7 +185,9 @@ def resolve(eng, g, full, table, card, taken, inter, count, choosing, piles, esc
     return gained, escoba
 
 
-def pass_turn(eng, g, full, seat, card, union, inter, choosing, joker_games, can_stop):
+def pass_turn(eng: Any, g: np.ndarray, full: bool, seat: np.ndarray, card: np.ndarray, union: np.ndarray,
+              inter: np.ndarray, choosing: np.ndarray, joker_games: np.ndarray | None,
+              can_stop: np.ndarray | None) -> None:
     """Set the seat to act and its legal actions: the same seat naming cards while a choice is
     open (with jokers, maybe "stop"), else the next seat playing from its hand."""
     if eng.num_players == 2:
