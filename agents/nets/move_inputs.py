@@ -22,7 +22,7 @@ from escoba_env.rulebook.capture import option_summary
 from escoba_env.rulebook.cards import OROS, SEVENS, VELO, mask_values
 from escoba_env.rulebook.rules import Rules
 
-from ..heuristic.expert import hold_probability
+from ..heuristic.strategy import hold_probability
 from ..moves import bit, enumerate_moves, masks_to_uint64
 from ..worlds import obs_layout, observation_masks, observation_scalars
 

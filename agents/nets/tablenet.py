@@ -63,7 +63,7 @@ from escoba_env.executors.observation import PLANE
 from escoba_env.rulebook.rules import Rules
 
 from ..base import Agent
-from ..heuristic.expert import hold_probability
+from ..heuristic.strategy import hold_probability
 from ..moves import best_per_row, move_actions
 from ..worlds import obs_layout, observation_scalars
 from .move_inputs import (

@@ -29,11 +29,13 @@ class AgentFailure(RuntimeError):
     """A bot raised, returned an illegal action or ran past its time limit."""
 
 
-def call_with_timeout(fn: Callable[[], Any], timeout: float, what: str, limit: float | None = None) -> Any:
+def call_with_timeout(fn: Callable[[], Any], timeout: float, what: str, limit: float | None = None,
+                      cancel: Callable[[], None] | None = None) -> Any:
     """Return ``fn()`` run in a daemon thread; raise AgentFailure if it raises or exceeds ``timeout`` s.
 
     ``limit`` is the time limit the message names (default ``timeout``: a move's limit may be
-    spread over several calls).
+    spread over several calls); ``cancel`` is called when the time runs out (``Agent.cancel``: a
+    language model's requests are hung up on).
     """
     box: dict[str, Any] = {}
 
@@ -47,6 +49,8 @@ def call_with_timeout(fn: Callable[[], Any], timeout: float, what: str, limit: f
     t.start()
     t.join(timeout)
     if t.is_alive():
+        if cancel is not None:
+            cancel()
         raise AgentFailure(f"{what} took longer than {timeout if limit is None else limit:g} s")
     if "error" in box:
         exc = box["error"]
@@ -195,7 +199,8 @@ class WebGame:
             state = sim.agent_state() if getattr(bot, "needs_state", False) else None
             left = max(0.01, deadline - time.monotonic())
             a = call_with_timeout(lambda o=obs, m=mask, s=state: bot.act_batch(o, m, s)[0], left,
-                                  f"bot {spec!r} at seat {seat}", self.bot_timeout)
+                                  f"bot {spec!r} at seat {seat}", self.bot_timeout,
+                                  getattr(bot, "cancel", None))
             try:
                 a = int(a)
             except (TypeError, ValueError):

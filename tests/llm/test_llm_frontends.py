@@ -38,7 +38,8 @@ def test_escoba_play_ends_with_one_line_when_the_model_endpoint_fails():
 
 def test_the_docs_prompt_is_what_the_command_prints():
     page = (ROOT / "docs/llm.md").read_text(encoding="utf-8")
-    m = re.search(r"<!-- prompt: python -m escoba_env\.faces\.text (.*?) -->\n```text\n(.*?)\n```", page, re.S)
+    m = re.search(r"<!-- prompt: python -m escoba_env\.faces\.text (.*?) -->\n```text\n(.*?)\n```", page,
+                  re.S)
     assert m, "docs/llm.md lost its prompt block"
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
