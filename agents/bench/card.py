@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..llm import is_llm_spec
+from ..external.llm import is_llm_spec
 from ..tournament.report import machine, timing_fields
 from ..tournament.runner import TournamentConfig, TournamentRun
 from .protocol import protocol

@@ -126,7 +126,7 @@ def _openspiel_game(rules: Rules, dealer: int, decks: list[list[int]], episode: 
     """Play an OpenSpiel episode dealt from ``decks`` (one a round, first dealer ``dealer``) by script;
     return every player's observation tensor at every decision, and at the end."""
     pytest.importorskip("pyspiel")
-    from escoba_env import openspiel as eos
+    from escoba_env.faces import openspiel as eos
 
     game = eos.load_game(**rules.to_dict(), episode=episode)
     state, seen, rnd = game.new_initial_state(), [], 0

@@ -157,7 +157,7 @@ def test_openspiel_observation_tensors_lie_in_the_faces_space(name):
     every player's tensor at every decision of whole games, and at their end, lies in the faces'
     space."""
     pytest.importorskip("pyspiel")
-    from escoba_env import openspiel as eos
+    from escoba_env.faces import openspiel as eos
     from escoba_env.faces.common import observation_space
 
     rules, rng = RULES[name], np.random.default_rng(5)

@@ -11,8 +11,9 @@ import re
 import numpy as np
 import pytest
 
-from escoba_env import Rules, capture_options, text
+from escoba_env import Rules, capture_options
 from escoba_env.executors.game import Game
+from escoba_env.faces import text
 
 
 def _position(rules: Rules, seed: int, moves: int) -> Game:
