@@ -29,7 +29,7 @@ import gymnasium
 import numpy as np
 
 from escoba_env import EscobaEngine, Rules
-from escoba_env.engine import sample_actions
+from escoba_env.executors.engine import sample_actions
 
 assert importlib.util.find_spec("numba") is None, "a plain install brought Numba"
 e = EscobaEngine(8, Rules())
@@ -64,8 +64,9 @@ import sys
 
 import numpy as np
 
-from escoba_env import EscobaEngine, Rules, engine_compiled
-from escoba_env.engine import sample_actions
+from escoba_env import EscobaEngine, Rules
+from escoba_env.executors import engine_compiled
+from escoba_env.executors.engine import sample_actions
 
 e = EscobaEngine(4, Rules())
 assert e.compiled, "[all] installed no compiled engine"

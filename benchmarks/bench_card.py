@@ -22,7 +22,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # run from a checkout
 
-from escoba_env.cli import OneLineParser, guarded_main  # noqa: E402
+from escoba_env.faces.cli import OneLineParser, guarded_main  # noqa: E402
 
 RESULTS = ("deal_set", "headline", "opponents", "rating")
 """The parts of a card that are its numbers (the rest: timings, machine, versions, git state)."""
@@ -33,7 +33,10 @@ def run(code: str, spec: str, table: str, full: bool, out: str) -> tuple[float, 
     env = dict(os.environ, PYTHONPATH=code + os.pathsep + os.environ.get("PYTHONPATH", ""))
     argv = ["card", spec, "--table", table, "--workers", "1", "--no-progress", "--overwrite", "--out", out]
     argv += [] if full else ["--quick"]
-    cmd = [sys.executable, "-c", f"import sys; from agents.commands import bench; sys.exit(bench({argv!r}))"]
+    # escoba-bench's entry point: escoba_arena.commands now, agents.commands in older checkouts.
+    code_run = ("import sys\ntry:\n    from escoba_arena.commands import bench\nexcept ImportError:\n"
+                f"    from agents.commands import bench\nsys.exit(bench({argv!r}))")
+    cmd = [sys.executable, "-c", code_run]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True, text=True, env=env, cwd=code)

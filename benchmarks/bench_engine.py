@@ -40,15 +40,27 @@ if sys.argv[1:2] != ["--worker"]:
 import numpy as np  # noqa: E402
 
 from escoba_env import EscobaEngine, Rules  # noqa: E402
-from escoba_env.cli import (  # noqa: E402
-    OneLineParser,
-    add_rules_arguments,
-    guarded_main,
-    non_negative_int,
-    positive_int,
-    rules_from_args,
-)
-from escoba_env.engine import sample_actions  # noqa: E402
+
+try:  # this layout; an older checkout measured with --baseline has the flat one
+    from escoba_env.executors.engine import sample_actions  # noqa: E402
+    from escoba_env.faces.cli import (  # noqa: E402
+        OneLineParser,
+        add_rules_arguments,
+        guarded_main,
+        non_negative_int,
+        positive_int,
+        rules_from_args,
+    )
+except ImportError:
+    from escoba_env.cli import (  # noqa: E402
+        OneLineParser,
+        add_rules_arguments,
+        guarded_main,
+        non_negative_int,
+        positive_int,
+        rules_from_args,
+    )
+    from escoba_env.engine import sample_actions  # noqa: E402
 
 
 def measure(batch: int, steps: int, rules: dict, seed: int = 0) -> dict[str, float]:

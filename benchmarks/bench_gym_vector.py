@@ -35,21 +35,32 @@ import gymnasium  # noqa: E402
 import numpy as np  # noqa: E402
 
 import escoba_env  # noqa: E402,F401  (registers the env id)
-from escoba_env.cli import (  # noqa: E402
-    OneLineParser,
-    add_rules_arguments,
-    guarded_main,
-    positive_float,
-    positive_int,
-    rules_from_args,
-)
-from escoba_env.rules import Rules  # noqa: E402
+
+try:  # this layout; an older checkout measured with --baseline has the flat one
+    from escoba_env.faces.cli import (  # noqa: E402
+        OneLineParser,
+        add_rules_arguments,
+        guarded_main,
+        positive_float,
+        positive_int,
+        rules_from_args,
+    )
+except ImportError:
+    from escoba_env.cli import (  # noqa: E402
+        OneLineParser,
+        add_rules_arguments,
+        guarded_main,
+        positive_float,
+        positive_int,
+        rules_from_args,
+    )
+from escoba_env import Rules  # noqa: E402
 
 
 def bench(num_envs: int, opponents: str, seconds: float, rules: Rules) -> tuple[float, float]:
     """Return (learner steps per wall second, per CPU second) over about ``seconds``."""
     if opponents != "random":
-        from agents.registry import make_agent  # the [agents] extra
+        from agents import make_agent  # the [agents] extra
 
         opponents = make_agent(opponents, rules)
     env = gymnasium.make_vec("escoba_env/Escoba-v0", num_envs=num_envs,

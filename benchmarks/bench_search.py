@@ -27,8 +27,13 @@ if sys.argv[1:2] != ["--worker"]:  # this checkout first; a worker runs what its
 import numpy as np  # noqa: E402
 
 from escoba_env import EscobaEngine, Rules  # noqa: E402
-from escoba_env.cli import OneLineParser, guarded_main, positive_int  # noqa: E402
-from escoba_env.observation import action_masks, encode  # noqa: E402
+
+try:  # this layout; an older checkout measured with --baseline has the flat one
+    from escoba_env.executors.observation import action_masks, encode  # noqa: E402
+    from escoba_env.faces.cli import OneLineParser, guarded_main, positive_int  # noqa: E402
+except ImportError:
+    from escoba_env.cli import OneLineParser, guarded_main, positive_int  # noqa: E402
+    from escoba_env.observation import action_masks, encode  # noqa: E402
 
 TABLES = {"2p": Rules(), "2v2": Rules(num_players=4, partnerships=True), "3p": Rules(num_players=3)}
 DEFAULT = ["search:2p", "hybrid:2p", "strong-2v2:2v2", "strong-3p:3p"]
@@ -36,7 +41,7 @@ DEFAULT = ["search:2p", "hybrid:2p", "strong-2v2:2v2", "strong-3p:3p"]
 
 def positions(rules: Rules, count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Return ``count`` (observation, mask) pairs of the seat to act, from expert-vs-expert rounds."""
-    from agents.registry import make_agent  # the [agents] extra
+    from agents import make_agent  # the [agents] extra
 
     expert = make_agent("expert", rules)
     games = max(1, count // 6)
@@ -60,7 +65,7 @@ def positions(rules: Rules, count: int, seed: int = 0) -> tuple[np.ndarray, np.n
 
 def measure(spec: str, table: str, count: int) -> float:
     """Return the mean CPU ms per decision of agent ``spec`` over ``count`` positions, one at a time."""
-    from agents.registry import make_agent  # the [agents] extra
+    from agents import make_agent  # the [agents] extra
 
     rules = TABLES[table]
     obs, masks = positions(rules, count)

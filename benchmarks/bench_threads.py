@@ -20,9 +20,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 
 import numpy as np  # noqa: E402
 
-from escoba_env import EscobaEngine, Rules, engine_compiled  # noqa: E402
-from escoba_env.cli import OneLineParser, guarded_main, positive_float, positive_int  # noqa: E402
-from escoba_env.engine import sample_actions  # noqa: E402
+from escoba_env import EscobaEngine, Rules  # noqa: E402
+from escoba_env.executors import engine_compiled  # noqa: E402
+from escoba_env.executors.engine import sample_actions  # noqa: E402
+from escoba_env.faces.cli import OneLineParser, guarded_main, positive_float, positive_int  # noqa: E402
 
 
 def play(engine: EscobaEngine, seconds: float, out: list[int], start: threading.Barrier) -> None:

@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) 
 
 import numpy as np  # noqa: E402
 
-from escoba_env.cli import OneLineParser, guarded_main, positive_int  # noqa: E402
+from escoba_env.faces.cli import OneLineParser, guarded_main, positive_int  # noqa: E402
 
 
 def run(agents: list[str], rounds: int, workers: int, block: int, work: str) -> tuple[float, float]:

@@ -1,7 +1,7 @@
 """The compiled rollouts against the NumPy ones: the same actions, the same rollout values, bit for bit.
 
-``agents.rollout_compiled`` reproduces ``strategy.rollout_policy`` (``policy_actions``) and the whole of
-``search.rollout_values`` for the default policy (``rollout_kernel``). Here both run on the same
+``agents.search.rollout_compiled`` reproduces ``strategy.rollout_policy`` (``policy_actions``) and the
+whole of ``pimc.rollout_values`` for the default policy (``rollout_kernel``). Here both run on the same
 positions of real play (random and policy moves mixed), at 2, 3 and 4 players, 2v2, prefer-single and
 escoba de mesa, every threat model: every action and every value must be equal (values as float64
 bits). The reference runs with ``ESCOBA_ENGINE=numpy`` (NumPy policy, NumPy engine).
@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 from agents.moves import enumerate_moves
-from agents.search import ROLLOUT_WEIGHTS, rollout_actions, rollout_values
+from agents.search.pimc import ROLLOUT_WEIGHTS, rollout_actions, rollout_values
 from agents.worlds import deal_hidden, take_games, worlds_from_observations
-from escoba_env import EscobaEngine, Rules, engine_compiled
-from escoba_env.engine import sample_actions
-from escoba_env.observation import encode
+from escoba_env import EscobaEngine, Rules
+from escoba_env.executors import engine_compiled
+from escoba_env.executors.engine import sample_actions
+from escoba_env.executors.observation import encode
 
 pytestmark = pytest.mark.skipif(not engine_compiled.available(), reason="Numba is not installed ([fast])")
 

@@ -17,11 +17,12 @@ import os
 import numpy as np
 import pytest
 
-from escoba_env import EscobaEngine, Rules, engine_compiled
-from escoba_env.engine import sample_actions
-from escoba_env.faces import step_rewards
-from escoba_env.observation import encode
-from escoba_env.step_info import REPORTED
+from escoba_env import EscobaEngine, Rules
+from escoba_env.executors import engine_compiled
+from escoba_env.executors.engine import sample_actions
+from escoba_env.executors.observation import encode
+from escoba_env.executors.step_info import REPORTED
+from escoba_env.faces.common import step_rewards
 from tests.helpers import EXECUTOR_CONFIGS
 
 pytestmark = pytest.mark.skipif(not engine_compiled.available(), reason="Numba is not installed ([fast])")

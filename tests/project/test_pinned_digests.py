@@ -25,9 +25,9 @@ import hashlib
 import numpy as np
 import pytest
 
-from agents.registry import make_agent
+from agents.spec.registry import make_agent
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 
 TABLES = {"2p": Rules(), "2p_jokers": Rules(jokers=2), "3p": Rules(num_players=3),
           "2v2": Rules(num_players=4, partnerships=True)}
@@ -125,7 +125,7 @@ TABLE_DIGESTS = {  # table: (move features of the first 200 positions, shaping p
 
 @pytest.mark.parametrize("table", list(TABLES))
 def test_move_features_are_pinned(boards, table):
-    from agents.neural import move_features
+    from agents.nets.neural import move_features
 
     obs, _ = boards[table]
     assert sha(move_features(obs[:200], TABLES[table])) == TABLE_DIGESTS[table][0]
@@ -144,9 +144,9 @@ MOVE_INPUTS = {  # the move networks' inputs of the first 300 positions (2p: of 
 
 def move_inputs(kind: str, obs: np.ndarray, masks: np.ndarray, rules: Rules) -> tuple[np.ndarray, ...]:
     """Return the arrays of ``kind``'s move inputs of the positions: inputs, member, and the moves."""
-    from agents.endgame import endgame_rows
-    from agents.solo import endgame_inputs, midgame_inputs
-    from agents.tablenet import table_inputs
+    from agents.heuristic.endgame import endgame_rows
+    from agents.nets.solo import endgame_inputs, midgame_inputs
+    from agents.nets.tablenet import table_inputs
 
     if kind == "endgame" or kind.startswith("midgame"):
         rows = endgame_rows(obs, rules) == (kind == "endgame")
@@ -253,7 +253,7 @@ def drift(ckpt, initial: dict) -> dict[str, tuple[float, float]]:
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_trainer_weights_and_resume_are_pinned(tmp_path, variant):
-    from agents.neural import load_checkpoint
+    from agents.nets.neural import load_checkpoint
     from agents.training import Config, train
     from agents.training.trainer import Trainer
 

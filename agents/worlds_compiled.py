@@ -1,0 +1,59 @@
+"""The worlds' hidden cards dealt compiled (Numba): ``agents.worlds.deal_hidden``, row by row.
+
+Imported only when Numba is installed (the ``[fast]`` extra, part of ``[agents]``;
+``agents.worlds.deal_hidden`` decides): the same decks and hands as its NumPy code (a card's place is
+its rank among the uniforms, ties to the lower id, as a stable sort gives). It imports nothing of the
+agents, so the worlds do not depend on the search's compiled rollouts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def deal_hidden_kernel(unseen, uniforms, hand_sizes, own_hand, deck, hands):
+    """Write ``worlds.deal_hidden``'s decks and hands into ``deck`` and ``hands``: the public cards in id
+    order, then the hidden ones by their uniforms, ties to the lower id (what a stable sort gives)."""
+    n, nc = uniforms.shape
+    keys = np.empty(nc)
+    for r in range(n):
+        u = np.int64(unseen[r])
+        pos = 0
+        for j in range(nc):  # the public cards first, in id order
+            if not (u >> j) & 1:
+                deck[r, pos] = j
+                pos += 1
+        start = pos
+        for j in range(nc):  # then the hidden ones, inserted by key (a later id after an equal key)
+            if (u >> j) & 1:
+                key = uniforms[r, j]
+                i = pos
+                while i > start and keys[i - 1] > key:
+                    keys[i] = keys[i - 1]
+                    deck[r, i] = deck[r, i - 1]
+                    i -= 1
+                keys[i] = key
+                deck[r, i] = j
+                pos += 1
+        pos = start
+        hands[r, 0] = own_hand[r]
+        for seat in range(1, hand_sizes.shape[1]):
+            m = np.uint64(0)
+            for _ in range(hand_sizes[r, seat]):
+                m |= np.uint64(1) << np.uint64(deck[r, pos])
+                pos += 1
+            hands[r, seat] = m
+
+
+def compiled_deal_hidden(unseen: np.ndarray, uniforms: np.ndarray, hand_sizes: np.ndarray,
+                         own_hand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``worlds.deal_hidden``'s (decks, hands), computed by ``deal_hidden_kernel``."""
+    n, nc = uniforms.shape
+    deck = np.empty((n, nc), np.int8)
+    hands = np.empty((n, hand_sizes.shape[1]), np.uint64)
+    deal_hidden_kernel(np.ascontiguousarray(unseen, np.uint64), np.ascontiguousarray(uniforms, np.float64),
+                       np.ascontiguousarray(hand_sizes, np.int64), np.ascontiguousarray(own_hand, np.uint64),
+                       deck, hands)
+    return deck, hands
