@@ -64,6 +64,8 @@ from escoba_env.rules import Rules
 
 from .base import Agent
 from .expert import hold_probability
+from .fixedpoint import move_values as fixed_move_values
+from .fixedpoint import symmetric_move_values
 from .move_inputs import (
     ANSWER_BLOCKS,
     SLOT,
@@ -77,7 +79,7 @@ from .move_inputs import (
 )
 from .moves import best_per_row, move_actions
 from .neural import check_compatible, checkpoint_dict, load_checkpoint
-from .solo import EndgameNet, build_endgame_net, symmetric_values
+from .solo import EndgameNet, build_endgame_net, suit_permutations
 from .worlds import obs_layout, observation_scalars
 
 _SIZE = np.array([40, 10, 4, 1], np.float32)
@@ -229,12 +231,16 @@ class TableNetAgent(Agent):
         self.symmetric = bool(symmetric)
         super().__init__(rules, seed)
 
-    def move_values(self, x: torch.Tensor, net: EndgameNet | None = None, blocks: int = 5) -> torch.Tensor:
-        """Return the value of each move's inputs ``x`` by ``net`` (default: the move network): the
-        network's, or with ``symmetric`` its mean over the six permutations of the plain suits in the
-        first ``blocks`` 40-card blocks (``agents.solo.symmetric_values``)."""
+    def move_values(self, x: torch.Tensor | np.ndarray, net: EndgameNet | None = None, blocks: int = 5
+                    ) -> torch.Tensor:
+        """Return float64 (M,) the value of each move's inputs ``x`` by ``net`` (default: the move
+        network) in fixed point (``agents.fixedpoint``: the same bits on every machine, whatever the
+        batch): the network's, or with ``symmetric`` its mean over the six permutations of the plain
+        suits in the first ``blocks`` 40-card blocks (``agents.solo.suit_permutations``)."""
         net = self.net if net is None else net
-        return symmetric_values(net, x, blocks) if self.symmetric else net(x)
+        if self.symmetric:
+            return symmetric_move_values(net, x, suit_permutations(x.shape[1], blocks))
+        return fixed_move_values(net, x)
 
     @torch.no_grad()
     def act_batch(self, observations, action_masks, state=None):
@@ -262,7 +268,7 @@ class TableNetAgent(Agent):
         """Return each row's action: the first action of its move best scored by ``net`` on the input
         set ``inputs``."""
         moves, x, _ = table_inputs(obs, self.rules, masks, answers=inputs == "answers")
-        values = self.move_values(torch.from_numpy(x), net, input_blocks(inputs))
+        values = self.move_values(x, net, input_blocks(inputs))
         chosen = best_per_row(moves, values.numpy())
         return move_actions(moves, chosen, obs, masks)
 

@@ -93,7 +93,7 @@ MOVES = {
     ('3p', 'expert'): '2263cf273b9dd4e6',
     ('3p', 'search:sims=40'): '73bbfa0bbddf80bc',
     ('3p', 'neural-3p'): 'c2099de907139891',
-    ('3p', 'neural-3p-move'): 'c6ab302b56015870',
+    ('3p', 'neural-3p-move'): '6626848b6e9a2c25',  # fixed point: decision 966's exact tie, the first move
     ('3p', 'strong-3p:sims=40'): '73bbfa0bbddf80bc',
     ('2v2', 'greedy'): '17a88560a261fbaa',
     ('2v2', 'expert'): 'fdae212fe055a2e7',
