@@ -26,6 +26,8 @@ import time
 import uuid
 from pathlib import Path
 
+from tests.helpers import tagged_pids
+
 RAY_START = (
     "import sys\n"
     "from ray._private import services\n"
@@ -57,15 +59,7 @@ def free_port() -> int:
 
 def node_pids(name: str) -> list[int]:
     """Return the processes whose environment has ``ESCOBA_RAY_NODE=name`` (from /proc)."""
-    tag = f"ESCOBA_RAY_NODE={name}".encode()
-    out = []
-    for env in Path("/proc").glob("[0-9]*/environ"):
-        try:
-            if tag in env.read_bytes().split(b"\0"):
-                out.append(int(env.parent.name))
-        except (OSError, ValueError):
-            continue
-    return [p for p in out if p != os.getpid()]
+    return tagged_pids("ESCOBA_RAY_NODE", name)
 
 
 def with_descendants(pids: list[int]) -> list[int]:
