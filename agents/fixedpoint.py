@@ -7,18 +7,20 @@ and do not care; but two moves that are worth exactly the same (a symmetric netw
 suit-permuted moves) or nearly so are then split by rounding noise, so the same deal was played
 differently on a machine with AVX-512 than on one without.
 
-Here every network that decides a move is evaluated in integers instead:
+Here every network that decides a move is evaluated so that each layer's result is defined exactly,
+independently of how a BLAS adds:
 
-- inputs and hidden activations are rounded to multiples of ``2**-ACT_BITS``, weights to multiples
-  of ``2**-WEIGHT_BITS`` and biases to multiples of ``UNIT`` (``2**-(ACT_BITS + WEIGHT_BITS)``);
-- a layer's output is then an integer number of ``UNIT``, and so is every partial sum of it, in
-  whatever order a BLAS adds them; every such integer is below ``2**52`` (checked on each call:
-  ``check_range``), and float64 holds every integer up to ``2**53`` exactly, so each product and
-  each sum is exact. The float64 matrix product therefore returns the same integers under any
-  instruction set, blocking, FMA use or thread count (it assumes a classical product, as every BLAS
-  computes; a Strassen-like one would subtract entries first);
-- a hidden activation (after its ReLU) is rounded half to even back to ``2**-ACT_BITS``: one IEEE
-  operation on an exactly known number, the same everywhere.
+- inputs and hidden activations are rounded (half to even) to multiples of ``2**-ACT_BITS``, weights
+  to multiples of ``2**-WEIGHT_BITS``, biases to multiples of ``UNIT`` (``2**-(ACT_BITS +
+  WEIGHT_BITS)``): a product's terms are integers of ``UNIT``;
+- a layer's output is the exact sum of its terms rounded once to float64 (then plus its bias, rounded
+  once). When every partial sum stays below ``2**53`` units (a Cauchy-Schwarz bound checks it,
+  ``CAPACITY``), one float64 matrix product computes that exact sum, since float64 adds integers below
+  ``2**53`` without error in any order (FMA, blocking, threads, SIMD width); else the weights are split
+  in two (``SPLIT_BITS``) and two such exact products are added, one rounding. Either way the result
+  is the same bits (it assumes a classical product, as every BLAS computes; a Strassen-like one would
+  subtract entries first);
+- a mean of several values (a symmetric network's six) adds them in sorted order.
 
 So a move's value is a function of its own inputs alone (not of the batch it comes in), identical on
 every machine; values that are equal in exact arithmetic (a symmetric network's suit-permuted moves)
@@ -44,10 +46,15 @@ ACT_BITS = 21
 WEIGHT_BITS = 23
 """Weights are multiples of ``2**-WEIGHT_BITS`` (rounding error <= 6e-8)."""
 UNIT = 2.0 ** -(ACT_BITS + WEIGHT_BITS)
-"""A layer's outputs (and biases) are integer multiples of ``UNIT``."""
-LIMIT = 2.0 ** 52
-"""Every partial sum stays below ``LIMIT`` units (checked); float64 is exact for integers below 2**53."""
-_TO_ACT = 2.0 ** -WEIGHT_BITS  # from UNIT to 2**-ACT_BITS: a power of two, so the product is exact
+"""The terms of a layer's sums (and its biases) are integer multiples of ``UNIT``."""
+CAPACITY = 2.0 ** 53 * (1 - 2.0 ** -20)
+"""Partial sums below this many units are exact in float64 (with room for the bound's own rounding)."""
+SPLIT_BITS = 11
+"""A wide product splits its right factor into a high part (multiples of ``2**-SPLIT_BITS``) and a low
+part below ``2**-(SPLIT_BITS + 1)``: two exact products whose sum is rounded once."""
+_REACH = 2.0 ** 20
+"""Beyond this (an activation times a row of weights, in real units) even the split products could
+overflow: activations a million times larger than any seen in play; refused."""
 
 
 def quantize(x: np.ndarray | torch.Tensor, bits: int = ACT_BITS) -> torch.Tensor:
@@ -56,41 +63,45 @@ def quantize(x: np.ndarray | torch.Tensor, bits: int = ACT_BITS) -> torch.Tensor
     return torch.round(t.detach().to("cpu", torch.float64) * 2.0 ** bits)
 
 
-def requantize(units: torch.Tensor, relu: bool) -> torch.Tensor:
-    """Return a layer's outputs (integers of ``UNIT``) as activations in units of ``2**-ACT_BITS``,
-    after a ReLU if ``relu``."""
-    out = units.clamp_min(0.0) if relu else units * 1.0  # a new tensor: the caller's is left alone
-    return out.mul_(_TO_ACT).round_()
+def activations(y: torch.Tensor, relu: bool) -> torch.Tensor:
+    """Return a layer's output ``y`` (float64) as the next layer's input: after a ReLU if ``relu``,
+    in units of ``2**-ACT_BITS``."""
+    out = y.clamp_min(0.0) if relu else y * 1.0  # a new tensor: the caller's is left alone
+    return out.mul_(2.0 ** ACT_BITS).round_()
 
 
-def check_range(a: torch.Tensor, b_norm: float, b_abs: torch.Tensor, bias: float, where: str) -> None:
-    """Raise ArithmeticError unless every partial sum of ``a @ b`` (+ bias) stays below ``LIMIT``.
-
-    ``a`` (..., n) holds integers; ``b_norm`` is the largest Euclidean norm of a column of ``b``,
-    ``b_abs`` is ``|b|`` (n, m) and ``bias`` the largest ``|bias|``. The Cauchy-Schwarz bound
-    ``|a_i| |b_j|`` clears almost every row at the cost of a norm; a row it does not clear gets the
-    exact bound ``|a_i| @ |b|``.
-    """
-    flat = a.reshape(-1, a.shape[-1])
-    over = torch.linalg.vector_norm(flat, dim=1) * b_norm + bias >= LIMIT
-    if bool(over.any()) and float((flat[over].abs() @ b_abs).max()) + bias >= LIMIT:
-        raise ArithmeticError(f"{where}: a sum leaves the exact fixed-point range (an input or activation "
-                              f"far larger than any seen in play); the move cannot be computed exactly")
+def exact_product(x: torch.Tensor, w: torch.Tensor, x_bits: int, w_bits: int, w_norm: float,
+                  where: str) -> torch.Tensor:
+    """Return float64 ``x @ w`` rounded once from its exact value: ``x`` (..., n) and ``w`` (n, m), or
+    (B, n, 1) per row of a batched ``x`` (B, A, n), integers in units of ``2**-x_bits`` and
+    ``2**-w_bits``; ``w_norm`` bounds the Euclidean norm of a column of ``w``."""
+    flat = x.reshape(-1, x.shape[-1])
+    bound = float(torch.linalg.vector_norm(flat, dim=1).max()) * w_norm if flat.numel() else 0.0
+    unit = 2.0 ** -(x_bits + w_bits)
+    if bound < CAPACITY:  # every partial sum is an integer below 2**53: exact in any order
+        return (x @ w) * unit
+    shift = w_bits - SPLIT_BITS
+    hi = torch.round(w * 2.0 ** -shift)
+    lo = w - hi * 2.0 ** shift  # |lo| <= 2**(shift - 1)
+    reach = float(flat.abs().max()) * float(hi.abs().sum(-2).max()) * 2.0 ** -(x_bits + SPLIT_BITS)
+    spread = float(flat.abs().sum(1).max()) * 2.0 ** (shift - 1)
+    if reach >= _REACH or spread >= CAPACITY:
+        raise ArithmeticError(f"{where}: an activation beyond the fixed-point range (about 1e6 times any "
+                              f"seen in play); the move cannot be computed exactly")
+    return (x @ hi) * (unit * 2.0 ** shift) + (x @ lo) * unit  # two exact products, one rounding
 
 
 class FixedLinear:
-    """An ``nn.Linear`` (or a bare weight) in fixed point: integer weights (units ``2**-WEIGHT_BITS``)
-    and bias (units ``UNIT``)."""
+    """An ``nn.Linear`` (or a bare weight) in fixed point: integer weights (units ``2**-WEIGHT_BITS``),
+    a bias on the ``UNIT`` grid."""
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None, name: str = "linear"):
-        self.weight = quantize(weight, WEIGHT_BITS)  # (out, in)
-        self.bias = None if bias is None else quantize(bias, ACT_BITS + WEIGHT_BITS)
-        self.name = name
-        self.w_t = self.weight.T.contiguous()
-        self.w_abs = self.w_t.abs()
-        norms = torch.linalg.vector_norm(self.weight, dim=1)
+        w = quantize(weight, WEIGHT_BITS)  # (out, in)
+        self.w_t = w.T.contiguous()
+        norms = torch.linalg.vector_norm(w, dim=1)
         self.w_norm = float(norms.max()) if norms.numel() else 0.0
-        self.b_max = 0.0 if self.bias is None or not self.bias.numel() else float(self.bias.abs().max())
+        self.bias = None if bias is None else quantize(bias, ACT_BITS + WEIGHT_BITS) * UNIT
+        self.name = name
 
     @classmethod
     def of(cls, layer: nn.Linear, name: str = "linear") -> FixedLinear:
@@ -98,14 +109,10 @@ class FixedLinear:
         return cls(layer.weight, layer.bias, name)
 
     def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        """Return ``x @ W.T + b`` in units of ``UNIT`` (exact) for activations ``x`` (..., in) in units
-        of ``2**-ACT_BITS``."""
-        check_range(x, self.w_norm, self.w_abs, self.b_max, self.name)
-        if self.bias is None:
-            return x @ self.w_t
-        if x.ndim == 2:
-            return torch.addmm(self.bias, x, self.w_t)
-        return x @ self.w_t + self.bias
+        """Return float64 ``x @ W.T`` rounded once from its exact value, plus the bias (rounded once),
+        for activations ``x`` (..., in) in units of ``2**-ACT_BITS``."""
+        out = exact_product(x, self.w_t, ACT_BITS, WEIGHT_BITS, self.w_norm, self.name)
+        return out if self.bias is None else out + self.bias
 
 
 class FixedMLP:
@@ -124,16 +131,16 @@ class FixedMLP:
         if not self.steps or self.steps[0] == "relu":
             raise TypeError(f"{name}: a fixed-point network starts with a Linear layer")
 
-    def units(self, x: torch.Tensor) -> torch.Tensor:
-        """Return the output for activations ``x`` (units of ``2**-ACT_BITS``): in units of ``UNIT`` if
-        the stack ends with a Linear layer, in units of ``2**-ACT_BITS`` if it ends with a ReLU."""
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        """Return the output for activations ``x`` (units of ``2**-ACT_BITS``): float64 values if the
+        stack ends with a Linear layer, activations (units of ``2**-ACT_BITS``) if it ends with a ReLU."""
         h = x
         for step, following in pairwise([*self.steps, None]):
             if step == "relu":
                 continue
             h = step(h)
             if following is not None:  # the next layer reads activations
-                h = requantize(h, relu=following == "relu")
+                h = activations(h, relu=following == "relu")
         return h
 
 
@@ -158,32 +165,26 @@ def mlp_of(net: nn.Module) -> FixedMLP:
 
 def move_values(net: nn.Module, x: np.ndarray | torch.Tensor) -> torch.Tensor:
     """Return float64 (M,) the values of moves ``x`` (M, n) by the move network ``net``, computed in
-    fixed point: multiples of ``UNIT``, the same on every machine."""
-    out = mlp_of(net).units(quantize(x)).squeeze(-1)
-    return out * UNIT
+    fixed point: the same bits on every machine, whatever the batch."""
+    return mlp_of(net)(quantize(x)).squeeze(-1)
 
 
 def symmetric_move_values(net: nn.Module, x: np.ndarray | torch.Tensor, perms: np.ndarray) -> torch.Tensor:
     """Return float64 (M,) the mean of ``net``'s fixed-point values of the moves ``x`` (M, n) over the
-    column orders ``perms`` (P, n): the sum of P integers (exact in any order) divided by P, so two
-    moves whose permuted inputs are the same rows get the same value to the bit."""
+    column orders ``perms`` (P, n), added in sorted order: two moves whose permuted inputs are the same
+    rows get the same value to the bit."""
     xq = quantize(x)
     p = torch.as_tensor(perms)
-    units = mlp_of(net).units(xq[:, p].reshape(-1, xq.shape[1])).reshape(len(xq), len(p))
-    return units.sum(1) * UNIT / len(p)
-
-
-def _batched_dot(f: torch.Tensor, u: torch.Tensor, where: str) -> torch.Tensor:
-    """Return (B, A) in units of ``UNIT``: each row's features ``f`` (B, A, K) times its own vector
-    ``u`` (B, K), both in units of ``2**-ACT_BITS`` (their product is in units of ``4 * UNIT``)."""
-    bound = float(torch.linalg.vector_norm(f, dim=2).max()) * float(torch.linalg.vector_norm(u, dim=1).max())
-    if f.numel() and bound >= LIMIT / 4 and float((f.abs() @ u.abs().unsqueeze(-1)).max()) >= LIMIT / 4:
-        raise ArithmeticError(f"{where}: a sum leaves the exact fixed-point range")
-    return torch.bmm(f, u.unsqueeze(-1)).squeeze(-1) * 4.0
+    values = mlp_of(net)(xq[:, p].reshape(-1, xq.shape[1])).reshape(len(xq), len(p))
+    values = torch.sort(values, dim=1).values
+    total = values[:, 0].clone()
+    for k in range(1, values.shape[1]):  # one addition at a time, in this order
+        total += values[:, k]
+    return total / len(p)
 
 
 class FixedPolicy:
-    """The policy head of an ``agents.neural.PolicyValueNet`` in fixed point: its masked logits."""
+    """The policy head of an ``agents.neural.PolicyValueNet`` in fixed point: its logits."""
 
     def __init__(self, net: nn.Module):
         self.head = net.head
@@ -200,19 +201,21 @@ class FixedPolicy:
 
     def logits(self, obs: np.ndarray, feats: np.ndarray | None) -> torch.Tensor:
         """Return float64 (B, A) logits of observations ``obs`` (B, n) with their move features
-        ``feats`` (B, A, K) (None for the plain head), multiples of ``UNIT``."""
+        ``feats`` (B, A, K) (None for the plain head)."""
         z = quantize(obs)
         if self.torso is not None:
-            z = self.torso.units(z)
+            z = self.torso(z)
         out = self.policy(z)
         if self.head == "moves":
-            u = requantize(self.embed(requantize(self.query(z), relu=False)), relu=False)
-            out = out + _batched_dot(quantize(feats), u, "move features")
+            u = activations(self.embed(activations(self.query(z), relu=False)), relu=False)  # (B, K)
+            u_norm = float(torch.linalg.vector_norm(u, dim=1).max()) if u.numel() else 0.0
+            out = out + exact_product(quantize(feats), u.unsqueeze(-1), ACT_BITS, ACT_BITS, u_norm,
+                                      "move features").squeeze(-1)
         elif self.head == "moves_mlp":
-            s = self.state(requantize(self.query(z), relu=False))
-            h = requantize(self.move_in(quantize(feats)) + s.unsqueeze(1), relu=True)
+            s = self.state(activations(self.query(z), relu=False))
+            h = activations(self.move_in(quantize(feats)) + s.unsqueeze(1), relu=True)
             out = out + self.move_out(h).squeeze(-1)
-        return out * UNIT
+        return out
 
 
 def policy_logits(net: nn.Module, obs: np.ndarray, feats: np.ndarray | None) -> np.ndarray:

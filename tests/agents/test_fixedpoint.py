@@ -8,18 +8,22 @@ check, and that the shipped agents decide through it.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 import torch
 
 from agents.fixedpoint import (
     ACT_BITS,
-    LIMIT,
+    CAPACITY,
     UNIT,
     WEIGHT_BITS,
+    FixedLinear,
     FixedMLP,
     move_values,
     policy_logits,
+    quantize,
     symmetric_move_values,
 )
 from agents.registry import make_agent
@@ -32,17 +36,17 @@ THREE = Rules(num_players=3)
 
 
 def exact_reference(net: EndgameNet, x: np.ndarray) -> np.ndarray:
-    """Return the fixed-point network's outputs (in units of UNIT) computed in NumPy int64: no BLAS,
-    no float in any sum."""
+    """Return the fixed-point network's outputs computed with NumPy int64 sums (no BLAS, no float in
+    any sum): each layer's exact integer sum, rounded once to float64, plus the bias."""
     h = np.rint(x.astype(np.float64) * 2.0 ** ACT_BITS).astype(np.int64)
     layers = [m for m in net.mlp if isinstance(m, torch.nn.Linear)]
     for i, layer in enumerate(layers):
         w = np.rint(layer.weight.detach().double().numpy() * 2.0 ** WEIGHT_BITS).astype(np.int64)
-        b = np.rint(layer.bias.detach().double().numpy() / UNIT).astype(np.int64)
-        h = h @ w.T + b
-        if i < len(layers) - 1:  # ReLU, then back to 2**-ACT_BITS, rounded half to even
-            h = np.rint(np.maximum(h, 0) / 2.0 ** WEIGHT_BITS).astype(np.int64)
-    return h[:, 0]
+        b = np.rint(layer.bias.detach().double().numpy() / UNIT) * UNIT
+        y = (h @ w.T).astype(np.float64) * UNIT + b
+        if i == len(layers) - 1:
+            return y[:, 0]
+        h = np.rint(np.maximum(y, 0) * 2.0 ** ACT_BITS).astype(np.int64)  # ReLU, then 2**-ACT_BITS
 
 
 def table_moves(rules: Rules = THREE, games: int = 6, seed: int = 2) -> np.ndarray:
@@ -57,8 +61,7 @@ def test_the_float64_products_are_the_exact_integer_network():
     torch.manual_seed(0)
     net = EndgameNet([64, 32], 296)
     x = table_moves()
-    got = move_values(net, x).numpy() / UNIT
-    assert np.array_equal(got, exact_reference(net, x).astype(np.float64))
+    assert np.array_equal(move_values(net, x).numpy(), exact_reference(net, x))
     # and close to the float32 network (the rounding is float32's own size)
     with torch.no_grad():
         assert np.abs(move_values(net, x).numpy() - net(torch.from_numpy(x)).numpy()).max() < 1e-5
@@ -97,21 +100,23 @@ def test_suit_permuted_moves_get_the_same_symmetric_value_to_the_bit():
                               symmetric_move_values(net, x, perms).numpy())
 
 
-def test_an_input_outside_the_exact_range_is_refused_and_a_large_one_is_not():
+def test_a_wide_sum_is_split_and_a_row_gets_the_same_bits_alone_and_beside_it():
+    """A row whose sums may pass 2**53 units takes two exact products (the weights split in two) and one
+    rounding; a row beside it in the batch, computed either way, keeps its bits."""
     torch.manual_seed(2)
-    net = EndgameNet([8], 4)
-    with torch.no_grad():
-        net.mlp[0].weight.fill_(1.0)
-    big = np.full((2, 4), 2.0 ** (52 - ACT_BITS - WEIGHT_BITS) / 2, np.float32)  # 4 terms: 2x the limit
-    with pytest.raises(ArithmeticError, match="exact fixed-point range"):
-        move_values(net, big)
-    # a row the cheap Cauchy-Schwarz bound does not clear but the exact bound does: computed
-    with torch.no_grad():
-        net.mlp[0].weight.copy_(torch.eye(8, 4))
-    x = np.zeros((1, 4), np.float32)
-    x[0, 0] = 2.0 ** (52 - ACT_BITS - WEIGHT_BITS) * 0.9  # |x| |w_row| with rows of norm 1: under
-    assert np.isfinite(move_values(net, x).numpy()).all()
-    assert LIMIT == 2.0 ** 52
+    layer = FixedLinear(torch.randn(3, 40), torch.randn(3))
+    x = np.random.default_rng(0).random((3, 40)).astype(np.float32)
+    x[2] *= 3000.0  # 40 terms of up to 3000 x 3: past 2**53 units (512)
+    q = quantize(x)
+    alone = [layer(q[i:i + 1]) for i in range(3)]
+    together = layer(q)
+    assert torch.equal(torch.cat(alone), together)
+    w = np.rint(layer.w_t.numpy().T).astype(np.int64)  # the exact sum, in Python integers, rounded once
+    exact = [float(Fraction(int(v)) * Fraction(UNIT)) for v in (np.rint(q.numpy()).astype(np.int64)[2] @ w.T)]
+    assert together[2].tolist() == [e + b for e, b in zip(exact, layer.bias.tolist(), strict=True)]
+    assert float(torch.linalg.vector_norm(q[2])) * layer.w_norm >= CAPACITY  # it took the split path
+    with pytest.raises(ArithmeticError, match="beyond the fixed-point range"):
+        layer(quantize(np.full((1, 40), 1e7, np.float32)))
 
 
 def test_only_linear_and_relu_layers_are_evaluated():
