@@ -5,7 +5,7 @@
 # thread counts. One command, from anywhere:
 #
 #     bash scripts/check_move_digests.sh            # every setting (about 12 runs of half a minute)
-#     bash scripts/check_move_digests.sh --quick    # three combined settings (the test suite's)
+#     bash scripts/check_move_digests.sh --quick    # three combined settings, the networks only (the suite's)
 #
 # Each setting runs the digest tests in a fresh Python process with the environment below and first
 # prints what the libraries actually use there (NumPy's dispatched SIMD targets, ATen's capability,
@@ -40,7 +40,7 @@ QUICK=(
   "no SIMD beyond SSE4.2, 3 threads|NPY_DISABLE_CPU_FEATURES=$NPY_V2;ATEN_CPU_CAPABILITY=default;MKL_ENABLE_INSTRUCTIONS=SSE4_2;OPENBLAS_CORETYPE=Prescott;OMP_NUM_THREADS=3;MKL_NUM_THREADS=3"
 )
 case "${1:-}" in
-  --quick) SETTINGS=("${QUICK[@]}") ;;
+  --quick) SETTINGS=("${QUICK[@]}"); SELECT="(moves_are_pinned and neural) or move_features or move_network_inputs" ;;
   "") SETTINGS=("${FULL[@]}") ;;
   *) echo "usage: bash scripts/check_move_digests.sh [--quick]" >&2; exit 2 ;;
 esac

@@ -6,6 +6,11 @@ computed on the code before a refactor that must not change behaviour. A change 
 agent's choice, a move feature or the shaping changes a digest: update one only for a change that
 is meant to alter behaviour, and say why in the commit.
 
+The networks' moves hold on every machine: they are computed in fixed point (``agents.fixedpoint``),
+whose results do not depend on the instruction set, the BLAS, the thread count or the batch.
+``bash scripts/check_move_digests.sh`` runs these tests under every CPU setting NumPy, PyTorch, MKL
+and OpenBLAS let a process force (``--quick``: three combined ones, as ``test_moves_any_cpu`` does).
+
 Training is the exception: its float32 arithmetic runs in the CPU's own kernels (ATen's AVX2 or
 AVX-512 paths, MKL's per-vendor code), so the same run gives other last bits on another processor
 (measured: about 1e-6 apart after the tiny run between the AVX-512, AVX2 and plain kernels of one
