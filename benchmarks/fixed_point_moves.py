@@ -8,7 +8,9 @@ float32 forward pass picks on this machine is computed too. A decision that diff
 tie** when the two actions are worth the same to the bit in fixed point (a symmetric network's two
 suit-permuted moves): the float32 pass split such ties by rounding noise, so which one it played
 depended on the machine; the others are near-ties that the two computations round apart (their gap
-in fixed point is printed). Prints one row per network; ``--json`` writes them.
+in fixed point is printed). It also counts the decisions whose best action is tied exactly with
+another (what the float32 pass decided by rounding, whichever way it went on this machine). Prints one
+row per network; ``--json`` writes them.
 
     nice python benchmarks/fixed_point_moves.py --deals 500
 """
@@ -112,8 +114,8 @@ def measure(spec: str, deals: int | None, chunk: int = 250) -> dict:
     t = p.table(table)
     n = t.deals if deals is None else min(deals, t.deals)
     agent = make_agent(spec, rules=t.rules(), seed=0)
-    out = {"spec": spec, "deals": f"bench-{version} {table}, deals 0-{n - 1}", "decisions": 0, "differ": 0,
-           "exact_ties": 0, "near_gaps": []}
+    out = {"spec": spec, "deals": f"bench-{version} {table}, deals 0-{n - 1}", "decisions": 0, "tied": 0,
+           "differ": 0, "exact_ties": 0, "near_gaps": []}
     t0 = time.process_time()
     for lo in range(0, n, chunk):
         ids = np.arange(lo, min(n, lo + chunk))
@@ -126,6 +128,8 @@ def measure(spec: str, deals: int | None, chunk: int = 250) -> dict:
             fixed, old, value = decide(agent, obs, masks)
             diff = np.flatnonzero(fixed != old)
             out["decisions"] += len(live)
+            top = value.max(axis=1, keepdims=True)
+            out["tied"] += int(((value == top).sum(axis=1) > 1).sum())  # two actions worth the same
             out["differ"] += len(diff)
             for i in diff:
                 gap = value[i, fixed[i]] - value[i, old[i]]
@@ -149,14 +153,15 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     rows = []
-    print("| network | deals | decisions | differ | of which exact ties | other gaps |")
-    print("|---|---|---:|---:|---:|---|")
+    print("| network | deals | decisions | best move tied exactly | differ | of which exact ties | "
+          "other gaps |")
+    print("|---|---|---:|---:|---:|---:|---|")
     for spec in args.networks:
         r = measure(spec, args.deals)
         rows.append(r)
         gaps = ", ".join(f"{g:.1e}" for g in sorted(r["near_gaps"], key=abs)) or "none"
-        print(f"| `{spec}` | {r['deals']} | {r['decisions']} | {r['differ']} | {r['exact_ties']} | {gaps} |",
-              flush=True)
+        print(f"| `{spec}` | {r['deals']} | {r['decisions']} | {r['tied']} | {r['differ']} | "
+              f"{r['exact_ties']} | {gaps} |", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
