@@ -35,6 +35,11 @@ class Agent:
         """Return one legal action (int64) per row of ``observations`` / ``action_masks``."""
         raise NotImplementedError
 
+    def cancel(self) -> None:
+        """Stop a decision in progress, from another thread (its caller's time ran out). Agents that
+        wait on something outside (the ``llm`` agent's requests) end it and raise; the rest compute
+        briefly and ignore it."""
+
     def act(self, observation: np.ndarray, action_mask: np.ndarray, state=None) -> int:
         """Return one legal action for a single observation and int8 mask (rules.num_cards,)."""
         obs = np.asarray(observation, np.float32)[None, :]

@@ -36,22 +36,25 @@ It scores every legal move (card, capture) from the observation alone and plays 
   still holds cards (none when that seat is the partner).
 
 Ties go to the move taking more cards, then enumeration order. Deterministic; reads only the
-observation.
+observation. The pieces (capture value, the opponent's gains per value class, card counting, the
+expected best capture) are the strategy's, written once in ``agents.strategy``; this module holds
+what only the expert does (decided categories, who acts next, partners, the end of the round).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from escoba_env.capture import FIFTEEN, makes_fifteen, option_summary
-from escoba_env.cards import FULL_DECK, JOKER_MASK, NUM_CARDS, OROS, SEVENS, mask_values
+from escoba_env.cards import NUM_CARDS, OROS, SEVENS
 from escoba_env.observation import PLANE
+from escoba_env.rules import Rules
 from escoba_env.scoring import side_piles
 
 from .base import Agent
-from .moves import best_per_row, bit, enumerate_moves, move_actions
+from .moves import Moves, best_per_row, bit, enumerate_moves, move_actions
+from .strategy import HOLD, Weights, capture_value, card_weights, class_counts, expected_best, opponent_gains
 from .weights import CARD_WEIGHTS, JOKER_WILDNESS
-from .worlds import capture_summary, observation_masks, observation_scalars
+from .worlds import observation_masks, observation_scalars
 
 JOKER_HOLD = 0.3
 """The expert's own weight of keeping a joker in hand (jokers only; module docstring)."""
@@ -62,13 +65,6 @@ DECIDED = 0.2
 """Factor applied to the weight of a category that is already decided."""
 PARTNER = 0.5
 """Weight of the partner's expected gain on the table left (partnerships only)."""
-
-_SIXES = np.uint64(0xF << 20)
-_JOKERS = np.uint64(JOKER_MASK)
-_STANDARD = np.uint64(FULL_DECK)
-# Cards of each capture value 1..10, then the jokers (the eleventh "value" of the threat).
-_VALUE_NIBBLES = np.array([0xF << (4 * v) for v in range(10)] + [0b11 << NUM_CARDS], np.uint64)
-_PROBE_CARDS = np.array([4 * v for v in range(10)] + [NUM_CARDS])  # a card of each value, a joker
 
 
 def _side_piles(planes: np.ndarray, partnerships: bool, p: int) -> np.ndarray:
@@ -85,14 +81,28 @@ def _live(counts: np.ndarray, total: int) -> np.ndarray:
     return ~decided
 
 
-def hold_probability(u: np.ndarray, n: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """Return P(a hand of ``h`` cards drawn from ``u`` unseen holds at least one of ``n`` cards)."""
-    miss = np.ones(np.broadcast(u, n, h).shape)
-    for i in range(3):
-        num = np.clip(u - n - i, 0, None)
-        den = np.maximum(u - i, 1)
-        miss = np.where(i < h, miss * num / den, miss)
-    return 1.0 - miss
+def next_hand_sizes(hand_sizes: np.ndarray, stock: np.ndarray, rules: Rules) -> tuple[np.ndarray, np.ndarray]:
+    """Return, per row, (the hand size of the next opponent to act, that of the partner), from the
+    relative seats' ``hand_sizes`` (K, 4) and the ``stock`` size: 0 where none acts next (the partner
+    does, or the round ends), 3 where this play empties every hand and a new deal follows.
+
+    The next to act is relative seat 1, or with an empty hand and an empty stock (the short last
+    deal with jokers) the next seat that still holds cards. The partner's is 0 without partnerships."""
+    p = rules.num_players
+    h1 = hand_sizes[:, 1]
+    nxt = np.ones(len(hand_sizes), np.int64)
+    if rules.jokers and p > 2:
+        later = hand_sizes[:, 1:p] > 0
+        nxt = np.where(later.any(axis=1), 1 + later.argmax(axis=1), 1)
+    h_at = np.take_along_axis(hand_sizes, nxt[:, None], axis=1)[:, 0]
+    h_next = np.where(h_at > 0, h_at, np.where(stock > 0, 3, 0))
+    if rules.partnerships:
+        h_next = np.where(nxt == 2, 0, h_next)  # the partner acts next: no opponent threat
+    h_next = np.where((h1 == 0) & (stock > 0), 3, h_next)
+    if not rules.partnerships:
+        return h_next, np.zeros_like(h_next)
+    h2 = hand_sizes[:, 2]
+    return h_next, np.where(h2 > 0, h2, np.where(stock > 0, 3, 0))
 
 
 class ExpertAgent(Agent):
@@ -134,100 +144,68 @@ class ExpertAgent(Agent):
             "card": w["card"] * np.where(live_cards, 1.0, f),
         }
 
-    def move_scores(self, obs: np.ndarray, planes: np.ndarray, moves) -> tuple[np.ndarray, np.ndarray]:
-        """Return (score, tiebreak) per move (see the module docstring)."""
+    def move_weights(self, planes: np.ndarray, row: np.ndarray) -> Weights:
+        """Return the weights of each move (``row_weights`` of its observation row; jokers' wildness)."""
+        rw = self.row_weights(planes)
+        wj = self.weights["joker"] if self.rules.jokers else 0.0
+        return Weights(self.weights["escoba"], *(rw[k][row] for k in ("velo", "seven", "oro", "card", "six")),
+                       joker=wj)
+
+    def move_scores(self, obs: np.ndarray, planes: np.ndarray, moves: Moves) -> tuple[np.ndarray, np.ndarray]:
+        """Return (score, tiebreak) per move: gain - threat (+ the partner's chance) (+ the table left
+        on the last play); tiebreak: the cards taken (see the module docstring)."""
         r = self.rules
         sc = observation_scalars(obs, r, planes)
-        rw = self.row_weights(planes)
         row = moves.row
-        wv, ws, wo, wc, w6 = (rw[k][row] for k in ("velo", "seven", "oro", "card", "six"))
-        wj = self.weights["joker"] if r.jokers else 0.0
-
-        def weigh(masks, rows_w=(wv, ws, wo, wc, w6)):
-            v, s, o, c, x = rows_w
-            out = (v * ((masks >> np.uint64(24)) & np.uint64(1))
-                   + s * np.bitwise_count(masks & np.uint64(SEVENS))
-                   + o * np.bitwise_count(masks & np.uint64(OROS)) + c * np.bitwise_count(masks)
-                   + x * np.bitwise_count(masks & _SIXES))
-            if wj:
-                out = out + wj * np.bitwise_count(masks & _JOKERS)
-            return out
-
+        w = self.move_weights(planes, row)
         table = planes[row, PLANE["table"]]
         capture = moves.option != 0
         played = bit(moves.card)
-        own_joker = moves.card >= NUM_CARDS
         left = np.where(capture, table & ~moves.option, table | played)
         hand_sizes = sc["hand_sizes"][row]
         stock = sc["stock"][row]
-        phase = sc["capture_phase"][row]
-        is_last = (stock == 0) & (hand_sizes.sum(axis=1) == np.where(phase, 0, 1))
-        escoba = capture & (left == 0)
-        if not r.last_play_escoba:
-            escoba &= ~is_last
-        gain = np.where(capture, self.weights["escoba"] * escoba + weigh(moves.option | played), 0.0)
-        if r.jokers:
-            # A played joker lands in a pile as a plain card (no denial value), and leaves the hand.
-            gain = gain - own_joker * (np.where(capture, wj, 0.0) + self.weights["joker_hold"])
-
-        # The next player to act: relative seat 1, or with an empty hand and an empty stock (the
-        # short last deal with jokers) the next seat that still holds cards.
-        p = r.num_players
-        unseen = planes[row, PLANE["unseen"]]
-        u = np.bitwise_count(unseen).astype(np.int64)
-        h1 = hand_sizes[:, 1]
-        nxt = np.ones(len(row), np.int64)
-        if r.jokers and p > 2:
-            later = hand_sizes[:, 1:p] > 0
-            nxt = np.where(later.any(axis=1), 1 + later.argmax(axis=1), 1)
-        h_at = np.take_along_axis(hand_sizes, nxt[:, None], axis=1)[:, 0]
-        # A 0-card next player means this play empties every hand: a new deal, or the round's end.
-        h_next = np.where(h_at > 0, h_at, np.where(stock > 0, 3, 0))
-        if r.partnerships:
-            h_next = np.where(nxt == 2, 0, h_next)  # the partner acts next: no opponent threat
-        h_next = np.where((h1 == 0) & (stock > 0), 3, h_next)
-        m = len(row)
-        nv = 11 if r.jokers else 10
-        values = np.arange(1, nv + 1)  # 11: a joker
-        n_v = np.bitwise_count(unseen[:, None] & _VALUE_NIBBLES[None, :nv]).astype(np.int64)  # (m, nv)
-        t_sum = mask_values(left)
-        if r.jokers:
-            count, union, inter = capture_summary(np.repeat(left, nv), np.tile(_PROBE_CARDS[:nv], m))
-            k_left = np.bitwise_count(left & _JOKERS).astype(np.int64)[:, None]
-            k_all = k_left + (values[None, :] == 11)
-            worth = np.where(values[None, :] == 11, 0, values[None, :])  # class 11: a joker, 0 + wild
-            sweeps = makes_fifteen(worth + t_sum[:, None], k_all)
-        else:
-            target = np.broadcast_to(FIFTEEN - values[None, :], (m, nv))
-            count, union, inter = option_summary(np.repeat(left, nv), target.ravel())
-            sweeps = t_sum[:, None] + values[None, :] == FIFTEEN
-        count, union, inter = count.reshape(m, nv), union.reshape(m, nv), inter.reshape(m, nv)
-        rep = (wv[:, None], ws[:, None], wo[:, None], wc[:, None], w6[:, None])
-        sweep = (left != 0)[:, None] & sweeps
-        own_card = wc[:, None] + np.where(values[None, :] == 7, ws[:, None], 0.0)
-        opp_gain = np.where(count > 0,
-                            self.weights["escoba"] * sweep + weigh(inter, rep)
-                            + 0.5 * weigh(union & ~inter, rep) + own_card, 0.0)
-
-        def expected_best(gains, hand):
-            q = hold_probability(u[:, None], n_v, hand[:, None]) * (gains > 0)
-            order = np.argsort(-gains, axis=1, kind="stable")
-            g_sorted = np.take_along_axis(gains, order, axis=1)
-            q_sorted = np.take_along_axis(q, order, axis=1)
-            none_before = np.cumprod(np.concatenate([np.ones((m, 1)), 1 - q_sorted[:, :-1]], axis=1), axis=1)
-            return (g_sorted * q_sorted * none_before).sum(axis=1), np.prod(1 - q, axis=1)
-
-        threat, p_no_capture = expected_best(opp_gain, h_next)
-        score = gain - threat
+        is_last = (stock == 0) & (hand_sizes.sum(axis=1) == np.where(sc["capture_phase"][row], 0, 1))
+        score = self.gain(moves, capture, left, is_last, w)
+        threat, partner_gain = self.threats(left, w, planes[row, PLANE["unseen"]],
+                                            *next_hand_sizes(hand_sizes, stock, r))
+        score = score - threat
         if r.partnerships and self.partner:
-            h2 = hand_sizes[:, 2]
-            h_partner = np.where(h2 > 0, h2, np.where(stock > 0, 3, 0))
-            partner_gain, _ = expected_best(opp_gain, h_partner)
-            score = score + self.partner * p_no_capture * partner_gain
+            score = score + partner_gain
         # Last play: the table goes to the last capturer (relative seat; -1 nobody).
         lc = np.where(capture, 0, sc["last_capturer"][row])
         lc_side = np.where(lc < 0, -1, lc % 2 if r.partnerships else lc)
         sign = np.where(lc_side == 0, 1.0, np.where(lc_side < 0, 0.0, -1.0))
-        score = score + np.where(is_last, sign * weigh(left), 0.0)
+        score = score + np.where(is_last, sign * card_weights(left, w), 0.0)
         tiebreak = np.bitwise_count(np.where(capture, moves.option | played, 0)).astype(np.float64)
         return score, tiebreak
+
+    def gain(self, moves: Moves, capture: np.ndarray, left: np.ndarray, is_last: np.ndarray,
+             w: Weights) -> np.ndarray:
+        """Return the value of each move itself: its ``capture_value`` (0 for a discard), less the
+        cost of playing one's own joker (jokers only)."""
+        escoba = capture & (left == 0)
+        if not self.rules.last_play_escoba:
+            escoba &= ~is_last
+        gain = np.where(capture, capture_value(escoba, moves.option | bit(moves.card), w), 0.0)
+        if self.rules.jokers:
+            # A played joker lands in a pile as a plain card (no denial value), and leaves the hand.
+            own_joker = moves.card >= NUM_CARDS
+            gain = gain - own_joker * (np.where(capture, w.joker, 0.0) + self.weights["joker_hold"])
+        return gain
+
+    def threats(self, left: np.ndarray, w: Weights, unseen: np.ndarray, h_next: np.ndarray,
+                h_partner: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Return, per table left, (the next opponent's expected gain there, ``partner`` times the
+        partner's expected gain times the chance that the opponent takes nothing: 0 without
+        partnerships), counting the ``unseen`` cards by value class for hands of ``h_next`` and
+        ``h_partner`` cards."""
+        jokers = self.rules.jokers > 0
+        u = np.bitwise_count(unseen).astype(np.int64)[:, None]
+        n_v = class_counts(unseen, 11 if jokers else 10)
+        per_row = Weights(*(x[:, None] if isinstance(x, np.ndarray) else x for x in w))
+        gains = opponent_gains(left, per_row, jokers)
+        threat, p_no_capture = expected_best(gains, HOLD[u, n_v, h_next[:, None]])
+        if not self.rules.partnerships or not self.partner:
+            return threat, np.zeros_like(threat)
+        partner_gain, _ = expected_best(gains, HOLD[u, n_v, h_partner[:, None]])
+        return threat, self.partner * p_no_capture * partner_gain

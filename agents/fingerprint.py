@@ -8,7 +8,11 @@ specs included, ``search:policy=checkpoint:x.pt``), ``spec_fingerprint`` returns
   the SHA-256 of the module's source (every ``.py`` file of its top-level package, or its one
   file), plus the SHA-256 of every other file the factory opened for reading while it built the
   agent (its weights), outside the Python installation;
-- ``checkpoint:`` / ``sb3:``: the SHA-256 of the file.
+- ``checkpoint:`` / ``sb3:``: the SHA-256 of the file;
+- ``llm:``: the model's name and the harness settings its answers were given under (``LLMAgent.harness``:
+  the answer protocol's version, moves listed or hidden, the failure policy, votes, reasoning,
+  max_tokens, temperature, re-asks), so that cards of one model under other settings never read as
+  one agent. The URL and the key are not part of it.
 
 A tournament journal's key and a report card both hold it, and the journal's key also holds
 ``dealt_digest``, the hash of the deals today's engine deals for the run's seed.
@@ -70,6 +74,8 @@ def spec_fingerprint(spec: str) -> dict[str, dict]:
         if LOADED.get(target):
             fp["weights"] = dict(LOADED[target])
         out[f"python:{target}"] = fp
+    elif name == "llm":
+        out[f"llm:{raw.get('model', '')}"] = llm_fingerprint(spec)
     elif name in FILE_SPECS and raw.get("path"):
         path = raw["path"]
         if name == "sb3" and not os.path.isfile(path) and not path.endswith(".zip"):
@@ -85,6 +91,17 @@ def spec_fingerprint(spec: str) -> dict[str, dict]:
         if inner in REGISTRY:
             out.update(spec_fingerprint(value))
     return out
+
+
+def llm_fingerprint(spec: str) -> dict:
+    """Return an ``llm:`` spec's model and harness settings ({} when the spec cannot be built)."""
+    from .registry import make_agent
+
+    try:
+        agent = make_agent(spec)
+    except ValueError:
+        return {}
+    return {"model": agent.model, "harness": agent.harness}
 
 
 def dealt_digest(rules, seed: int, deals: int) -> str:

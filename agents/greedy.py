@@ -10,11 +10,12 @@ in a capture costs ``joker`` (it could have captured later), and discarding a jo
 ``card + joker`` (it would hand the next player a wild card), so the greedy agent keeps its
 jokers for captures.
 
-Any capture is preferred to a discard. With no capture, the agent discards the card of least
-weight (the same card weights, no escoba), ties broken toward the highest capture value (a low
-card combines into more captures later), then the lowest card id. Equal captures are broken toward
-more cards taken, then enumeration order (lowest card id). It reads only the observation and is
-deterministic (its generator is never used).
+Any capture is preferred to a discard (``CAPTURE_BONUS``). With no capture, the agent discards the
+card of least weight (the same card weights, no escoba), ties broken toward the highest capture
+value (a low card combines into more captures later), then the lowest card id. Equal captures are
+broken toward more cards taken, then enumeration order (lowest card id). It reads only the
+observation and is deterministic (its generator is never used). The pieces (capture value, the
+discard's weight) are the strategy's, written once in ``agents.strategy``.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from escoba_env.cards import NUM_CARDS
 from escoba_env.observation import PLANE
 
 from .base import Agent
-from .moves import best_per_row, bit, card_weights, enumerate_moves, last_play, move_actions
+from .moves import best_per_row, bit, enumerate_moves, last_play, move_actions
+from .strategy import CAPTURE_BONUS, Weights, capture_value, joker_count, played_weight
 from .weights import CARD_WEIGHTS, JOKER_WILDNESS
 from .worlds import observation_masks
 
@@ -53,21 +55,21 @@ class GreedyAgent(Agent):
         return move_actions(moves, chosen, obs, action_masks, planes)
 
     def move_scores(self, moves, planes, is_last) -> tuple[np.ndarray, np.ndarray]:
-        """Return (score, tiebreak) per move: capture value (+10 for any capture) or -card weight."""
-        w = self.weights
+        """Return (score, tiebreak) per move: ``CAPTURE_BONUS`` + capture value, or -card weight
+        (``agents.strategy``); tiebreak: cards taken, or the discarded card's capture value."""
+        w = Weights.of(self.weights, joker=self.rules.jokers > 0)
         table = planes[moves.row, PLANE["table"]]
         capture = moves.option != 0
         taken = moves.option | bit(moves.card)
         escoba = capture & ((table & ~moves.option) == 0)
         if not self.rules.last_play_escoba:
             escoba &= ~is_last
-        value = w["escoba"] * escoba + card_weights(taken, w["velo"], w["seven"], w["oro"], w["card"])
-        discard = card_weights(bit(moves.card), w["velo"], w["seven"], w["oro"], w["card"])
-        if self.rules.jokers:
-            own_joker = moves.card >= NUM_CARDS
-            value = value + w["joker"] * (card_weights(moves.option, 0, 0, 0, 0, w_joker=1.0) - own_joker)
-            discard = discard + w["joker"] * own_joker
-        score = np.where(capture, 10.0 + value, -discard)
+        # Jokers: what the capture takes is weighed as plain cards, then the wildness of the table
+        # jokers taken is gained and that of a joker spent lost (module docstring).
+        value = capture_value(escoba, taken, w._replace(joker=0.0))
+        if w.joker:
+            value = value + w.joker * (joker_count(moves.option) - (moves.card >= NUM_CARDS))
+        score = np.where(capture, CAPTURE_BONUS + value, -played_weight(moves.card, False, w))
         n_taken = np.bitwise_count(taken).astype(np.float64)
         tiebreak = np.where(capture, n_taken, CARD_VALUES[moves.card])
         return score, tiebreak

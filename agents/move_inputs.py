@@ -22,8 +22,8 @@ from escoba_env.cards import OROS, SEVENS, VELO, mask_values
 from escoba_env.observation import PLANE
 from escoba_env.rules import Rules
 
-from .expert import hold_probability
 from .moves import bit, enumerate_moves, masks_to_uint64
+from .strategy import hold_probability
 from .worlds import obs_layout, observation_masks, observation_scalars
 
 _ONE = np.uint64(1)

@@ -22,7 +22,7 @@ from functools import lru_cache
 import numpy as np
 
 from escoba_env.capture import capture_options, option_summary
-from escoba_env.cards import JOKER_MASK, NUM_CARDS, OROS, SEVENS, VELO
+from escoba_env.cards import NUM_CARDS
 from escoba_env.observation import PLANE
 from escoba_env.rules import Rules
 
@@ -34,10 +34,6 @@ from .worlds import (
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
-_OROS = np.uint64(OROS)
-_SEVENS = np.uint64(SEVENS)
-_VELO = np.uint64(1 << VELO)
-_JOKERS = np.uint64(JOKER_MASK)
 _CARD_IDS = np.arange(NUM_CARDS, dtype=np.uint64)
 _MAX_UNION = 12
 """Largest capture union whose subsets ``subset_options`` tries at once (2^12 per pair)."""
@@ -264,16 +260,3 @@ def best_per_row(moves: Moves, score: np.ndarray, tiebreak: np.ndarray | None = 
     first = moves.start[:-1]
     return order[first]
 
-
-def card_weights(masks: np.ndarray, w_velo: float, w_seven: float, w_oro: float, w_card: float,
-                 w_six: float = 0.0, w_joker: float = 0.0) -> np.ndarray:
-    """Return the weighted value of the cards of each mask: velo, sevens, oros, card count (, sixes,
-    jokers: a joker counts as a card and, with ``w_joker``, for its wildness)."""
-    masks = np.asarray(masks, np.uint64)
-    out = (w_velo * ((masks & _VELO) != 0) + w_seven * np.bitwise_count(masks & _SEVENS)
-           + w_oro * np.bitwise_count(masks & _OROS) + w_card * np.bitwise_count(masks))
-    if w_six:
-        out = out + w_six * np.bitwise_count(masks & np.uint64(0xF << 20))
-    if w_joker:
-        out = out + w_joker * np.bitwise_count(masks & _JOKERS)
-    return out.astype(np.float64)

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from escoba_env.rules import Rules
+from escoba_env.text import MOVES_MODES, ON_FAIL
 
 from . import builders
 from .base import Agent, RandomAgent
 from .expert import DECIDED, PARTNER, ExpertAgent
 from .greedy import GreedyAgent
 from .hybrid import HybridAgent
-from .llm import LLMAgent
+from .llm import MAX_TOKENS, MAX_VOTES, LLMAgent
 from .outside import SB3_ALGOS
 from .search import THREATS, OracleAgent, SearchAgent
 from .spec_values import MAX_SIMS, AgentSpec, Choice, File, Flag, Int, Number, Param, Text
@@ -201,7 +202,17 @@ register("llm", LLMAgent, {
     "timeout": Number(0.001, 3600.0, default=60.0, doc="seconds a request may take"),
     "key_env": Text(default="OPENAI_API_KEY", doc="the environment variable holding the key"),
     "concurrency": Int(1, 1024, default=8), "attempts": Int(1, 20, default=4),
-    "backoff": Number(0.0, 60.0, default=1.0), "max_tokens": Int(1, 10**6, none=("none",), default=None),
-    "french": Flag(default=False)},
+    "backoff": Number(0.0, 60.0, default=1.0),
+    "max_tokens": Int(1, 10**6, none=("none",), default=None,
+                      doc=f"cap on an answer's tokens, sent with every request (none: "
+                          f"{MAX_TOKENS['off']} with reasoning off, {MAX_TOKENS['on']} on)"),
+    "french": Flag(default=False),
+    "moves": Choice(default="listed", options=MOVES_MODES, doc="listed: the legal moves numbered; hidden: "
+                    "rules and position only, the move written out"),
+    "on_fail": Choice(default="forfeit", options=ON_FAIL, doc="when every answer fails: the lowest legal "
+                      "discard, counted a forfeit, or a seeded random move, counted a fallback"),
+    "votes": Int(1, MAX_VOTES, default=1, doc="samples a question; the move most of them name is played"),
+    "reasoning": Choice(default="off", options=tuple(MAX_TOKENS), doc="off: one line; on: reasoning, then "
+                        "a final line 'Answer: ...'")},
          "a language model at an OpenAI-compatible endpoint (the [llm] extra): llm:model=NAME,base_url=URL",
          from_request=False)

@@ -17,12 +17,13 @@ So ``sims`` is the number of rollouts per decision (rounded up to a multiple of 
 decision with one legal move is played without search. During a capture choice the search is run
 again over the options still open (the chosen move's card is already played).
 
-The default policy (``rollout_actions``) is a vectorised greedy on the engine state, one batched
-call per step for every rollout: capture the most valuable option (escoba first), else discard the
-least valuable card, and avoid leaving a table total the next seat can sweep, judged by card
-counting from what the acting seat can see (``threat="count"``; ``"peek"`` uses the world's
-next hand, ``"none"`` any sweepable total). With probability ``epsilon`` it plays a uniformly random
-legal action instead; ``rollout="random"`` uses uniform random rollouts. ``horizon=H`` stops each
+The default policy (``rollout_actions``: ``agents.strategy.rollout_policy`` on the arrays it reads of
+the engine state) is a vectorised greedy, one batched call per step for every rollout: capture the
+most valuable option (escoba first), else discard the least valuable card, and avoid leaving a
+table total the next seat can sweep, judged by card counting from what the acting seat can see
+(``threat="count"``; ``"peek"`` uses the world's next hand, ``"none"`` any sweepable total). With
+probability ``epsilon`` it plays a uniformly random legal action instead; ``rollout="random"`` uses
+uniform random rollouts. ``horizon=H`` stops each
 rollout ``H`` turns after the move and scores the round with ``expected_points`` (a cheaper,
 lower-variance estimate; the default ``None`` plays to the end of the round). ``leaf`` (2 players)
 stops each rollout at the first turn with an empty stock, where a 2-player world hides nothing,
@@ -49,74 +50,23 @@ never a fair opponent. It declares ``needs_state = True`` and must be given
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from math import comb
 
 import numpy as np
 
-from escoba_env.capture import CARD_VALUES, FIFTEEN, half_keys, makes_fifteen, plain_summary
-from escoba_env.cards import JOKER_MASK, MAX_CARDS, NUM_CARDS, OROS, SEVENS, mask_values
+from escoba_env.cards import MAX_CARDS, OROS, SEVENS
 from escoba_env.engine import EscobaEngine, sample_actions
 from escoba_env.observation import action_masks, encode
 
 from .base import Agent
-from .expert import hold_probability
-from .moves import (
-    Moves,
-    card_weights,
-    enumerate_moves,
-    lowest_card,
-    move_actions,
-)
-from .weights import CARD_WEIGHTS, JOKER_WILDNESS
-from .worlds import capture_summary, observation_masks, take_games, worlds_from_observations
+from .moves import Moves, enumerate_moves, lowest_card, move_actions
+from .strategy import ROLLOUT_WEIGHTS, THREATS, Weights, rollout_policy
+from .worlds import observation_masks, take_games, worlds_from_observations
 
-SWEEP_PENALTY = 1.0
-"""The rollout policy's penalty per unit of probability that the next player sweeps the table left."""
-ROLLOUT_WEIGHTS = {**CARD_WEIGHTS, "sweep": SWEEP_PENALTY, "joker": JOKER_WILDNESS}
-"""Weights of the default rollout policy: the greedy capture values (``agents.weights``), ``sweep``
-and (jokers variant) ``joker``, the wildness of a joker."""
-THREATS = ("count", "peek", "none")
 LEAVES = (None, "exact", "net")
 """Rollout leaves at the empty stock (2 players): none (play to the end of the round), the exact
 minimax value (``agents.endgame``) or ``neural-solo``'s endgame network's value."""
-
-_NEG = -1e9
-_U1 = np.uint64(1)
-_NIB = np.uint64(0xF)
-_CARD_IDS = np.arange(MAX_CARDS)
-_BITS = _U1 << _CARD_IDS.astype(np.uint64)
-_JOKERS = np.uint64(JOKER_MASK)
-_NIBBLES = [np.uint64(0xF << (4 * v)) for v in range(10)]
-# Capture-value sum of each 16-bit chunk of a card mask (chunks at bits 0, 16, 32).
-_CHUNK_SUM = [np.array([sum((16 * k + i) // 4 + 1 for i in range(16) if m >> i & 1 and 16 * k + i < NUM_CARDS)
-                        for m in range(1 << 16)], np.int64) for k in range(3)]
-_M16 = np.uint64(0xFFFF)
-_ZERO64 = np.uint64(0)
-
-
-def table_sums(masks: np.ndarray) -> np.ndarray:
-    """Return the capture-value sum of each uint64 card mask (three table look-ups)."""
-    return (_CHUNK_SUM[0][masks & _M16] + _CHUNK_SUM[1][(masks >> np.uint64(16)) & _M16]
-            + _CHUNK_SUM[2][(masks >> np.uint64(32)) & _M16])
-
-
-def _take_priority(w: dict[str, float]) -> np.ndarray:
-    """Return the priority of each card id (0..41) when naming table cards (most valuable, then highest)."""
-    return (card_weights(_BITS, w["velo"], w["seven"], w["oro"], w["card"], w_joker=w.get("joker", 0.0))
-            + CARD_VALUES * 1e-3)
-
-
-def _sweepers(left: np.ndarray) -> np.ndarray:
-    """Return, per table mask (jokers wild), the mask of every card id that would sweep it all."""
-    s = mask_values(left)
-    k = np.bitwise_count(left & _JOKERS).astype(np.int64)
-    out = np.zeros(left.shape, np.uint64)
-    for v in range(1, 11):
-        out |= np.where(makes_fifteen(s + v, k), _NIBBLES[v - 1], _ZERO64)
-    out |= np.where(makes_fifteen(s, k + 1), _JOKERS, _ZERO64)
-    return np.where(left != 0, out, _ZERO64)
 
 
 def rollout_actions(engine: EscobaEngine, rng: np.random.Generator, epsilon: float = 0.0,
@@ -124,20 +74,18 @@ def rollout_actions(engine: EscobaEngine, rng: np.random.Generator, epsilon: flo
                     threat: str = "count") -> np.ndarray:
     """Return one default-policy action (int64) per game of ``engine`` (any value for finished games).
 
-    ``policy="greedy"``: for each card in hand, the value of its capture (``10`` + escoba + the
-    weighted cards taken; with several options, the forced cards plus half the optional ones) or,
-    for a discard, minus the card's weight; minus ``sweep`` times the probability that the next
-    seat can sweep the table the move leaves. ``threat`` sets that probability: ``"count"`` from
-    the cards the actor cannot see (hypergeometric, like the expert), ``"peek"`` from the next
-    seat's actual hand in the engine (exact), ``"none"``: 1 for any sweepable total. In a capture
-    choice it names the most valuable legal table card. With probability ``epsilon`` a uniformly
-    random legal action is played instead. ``policy="random"``: uniform over legal actions.
+    ``policy="greedy"``: ``agents.strategy.rollout_policy`` for the seat to act in every game, from
+    what it reads of the engine: the seat's hand, the table, the pending card and legal actions, the
+    next seat's hand (``threat="peek"``; its size for ``"count"``), the cards the seat cannot see (in
+    no pile, not on the table, not in its hand: ``"count"``) and whether the stock holds cards.
+    ``weights``: ``agents.strategy.ROLLOUT_WEIGHTS`` by default. With probability ``epsilon`` a
+    uniformly random legal action is played instead. ``policy="random"``: uniform over legal actions.
 
-    This is the inner loop of every search agent, so what depends only on the game (the table's
-    capture keys, the unseen cards, the next hand's size) is computed once per game and gathered
-    for its (up to three) cards, and the hypergeometric sweep probability and the capture-choice
-    priority are table look-ups; ``tests/agents/test_search_pinned.py`` pins that every action
-    is the one the straightforward per-card formula gives.
+    Random draws from ``rng``, in this order: ``policy="random"``: ``n`` uniforms (one per game, the
+    action: ``sample_actions``); ``"greedy"`` with ``epsilon > 0``: ``n`` uniforms (a game explores
+    where its uniform is below ``epsilon``), then ``n`` more (the random action of every game,
+    ``sample_actions``, kept where it explores); ``epsilon = 0``: none. ``tests/agents/test_search_pinned.py``
+    and ``tests/agents/test_strategy_pinned.py`` pin every action.
     """
     if threat not in THREATS:
         raise ValueError(f"threat must be one of {THREATS}, got {threat!r}")
@@ -146,140 +94,28 @@ def rollout_actions(engine: EscobaEngine, rng: np.random.Generator, epsilon: flo
     if policy == "random":
         return sample_actions(legal, rng.random(n))
     w = ROLLOUT_WEIGHTS if weights is None else weights
+    jokers = engine.rules.jokers > 0
     rows = np.arange(n)
     seat = engine.to_act
     hand = engine.hands[rows, seat]
-    table = engine.table
-    # The (up to three) cards of each hand, then only the (game, card) pairs that exist.
-    cards = np.empty((n, 3), np.int64)
-    h = hand.copy()
-    for j in range(3):
-        cards[:, j] = lowest_card(h)
-        h &= h - _U1
-    r, j = np.nonzero(cards >= 0)
-    c = cards[r, j]
-    jokers = engine.rules.jokers > 0
-    card_w = _card_weight_table(w)
-    cw = card_w[c]
-    w_joker = w.get("joker", 0.0) if jokers else 0.0  # no joker is ever in a mask without jokers
-
-    def weigh(m):
-        return card_weights(m, w["velo"], w["seven"], w["oro"], w["card"], w_joker=w_joker)
-
-    if not jokers:
-        v = c // 4 + 1
-        # The table's capture keys once per game; union and intersection are only read where the
-        # card captures (``gain`` below), so plain_summary's unmasked values serve.
-        kl, kh = half_keys(table)
-        count, union, inter = plain_summary(table[r], FIFTEEN - v, keys=(kl[r], kh[r]))
-        capture = count > 0
-        ts = table_sums(table)[r]
-        escoba = capture & (ts + v == FIFTEEN)
-        # Any option of a capture takes 15 - v of value, so the total left is known without the option.
-        left_sum = np.where(capture, ts - (FIFTEEN - v), ts + v)
-        need = FIFTEEN - left_sum
-        sweepable = (need >= 1) & (need <= 10)  # an escoba leaves 0, which needs 15: not sweepable
-    else:
-        # Jokers are wild (docs/rules.md §11): the options come from capture_summary, and the table a
-        # capture leaves is judged without its forced cards (exact when there is one option).
-        count, union, inter = capture_summary(table[r], c)
-        capture = count > 0
-        tr = table[r]
-        own_joker = c >= NUM_CARDS
-        escoba = capture & (union == tr) & (inter == tr)
-        left = np.where(capture, tr & ~inter, tr | (_U1 << c.astype(np.uint64)))
-        sweep_cards = _sweepers(left)
-        sweepable = sweep_cards != 0
-        cw = cw + w.get("joker", 0.0) * own_joker * np.where(capture, -1.0, 1.0)
+    next_hand = unseen = None
     if threat != "none":
         nxt = seat + 1
         nxt[nxt == engine.num_players] = 0
-        opp_hand = engine.hands[rows, nxt]
-        if not jokers:
-            shift = (4 * np.clip(need - 1, 0, 9)).astype(np.uint64)
-    if threat == "peek":
-        # Inside a world the next seat's hand is known: a table it would sweep is avoided exactly.
-        opp = opp_hand[r]
-        p_sweep = sweepable & ((((opp >> shift) & _NIB) if not jokers else (opp & sweep_cards)) != 0)
-    elif threat == "count":
-        # What the actor can count: cards in no pile, not on the table and not in its own hand.
-        seen = table | hand
+        next_hand = engine.hands[rows, nxt]
+    if threat == "count":
+        seen = engine.table | hand
         for k in range(engine.num_players):
             seen = seen | engine.piles[:, k]
-        unseen_g = np.uint64((1 << engine.rules.num_cards) - 1) & ~seen
-        unseen = unseen_g[r]
-        u = np.bitwise_count(unseen_g)[r]
-        n_need = np.bitwise_count(((unseen >> shift) & _NIB) if not jokers else (unseen & sweep_cards))
-        h_opp = np.bitwise_count(opp_hand).astype(np.int64)
-        h_opp = np.where(h_opp > 0, h_opp, np.where(engine.stock_pos < engine.rules.num_cards, 3, 0))
-        p_sweep = sweepable * _SWEPT[u, n_need, h_opp[r]]
-    else:
-        p_sweep = sweepable * 1.0
-    # A capture's value, on the capturing cards only (union and intersection are unset elsewhere).
-    cap = np.nonzero(capture)[0]
-    inter, union = inter[cap], union[cap]
-    value = -cw
-    value[cap] = 10.0 + w["escoba"] * escoba[cap] + weigh(inter) + 0.5 * weigh(union & ~inter) + cw[cap]
-    score = np.full((n, 3), _NEG)
-    score[r, j] = value - w["sweep"] * p_sweep
-    # The best card of each hand, ties to the first (argmax over three columns).
-    s0, s1, s2 = score[:, 0], score[:, 1], score[:, 2]
-    second = s1 > s0
-    third = s2 > np.where(second, s1, s0)
-    actions = cards[rows, np.where(third, 2, second.astype(np.int64))]
-    pend = np.nonzero(engine.pending >= 0)[0]
-    if pend.size:
-        actions[pend] = _most_valuable_take(legal[pend], w)
+        unseen = np.uint64((1 << engine.rules.num_cards) - 1) & ~seen
+    stock_left = engine.stock_pos < engine.rules.num_cards if threat == "count" else None
+    actions = rollout_policy(hand, engine.table, engine.pending, legal, Weights.of(w, jokers), w["sweep"],
+                             jokers, threat, next_hand, unseen, stock_left)
     if epsilon > 0:
-        explore = rng.random(n) < epsilon
-        actions = np.where(explore, sample_actions(legal, rng.random(n)), actions)
+        u_explore = rng.random(n)
+        u_action = rng.random(n)
+        actions = np.where(u_explore < epsilon, sample_actions(legal, u_action), actions)
     return actions
-
-
-_SWEPT = hold_probability(*np.meshgrid(np.arange(MAX_CARDS + 1), np.arange(MAX_CARDS + 1), np.arange(4),
-                                       indexing="ij"))
-"""``_SWEPT[u, k, h]``: the probability that a hand of ``h`` cards drawn from ``u`` unseen cards holds
-one of the ``k`` that sweep (the expert's ``hold_probability``, the same float operations, tabulated)."""
-
-
-@functools.cache
-def _take_tables(key: tuple) -> tuple[list[np.ndarray], np.ndarray]:
-    """Return (three 16-bit chunk tables mapping a card mask to the mask of its cards' ranks, the card
-    id of each rank) for the capture-choice priority of weights ``dict(key)``: rank 0 is the most
-    valuable card, ties to the lowest id (what ``argmax`` over the priorities picks)."""
-    prio = _take_priority(dict(key)) + 1.0
-    order = np.lexsort((np.arange(MAX_CARDS), -prio))
-    rank = np.empty(MAX_CARDS, np.uint64)
-    rank[order] = np.arange(MAX_CARDS, dtype=np.uint64)
-    x = np.arange(1 << 16, dtype=np.uint64)
-    chunks = []
-    for k in range(3):
-        t = np.zeros(1 << 16, np.uint64)
-        for i in range(min(16, MAX_CARDS - 16 * k)):
-            t |= ((x >> np.uint64(i)) & _U1) << rank[16 * k + i]
-        chunks.append(t)
-    return chunks, order
-
-
-def _most_valuable_take(legal: np.ndarray, w: dict[str, float]) -> np.ndarray:
-    """Return, per legal mask of a capture choice, its most valuable card (``_take_priority``; ties to
-    the lowest id; 0 for an empty mask): three look-ups and the lowest set bit, for any number of masks."""
-    (t0, t1, t2), order = _take_tables(tuple(sorted(w.items())))
-    ranks = t0[legal & _M16] | t1[(legal >> np.uint64(16)) & _M16] | t2[(legal >> np.uint64(32)) & _M16]
-    best = np.minimum(np.bitwise_count((ranks & (~ranks + _U1)) - _U1), MAX_CARDS - 1)
-    return np.where(ranks != 0, order[best], 0)
-
-
-_CARD_WEIGHT_CACHE: dict[tuple, np.ndarray] = {}
-
-
-def _card_weight_table(w: dict[str, float]) -> np.ndarray:
-    """Return the weight of each single card (velo, seven, oro, card) under weights ``w`` (cached)."""
-    key = (w["velo"], w["seven"], w["oro"], w["card"])
-    t = _CARD_WEIGHT_CACHE.get(key)
-    if t is None:
-        t = _CARD_WEIGHT_CACHE[key] = card_weights(_BITS, *key)
-    return t
 
 
 def _ahead_table(max_r: int = MAX_CARDS) -> np.ndarray:

@@ -63,7 +63,6 @@ from escoba_env.observation import PLANE
 from escoba_env.rules import Rules
 
 from .base import Agent
-from .expert import hold_probability
 from .fixedpoint import move_values as fixed_move_values
 from .fixedpoint import symmetric_move_values
 from .move_inputs import (
@@ -80,6 +79,7 @@ from .move_inputs import (
 from .moves import best_per_row, move_actions
 from .neural import check_compatible, checkpoint_dict, load_checkpoint
 from .solo import EndgameNet, build_endgame_net, suit_permutations
+from .strategy import hold_probability
 from .worlds import obs_layout, observation_scalars
 
 _SIZE = np.array([40, 10, 4, 1], np.float32)

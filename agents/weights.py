@@ -3,7 +3,8 @@
 The one home of these numbers. The greedy agent's capture values, the expert's base weights, the
 search's default rollout policy, the neural network's move features and the trainer's shaping
 potential all derive from ``CARD_WEIGHTS``; where one of them deliberately departs from it, it says
-so by name where it does.
+so by name where it does. The functions that weigh cards with them (capture values, the sweep threat,
+the discard) are written once, in ``agents.strategy``.
 
 =========  ======  ==================================================================
 term       weight  why

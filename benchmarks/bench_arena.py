@@ -10,11 +10,16 @@ p50/p99/max latency per request kind and the server's resident memory (RSS) befo
     python benchmarks/bench_arena.py --clients 20 --games 1000 --seconds 180
     python benchmarks/bench_arena.py --clients 4 --opponents expert
     python benchmarks/bench_arena.py --rooms 200 --seconds 120     # rooms: 200 tables of 4 people
+    python benchmarks/bench_arena.py --rooms 50 --seconds 120 --attack   # the same, under attack
 
 With ``--rooms R`` it opens R rooms of 4 simulated people instead (WebSocket clients, all in one
 asyncio loop), who play whole games (to ``--room-target``), each waiting ``--think`` seconds
 before a move; it prints moves/s, the move-to-broadcast latency (from a person's move until all 4
-people of the table have the new state: p50/p99/max) and the server's RSS.
+people of the table have the new state: p50/p99/max) and the server's RSS. With ``--attack`` it
+measures them under attack (``arena_attack``): spectators that never read, clients asking for the
+costliest bot again and again, each from an address of its own, and takeover probes (how long a seat
+of a person who left waits for its bot); it prints the takeover delays and the server's threads,
+bot processes and CPU under the attack.
 
 With ``--broadcast-games N`` it runs no server: N games of 4 people are played through the rooms'
 message handler in this process, to stubs of connections, and it prints the server's work per move
@@ -77,16 +82,21 @@ def start_server(extra: list[str] | None = None) -> tuple[subprocess.Popen, int]
 
 
 class Client:
-    """One keep-alive HTTP connection to the arena, timing each request by kind."""
+    """One keep-alive HTTP connection to the arena, timing each request by kind.
 
-    def __init__(self, port: int):
+    ``address``: the client's own address, forwarded in ``X-Forwarded-For`` (the server trusts the
+    benchmark as its proxy): each simulated user has the per-client share of a real one.
+    """
+
+    def __init__(self, port: int, address: str | None = None):
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         self.times: dict[str, list[float]] = {}
+        self.forwarded = {} if address is None else {"X-Forwarded-For": address}
 
     def call(self, method: str, path: str, body: dict | None = None, kind: str | None = None) -> dict:
         """Send one request; return its JSON answer (RuntimeError on a non-2xx status)."""
         data = None if body is None else json.dumps(body)
-        headers = {"Content-Type": "application/json"} if data is not None else {}
+        headers = {**self.forwarded, **({"Content-Type": "application/json"} if data is not None else {})}
         t0 = time.perf_counter()
         self.conn.request(method, path, body=data, headers=headers)
         res = self.conn.getresponse()
@@ -107,7 +117,8 @@ def sample_rss(pid: int, stop: threading.Event, quota: list[int], samples: list)
 def play(port: int, opponents: list[str], seed: int, stop: threading.Event, quota: list[int],
          lock: threading.Lock, out: list) -> None:
     """Play whole games until the quota is used up or ``stop`` is set; append (times, games, error) to out."""
-    client, rng, games, error = Client(port), random.Random(seed), 0, None
+    address = f"10.7.{seed // 250 % 250}.{seed % 250 + 1}"  # each client its own address
+    client, rng, games, error = Client(port, address), random.Random(seed), 0, None
     try:
         while not stop.is_set():
             with lock:
@@ -193,39 +204,80 @@ async def _room_people(port: int, rng: random.Random, target: int, think: float,
             games.append(1)
 
 
-def rooms_main(args, load: str) -> int:
-    """The ``--rooms`` mode (module docstring)."""
-    import asyncio
-
+def _server_flags(args) -> list[str]:
+    """Return the server's options of the rooms mode (and of its attacks)."""
     # Every simulated person comes from one address: lift the per-client quotas (a real study's people
     # come from their own), and let every person have a connection.
-    n = str(max(args.rooms, 10))
-    proc, port = start_server(["--rooms-per-client", n, "--waiting-per-client", n,
-                               "--max-connections", str(max(4 * args.rooms + 100, 2000))])
+    n = str(4 * args.rooms + 50)  # the victims' rooms, the next ones they open, the takeover probes
+    sockets = str(max(4 * args.rooms + 100, 2000))
+    flags = ["--rooms-per-client", n, "--waiting-per-client", n, "--rooms-per-minute", str(60 * int(n)),
+             "--max-connections", sockets, "--connections-per-client", sockets,
+             "--pending-per-client", sockets]
+    if args.attack:  # the attackers pose as addresses of their own, forwarded by the benchmark as a proxy
+        flags += ["--trusted-proxy", "127.0.0.1", "--bot-timeout", f"{args.bot_timeout:g}",
+                  "--takeover-seconds", f"{args.takeover_seconds:g}"]
+    return flags
+
+
+async def _rooms_run(args, proc, port: int, lat: list, games: list, peak: list, delays: list) -> float:
+    """Play the victims' rooms (and the takeover probes) until ``--seconds``; return the time it took."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    deadline = t0 + args.seconds
+
+    async def sample() -> None:
+        while loop.time() < deadline:
+            await asyncio.sleep(1.0)
+            peak[0] = max(peak[0], rss_mib(proc.pid) or 0.0)
+
+    jobs = [sample()]
+    if args.attack:
+        import arena_attack
+
+        jobs.append(arena_attack.probes(port, args.takeover_seconds, args.probe_every, deadline, delays))
+    rngs = [random.Random(args.seed + i) for i in range(args.rooms)]
+    await asyncio.gather(*jobs, *(_room_people(port, r, args.room_target, args.think, deadline, lat, games)
+                                  for r in rngs))
+    return min(loop.time(), deadline) - t0
+
+
+def _start_attack(args, port: int, pid: int) -> tuple:
+    """Start the attacker's process (it samples the server too); return (process, its queue)."""
+    import multiprocessing
+
+    import arena_attack
+
+    ctx = multiprocessing.get_context("spawn")
+    out = ctx.Queue()
+    attacker = ctx.Process(target=arena_attack.attacker, daemon=True,
+                           args=(port, args.silent_spectators, args.orphans, args.seconds, pid, out))
+    attacker.start()
+    return attacker, out
+
+
+def rooms_main(args, load: str) -> int:
+    """The ``--rooms`` mode (module docstring); with ``--attack``, under the attacks of ``arena_attack``."""
+    import asyncio
+
+    proc, port = start_server(_server_flags(args))
+    delays, usage, counts, attack = [], {}, {}, None
     try:
         before = rss_mib(proc.pid)
         lat: list[float] = []
         games: list[int] = []
         peak = [before or 0.0]
-
-        async def run() -> float:
-            loop = asyncio.get_running_loop()
-            t0 = loop.time()
-            deadline = t0 + args.seconds
-
-            async def sample() -> None:
-                while loop.time() < deadline:
-                    await asyncio.sleep(1.0)
-                    peak[0] = max(peak[0], rss_mib(proc.pid) or 0.0)
-
-            rngs = [random.Random(args.seed + i) for i in range(args.rooms)]
-            await asyncio.gather(sample(), *(_room_people(port, r, args.room_target, args.think, deadline,
-                                                           lat, games) for r in rngs))
-            return min(loop.time(), deadline) - t0
-
-        wall = asyncio.run(run())
+        if args.attack:
+            attack = _start_attack(args, port, proc.pid)
+        wall = asyncio.run(_rooms_run(args, proc, port, lat, games, peak, delays))
         after = rss_mib(proc.pid)
+        if attack is not None:
+            counts, usage = attack[1].get(timeout=120)
     finally:
+        if attack is not None:
+            attack[0].join(30)
+            attack[0].kill()
         proc.terminate()
         try:
             proc.communicate(timeout=30)
@@ -244,6 +296,10 @@ def rooms_main(args, load: str) -> int:
               f"max {ts.max():.1f}")
     fmt = lambda v: "n/a" if v is None else f"{v:.0f} MiB"  # noqa: E731
     print(f"server RSS: {fmt(before)} before, {fmt(peak[0])} peak, {fmt(after)} after")
+    if args.attack:
+        import arena_attack
+
+        print("\n".join(arena_attack.report(counts, delays, usage, args.takeover_seconds, wall)))
     return 0
 
 
@@ -251,7 +307,9 @@ def broadcast_main(args, load: str) -> int:
     """The ``--broadcast-games`` mode: the server's move-to-broadcast work alone, in this process."""
     import asyncio
 
+    from escoba_arena.web.deal_key import DealKey
     from escoba_arena.web.lobby import Arena
+    from escoba_arena.web.room_conns import Outbox
     from escoba_arena.web.rooms_routes import RoomHub, RoomOptions
 
     class Sink:
@@ -262,13 +320,18 @@ def broadcast_main(args, load: str) -> int:
         async def send_text(self, text: str) -> None:
             Sink.sent += len(text)
 
+        async def close(self, code: int = 1000) -> None:
+            pass
+
     async def run() -> tuple[int, float]:
-        hub = RoomHub(Arena([]), RoomOptions(rate=1e9, burst=1e9))
+        hub = RoomHub(Arena([]), RoomOptions(rate=1e9, burst=1e9, rooms_per_minute=1e9))
+        hub.rooms.key = DealKey(bytes(32))  # a fixed key: the same games on every run
         rng, moves, spent = random.Random(args.seed), 0, 0.0
         for g in range(args.broadcast_games):
             room, _, _ = hub.rooms.open({"rules": {"num_players": 4, "target_score": args.room_target},
                                          "seats": ["human"] * 4, "seed": args.seed + g})
-            hub.conns[room.rid] = {(Sink(), s) for s in range(4)}
+            boxes = [Outbox(Sink()) for _ in range(4)]
+            hub.conns[room.rid] = {(box, s) for s, box in enumerate(boxes)}
             for s in range(4):
                 hub.rooms.join(room, s)
             while room.status == "playing":
@@ -277,6 +340,8 @@ def broadcast_main(args, load: str) -> int:
                 text = json.dumps({"type": "move", "card": mv["card"], "capture": rng.choice(mv["options"])})
                 t0 = time.perf_counter()
                 refused = await hub.handle(room, seat, text)
+                while any(box.queue for box in boxes):  # each connection's writer sends its message
+                    await asyncio.sleep(0)
                 spent += time.perf_counter() - t0
                 if refused is not None:
                     raise RuntimeError(f"move refused: {refused.message}")
@@ -291,6 +356,23 @@ def broadcast_main(args, load: str) -> int:
           f"{spent / moves * 1e3:.3f} ms per move from its message to the 4 state messages sent, "
           f"{Sink.sent / moves / 4 / 1024:.1f} KiB per message")
     return 0
+
+
+def _attack_options(ap) -> None:
+    """Add the options of the rooms mode's attacks (``--attack``)."""
+    ap.add_argument("--attack", action="store_true",
+                    help="rooms mode: measure the rooms under attack (benchmarks/arena_attack.py): silent "
+                         "spectators, orphan bots, and takeover probes")
+    ap.add_argument("--silent-spectators", type=positive_int, default=50,
+                    help="--attack: spectators that never read (default 50)")
+    ap.add_argument("--orphans", type=positive_int, default=8,
+                    help="--attack: clients asking again and again for the costliest bot (default 8)")
+    ap.add_argument("--bot-timeout", type=positive_float, default=5.0,
+                    help="--attack: the server's --bot-timeout (default 5)")
+    ap.add_argument("--takeover-seconds", type=positive_float, default=5.0,
+                    help="--attack: the server's --takeover-seconds (default 5)")
+    ap.add_argument("--probe-every", type=positive_float, default=15.0,
+                    help="--attack: seconds between two takeover probes (default 15)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -310,6 +392,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="rooms mode: seconds a person waits before a move, on average (default 1)")
     ap.add_argument("--room-target", type=positive_int, default=11,
                     help="rooms mode: target score of the rooms' games (default 11)")
+    _attack_options(ap)
     ap.add_argument("--broadcast-games", type=positive_int, default=None, metavar="N",
                     help="rooms mode without a server: play N games of 4 people through the rooms' message "
                          "handler in this process and time the move-to-broadcast work alone")
@@ -319,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         return broadcast_main(args, load)
     if args.rooms is not None:
         return rooms_main(args, load)
-    proc, port = start_server()
+    proc, port = start_server(["--trusted-proxy", "127.0.0.1"])  # each client forwards its own address
     try:
         before = rss_mib(proc.pid)
         # quota: [games left to start, games finished]; RSS sampled each second as (finished, MiB).

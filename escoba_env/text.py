@@ -1,11 +1,13 @@
-"""The text face: one seat's observation as text for a language model, and a parser of its answers.
+"""The text face: one seat's observation as text for a language model, and its answer protocol.
 
 ``messages(observation, rules)`` returns the chat messages of one decision: a system message with
-the rules in brief for the configured ``Rules`` (variants included) and the answer format, and a
+the rules in brief for the configured ``Rules`` (variants included) and the answer protocol, and a
 user message with the position: the own hand, the table, what each side has captured that is
 public (cards, oros, sevens, the velo, escobas), scores and target, the cards each player has
-played this round, and every legal *full move* numbered from 1 ("7 de oros takes 3 de copas +
-5 de bastos"). ``prompt`` is the same text as one string.
+played this round, and (``listed=True``, the default) every legal *full move* numbered from 1
+("7 de oros takes 3 de copas + 5 de bastos"). With ``listed=False`` the moves are not listed: the
+model works them out from the rules and writes its move out. ``reasoning=True`` lets the model
+reason before its final line. ``prompt`` is the same text as one string.
 
 Everything is read from the observation vector alone (``escoba_env.observation``), so the text
 cannot hold what the observation does not: no other hand, no stock order. The observation keeps
@@ -16,9 +18,13 @@ are finer (play the card, then name table cards one at a time when it has severa
 ``move_action`` returns the action that carries a chosen move out at the current decision, and
 during a capture choice ``legal_moves`` lists the options of the pending card still open.
 
-``parse_answer(answer, moves)`` reads an answer: the number of a move, or the move written out
-(full or short card names, any case and punctuation); it returns the ``Move`` or raises
-``IllegalAnswer`` with a reason that can be sent back to the model.
+The answer protocol (``ANSWER_FORMS``, docs/llm.md): ``read_answer(answer, moves)`` accepts a final
+line ``Answer: N`` or ``Answer: <the move written out>`` after any reasoning, a bare number or a bare
+move, and nothing picked out of prose; it returns the ``Move`` and the form it was written in, or
+raises ``IllegalAnswer`` with a reason that can be sent back to the model (``reask``). A decision
+whose answers all fail is settled by the failure policy (``ON_FAIL``): ``forfeit`` plays
+``forfeit_move`` (the lowest legal discard) and counts a forfeit; ``random`` plays a seeded random
+legal move (``random_move``). The ``llm`` agent and the TextArena environment share all of it.
 """
 
 from __future__ import annotations
@@ -220,8 +226,49 @@ def rules_brief(rules: Rules, french: bool = False) -> str:
     return "\n".join(lines)
 
 
-ANSWER_FORMAT = ("Answer with the number of the move you choose, and nothing else. "
-                 "(The move written out, e.g. \"7 de oros takes 3 de copas + 5 de bastos\", is also read.)")
+ANSWER_PROTOCOL = "escoba-answer/1"
+"""The version of the prompt's answer protocol and its parser (recorded with a model's results)."""
+MOVES_MODES = ("listed", "hidden")
+"""``listed``: the prompt numbers every legal move; ``hidden``: rules and position only, moves written out."""
+ON_FAIL = ("forfeit", "random")
+"""What a decision whose answers all fail plays: the lowest legal discard (a forfeit) or a random move."""
+_EXAMPLE = {False: ("7 de oros takes 3 de copas + 5 de bastos", "7 de oros to the table"),
+            True: ("7 of diamonds takes 3 of hearts + 5 of clubs", "7 of diamonds to the table")}
+
+
+def answer_format(listed: bool = True, reasoning: bool = False, french: bool = False) -> str:
+    """Return the answer protocol as the system message states it, for the prompt's harness settings."""
+    take, table = _EXAMPLE[french]
+    if listed:
+        what = ("`Answer: N`, where N is the number of the move you choose from your legal moves "
+                "(for example `Answer: 2`)")
+    else:
+        what = ("`Answer: ` and the move you choose written out: the card you play, then `takes` and "
+                "the table cards it takes joined by ` + `, or the card then `to the table` (for "
+                f"example `Answer: {take}` or `Answer: {table}`). Your legal moves are not listed: "
+                "work them out from the rules")
+    if reasoning:
+        return (f"You may think it through first, as briefly or as long as you like. Then end your reply "
+                f"with a final line {what}. Only that final line is read.")
+    return f"Reply with one line only: {what}."
+
+
+def reask(reason: str, n: int, listed: bool = True) -> str:
+    """Return the message that sends an answer back: why it names no legal move, and the format again."""
+    how = (f"`Answer: N` with N from 1 to {n}" if listed else "`Answer: ` and the move written out")
+    return f"That is not a legal move: {reason}. End your reply with a final line {how}."
+
+
+def forfeit_move(moves: Sequence[Move]) -> Move:
+    """Return the move a forfeited decision plays: the lowest card laid on the table (the lowest legal
+    discard), or when every card must capture, the first listed move (the lowest card's first option)."""
+    discards = [m for m in moves if not m.taken]
+    return min(discards or moves, key=lambda m: m.card)  # card ids ascend with the value; min keeps the first
+
+
+def random_move(moves: Sequence[Move], draw: float) -> Move:
+    """Return the legal move that a uniform ``draw`` in [0, 1) picks (the ``random`` failure policy)."""
+    return moves[min(int(draw * len(moves)), len(moves) - 1)]
 
 
 def _captures(mask: int, escobas: int, french: bool) -> str:
@@ -236,8 +283,8 @@ def _captures(mask: int, escobas: int, french: bool) -> str:
 
 
 def describe(observation: np.ndarray, rules: Rules, french: bool = False,
-             moves: Sequence[Move] | None = None) -> str:
-    """Return the position of the seat to act, with its legal full moves numbered from 1."""
+             moves: Sequence[Move] | None = None, listed: bool = True) -> str:
+    """Return the position of the seat to act, with its legal full moves numbered from 1 (``listed``)."""
     v = read_observation(observation, rules)
     moves = legal_moves(observation, rules) if moves is None else moves
     seats, sides = seat_names(rules), side_names(rules)
@@ -259,22 +306,25 @@ def describe(observation: np.ndarray, rules: Rules, french: bool = False,
         lines.append(f"You played {card_words(v.pending, french)} and must now choose what it takes"
                      + (f" (named so far: {cards_words(v.taken, french)})" if v.taken else "") + ".")
     lines.append(f"Your hand: {cards_words(v.hand, french)}.")
-    lines.append("")
-    lines.append("Your legal moves:")
-    lines.extend(f"{i}. {m.words(french)}" for i, m in enumerate(moves, 1))
+    if listed:
+        lines.append("")
+        lines.append("Your legal moves:")
+        lines.extend(f"{i}. {m.words(french)}" for i, m in enumerate(moves, 1))
     return "\n".join(lines)
 
 
-def messages(observation: np.ndarray, rules: Rules, french: bool = False,
-             moves: Sequence[Move] | None = None) -> list[dict[str, str]]:
-    """Return the chat messages of one decision: the rules and answer format, then the position."""
-    return [{"role": "system", "content": rules_brief(rules, french) + "\n\n" + ANSWER_FORMAT},
-            {"role": "user", "content": describe(observation, rules, french, moves)}]
+def messages(observation: np.ndarray, rules: Rules, french: bool = False, moves: Sequence[Move] | None = None,
+             listed: bool = True, reasoning: bool = False) -> list[dict[str, str]]:
+    """Return the chat messages of one decision: the rules and answer protocol, then the position."""
+    return [{"role": "system", "content": rules_brief(rules, french) + "\n\n"
+             + answer_format(listed, reasoning, french)},
+            {"role": "user", "content": describe(observation, rules, french, moves, listed)}]
 
 
-def prompt(observation: np.ndarray, rules: Rules, french: bool = False) -> str:
+def prompt(observation: np.ndarray, rules: Rules, french: bool = False, listed: bool = True,
+           reasoning: bool = False) -> str:
     """Return the whole text of one decision (the system message, a blank line, the position)."""
-    return "\n\n".join(m["content"] for m in messages(observation, rules, french))
+    return "\n\n".join(m["content"] for m in messages(observation, rules, french, None, listed, reasoning))
 
 
 # ---------------------------------------------------------------------------------- the parser
@@ -284,8 +334,13 @@ _CARD_PATTERN = re.compile(
     r"|(?<![\w*])(?:[1-7]|1[0-2]|[SCRAJQK])[oceb♦♥♠♣](?!\w)|\*[12]")
 """Full card names (any case) or short names (``7o``, ``Rc``, ``K♥``: face letters in upper case, so
 that words like "so" are not read as cards)."""
-_NUMBER_ONLY = re.compile(r"^\W*(?:move|option|answer|number|no\.?)?\W*#?\s*(\d+)\W*$")
-_ANSWER_LINE = re.compile(r"(?:answer|move|choice)\s*(?:is)?\s*[:=]?\s*#?\s*(\d+)\b(?!\s*(?:de|of)\b)")
+_FINAL = re.compile(r"^(?:final\s+)?answer\s*:\s*(.*)$", re.I)
+_NUMBER = re.compile(r"^#?\s*(\d{1,9})$")
+_LISTED_LINE = re.compile(r"^(\d{1,9})[.)]\s+(.+)$")
+_CONNECTORS = re.compile(r"^(?:\s|[+,&]|\b(?:takes?|captures?|and|to|on|the|table)\b)*$", re.I)
+"""What a move written out may hold besides card names."""
+ANSWER_FORMS = ("answer_number", "answer_move", "number", "move")
+"""The forms ``read_answer`` accepts, as its second result names them (the table in docs/llm.md)."""
 
 
 def _cards_in(text: str) -> list[int]:
@@ -298,30 +353,13 @@ def _cards_in(text: str) -> list[int]:
     return out
 
 
-def parse_answer(answer: str, moves: Sequence[Move], french: bool = False) -> Move:
-    """Return the move that ``answer`` names (its number, or the move written out); raise
-    ``IllegalAnswer`` with the reason when it names none or an illegal one."""
-    if not isinstance(answer, str):
-        raise IllegalAnswer("the answer is not text")
+def _written_move(text: str, moves: Sequence[Move], french: bool, listed: bool = True) -> Move:
+    """Return the legal move ``text`` writes out (card names and connectors only); IllegalAnswer else."""
     n = len(moves)
-    text = " ".join(answer.lower().split())
-    if not text:
-        raise IllegalAnswer(f"the answer is empty: reply with one number from 1 to {n}")
-    number = _NUMBER_ONLY.match(text) or _ANSWER_LINE.search(text)
-    if number:
-        k = int(number.group(1))
-        if not 1 <= k <= n:
-            raise IllegalAnswer(f"{k} is not the number of a move: choose one from 1 to {n}")
-        return moves[k - 1]
-    flat = " ".join(answer.split())
-    cards = _cards_in(flat)
-    numbers = set(re.findall(r"\d+", _CARD_PATTERN.sub(" ", flat)))
-    plays_a_card = bool(cards) and any(m.card == cards[0] for m in moves)
-    if len(numbers) == 1 and not plays_a_card:  # "So I think 2": one number and no playable card named
-        return parse_answer(numbers.pop(), moves, french)
-    if not cards:
-        raise IllegalAnswer(f"no move number and no card found in the answer: reply with one number "
-                            f"from 1 to {n}")
+    cards = _cards_in(text)
+    if not cards or not _CONNECTORS.match(_CARD_PATTERN.sub(" ", text)):
+        raise IllegalAnswer("no move found in the answer (reasoning, if any, goes before a final line "
+                            "'Answer: ...')")
     played, taken = cards[0], 0
     for c in cards[1:]:
         taken |= 1 << c
@@ -331,11 +369,65 @@ def parse_answer(answer: str, moves: Sequence[Move], french: bool = False) -> Mo
     with_card = [i for i, m in enumerate(moves, 1) if m.card == played]
     said = move_words(played, taken, french) if played not in cards[1:] else card_words(played, french)
     if not with_card:
-        raise IllegalAnswer(f"{card_words(played, french)} cannot be played now: choose one number "
-                            f"from 1 to {n}")
-    listed = ", ".join(str(i) for i in with_card)
+        raise IllegalAnswer(f"{card_words(played, french)} cannot be played now" + (
+            f": choose one number from 1 to {n}" if listed else ": it is not in your hand"))
+    if not listed:
+        raise IllegalAnswer(f"'{said}' is not a legal move: {card_words(played, french)} takes a set of "
+                            "table cards that adds up to 15 with it, and must take one when it can")
+    numbers = ", ".join(str(i) for i in with_card)
     raise IllegalAnswer(f"'{said}' is not a legal move; the legal moves with {card_words(played, french)} "
-                        f"are number(s) {listed}")
+                        f"are number(s) {numbers}")
+
+
+def _payload(text: str, moves: Sequence[Move], french: bool, listed: bool) -> tuple[Move, bool]:
+    """Return the move an answer's payload names and whether it was a number."""
+    n = len(moves)
+    text = text.strip().strip(".!\"'").strip()
+    if text.startswith(("[", "(")) and text.endswith(("]", ")")):
+        text = text[1:-1].strip()
+    number, line = _NUMBER.match(text), _LISTED_LINE.match(text)
+    if (number or line) and not listed:
+        raise IllegalAnswer("the moves are not numbered: write the move out, e.g. 'Answer: "
+                            f"{_EXAMPLE[french][0]}'")
+    k = int((number or line).group(1)) if number or line else 0
+    if (number or line) and not 1 <= k <= n:
+        raise IllegalAnswer(f"{k} is not the number of a move: choose one from 1 to {n}")
+    if number:
+        return moves[k - 1], True
+    if line:  # the listed line copied whole: "4. 6 de oros takes as de bastos + sota de copas"
+        try:
+            same = _written_move(line.group(2), moves, french) == moves[k - 1]
+        except IllegalAnswer:
+            same = False
+        if not same:
+            raise IllegalAnswer(f"move {k} is {moves[k - 1].words(french)}, not '{line.group(2)}'")
+        return moves[k - 1], True
+    return _written_move(text, moves, french, listed), False
+
+
+def read_answer(answer: str, moves: Sequence[Move], french: bool = False,
+                listed: bool = True) -> tuple[Move, str]:
+    """Return the move ``answer`` names and its form (``ANSWER_FORMS``); raise ``IllegalAnswer`` with
+    the reason when it names none or an illegal one (the answer protocol: module docstring)."""
+    if not isinstance(answer, str):
+        raise IllegalAnswer("the answer is not text")
+    text = answer.strip()
+    if text.startswith("[") and text.endswith("]"):  # TextArena's wrapper brackets an answer
+        text = text[1:-1]
+    lines = [ln.replace("**", "").replace("`", "").strip() for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln]
+    if not lines:
+        raise IllegalAnswer("the answer is empty")
+    final = _FINAL.match(lines[-1])
+    if final is None and len(lines) > 1:
+        raise IllegalAnswer("the reply does not end with a final line 'Answer: ...'")
+    move, number = _payload(final.group(1) if final else lines[0], moves, french, listed)
+    return move, ("answer_" if final else "") + ("number" if number else "move")
+
+
+def parse_answer(answer: str, moves: Sequence[Move], french: bool = False, listed: bool = True) -> Move:
+    """Return the move that ``answer`` names (``read_answer`` without the form)."""
+    return read_answer(answer, moves, french, listed)[0]
 
 
 # ------------------------------------------------------------------------------- the command
@@ -369,10 +461,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="seed of the deal")
     p.add_argument("--moves", type=int, default=0, help="full moves played first (each the last one listed)")
     p.add_argument("--french", action="store_true", help="French-suited card names")
+    p.add_argument("--moves-hidden", action="store_true", help="the prompt of moves=hidden (no moves listed)")
+    p.add_argument("--reasoning", action="store_true", help="the prompt of reasoning=on")
     add_rules_arguments(p)
     args = p.parse_args(argv)
     obs, rules = position_after(args.seed, args.moves, rules_from_args(args))
-    print(prompt(obs, rules, args.french))
+    print(prompt(obs, rules, args.french, not args.moves_hidden, args.reasoning))
     return 0
 
 

@@ -19,8 +19,9 @@ import numpy as np
 
 from agents.greedy import GREEDY_WEIGHTS
 from agents.move_inputs import card_answers, card_bits, positions_after_moves
-from agents.moves import Moves, bit, card_weights, subset_options
+from agents.moves import Moves, bit, subset_options
 from agents.solo import MIDGAME_ANSWER_INPUTS, SoloAgent, midgame_input_names, midgame_inputs
+from agents.strategy import CAPTURE_BONUS, Weights, capture_value
 from escoba_env.capture import option_summary
 from escoba_env.rules import Rules
 
@@ -46,11 +47,10 @@ def greedy_replies(tables: np.ndarray, cards: np.ndarray) -> tuple[np.ndarray, n
     multi = np.flatnonzero(count >= 2)
     if multi.size:
         pair, opt = subset_options(tables[multi], cards[multi], union[multi])
-        w = GREEDY_WEIGHTS
         took = opt | cbit[multi][pair]
         # the greedy agent's score of a capture (the same float operations, so the same ties)
-        score = 10.0 + (w["escoba"] * ((tables[multi][pair] & ~opt) == _ZERO)
-                        + card_weights(took, w["velo"], w["seven"], w["oro"], w["card"]))
+        escoba = (tables[multi][pair] & ~opt) == _ZERO
+        score = CAPTURE_BONUS + capture_value(escoba, took, Weights.of(GREEDY_WEIGHTS, joker=False))
         order = np.lexsort((-np.bitwise_count(took).astype(np.float64), -score, pair))  # stable
         first = order[np.r_[True, pair[order][1:] != pair[order][:-1]]]
         taken[multi[pair[first]]] = opt[first]

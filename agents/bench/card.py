@@ -36,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..llm import is_llm_spec
 from ..tournament.report import machine, timing_fields
 from ..tournament.runner import TournamentConfig, TournamentRun
 from .protocol import protocol
@@ -381,7 +382,7 @@ def run_card(spec: str, *, version: str = "v1", table: str = "2p", quick: bool =
     source = git_state()  # the source this process loaded: a card plays for hours
     run, journal, provenance = play(config, path, resume=resume, overwrite=overwrite, progress=progress,
                                     source=source)
-    model = spec.partition(":")[0] == "llm"  # its calls' latencies are on the card: no extra games
+    model = is_llm_spec(spec)  # its calls' latencies are on the card: no extra games
     times = decision_times(spec, config, timing_deals) if timing_deals and not model else None
     card = card_dict(run, version, table, quick, reference, times, git=source, provenance=provenance)
     write_atomic(path, card)

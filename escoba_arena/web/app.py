@@ -1,10 +1,13 @@
 """The Starlette app of the web arena: a JSON API under ``/api`` and the static pages.
 
 Every request is validated; a bad one gets a 4xx with ``{"error": "<what is wrong>"}`` (a short
-message, and nothing in the server log). Bodies are read with limits (``guard.read_json``);
-``guard.HostOriginGuard`` answers only loopback or allowed host names and refuses cross-origin
-POSTs. Games live in memory (``lobby.Arena``); bots move in worker threads of their own
-(``BOT_THREADS``), so a slow bot never holds up the event loop or another user's file listing.
+message, and nothing in the server log), and any other error is a JSON 500 (``errors``): every
+answer, errors included, is JSON or a page with the security headers. Bodies are read with limits
+(``guard.read_json``); ``guard.HostOriginGuard`` answers only loopback or allowed host names and
+refuses cross-origin POSTs. Games live in memory (``lobby.Arena``); a request that moves bots waits
+in a thread of its own (``BOT_THREADS``, at most ``BOT_REQUESTS_PER_CLIENT`` of them per client)
+while the bots think in the bot pool's worker processes (``bot_pool``), so a slow bot never holds up
+the event loop or another user's file listing.
 Files are read only under the data directories the server was started with (``files.DataRoots``).
 Every HTTP answer carries ``SECURITY_HEADERS``: the pages run only the scripts and styles the
 package ships (no inline script), are never framed, and send no Referer.
@@ -15,12 +18,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
 import anyio
 import anyio.to_thread
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
@@ -28,10 +33,11 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from agents.registry import REGISTRY
-from agents.tournament.replay import ReplayError
 from escoba_env.rules import SEVENS_RULES, Rules
 
 from .allow import CAPS, NEURAL
+from .bot_pool import BotPool
+from .errors import error_answer, http_error, json_errors
 from .files import load_results, matching_replays, read_replay_lines
 from .guard import (
     MAX_BODY,
@@ -40,17 +46,19 @@ from .guard import (
     HostOriginGuard,
     check_list,
     read_json,
-    short_message,
     short_repr,
 )
 from .lobby import IDLE_SECONDS, MAX_GAMES, Arena, shipped_checkpoint
 from .replay import replay_frames
+from .room_conns import ExposeAbort, client_key
 from .rooms_routes import RoomOptions, lifespan_for, make_hub, room_routes
 
 LOG = logging.getLogger("escoba_arena.web")
 STATIC = Path(__file__).with_name("static")
-BOT_THREADS = 8
-"""Worker threads for moves (bots included); file reads and views use other threads."""
+BOT_THREADS = 16
+"""Threads for requests that move bots (each waits there for the bot pool); file reads use others."""
+BOT_REQUESTS_PER_CLIENT = 2
+"""Requests that move bots (new game, move, rematch) one client may have under way at a time."""
 MAX_CAPTURE = 40
 """The longest capture list a move may send (the whole deck)."""
 
@@ -69,7 +77,11 @@ SECURITY_HEADERS = (
 
 
 class SecurityHeaders:
-    """ASGI middleware: add ``SECURITY_HEADERS`` to every HTTP answer (replacing any of the same name)."""
+    """ASGI middleware: add ``SECURITY_HEADERS`` to every HTTP answer (replacing any of the same name).
+
+    It is the outermost layer of the app: an exception nothing else answered becomes a JSON 500 here,
+    with the headers, rather than the server's plain-text page without them.
+    """
 
     def __init__(self, app) -> None:
         self.app = app
@@ -79,42 +91,24 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
         names = {name for name, _ in SECURITY_HEADERS}
+        started = False
 
         async def send_with_headers(message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 kept = [(k, v) for k, v in message.get("headers", []) if k.lower() not in names]
                 message = {**message, "headers": kept + list(SECURITY_HEADERS)}
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
-
-
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": short_message(message)}, status_code=status)
-
-
-def _handler(fn):
-    """Wrap an endpoint so that ApiError and bad input become JSON 4xx answers."""
-
-    async def endpoint(request: Request) -> Response:
         try:
-            return await fn(request)
-        except ApiError as exc:
-            return _error(exc.status, exc.message)
-        except FileNotFoundError as exc:
-            return _error(404, str(exc))
-        except PermissionError as exc:
-            return _error(403, str(exc))
-        except ReplayError as exc:
-            return _error(422, str(exc))
-        except ValueError as exc:
-            return _error(400, str(exc))
-        except Exception as exc:  # a bug: logged, answered as JSON, the server goes on
-            LOG.exception("error in %s", request.url.path)
-            return _error(500, f"internal error: {type(exc).__name__}: {exc}")
-
-    endpoint.__name__ = fn.__name__
-    return endpoint
+            await self.app(scope, receive, send_with_headers)
+        except Exception as exc:  # a bug past every handler: one traceback in the log, a JSON 500
+            LOG.exception("error in %s", scope.get("path", "?"))
+            if started:
+                raise
+            answer = error_answer(500, f"internal error: {type(exc).__name__}")
+            await answer(scope, receive, send_with_headers)
 
 
 def _query(request: Request, key: str) -> str:
@@ -129,9 +123,25 @@ def _arena(request: Request) -> Arena:
     return request.app.state.arena
 
 
+def _client(request: Request) -> str:
+    """Return the quota key of the client of ``request`` (behind a trusted proxy: the one it names)."""
+    hub = request.app.state.rooms
+    return client_key(hub.client_of(request.client.host if request.client else None, request.headers))
+
+
 async def _in_bot_thread(request: Request, fn):
-    """Return ``fn()`` run in one of the app's bot threads (``BOT_THREADS``)."""
-    return await anyio.to_thread.run_sync(fn, limiter=request.app.state.bot_threads)
+    """Return ``fn()`` run in one of the app's bot threads (``BOT_THREADS``); 429 past the client's share."""
+    key, busy = _client(request), request.app.state.bot_requests
+    if busy[key] >= BOT_REQUESTS_PER_CLIENT:
+        raise ApiError(429, f"this address has {busy[key]} requests moving bots under way, the most one "
+                            "client may have; try again when they are answered")
+    busy[key] += 1
+    try:
+        return await anyio.to_thread.run_sync(fn, limiter=request.app.state.bot_threads)
+    finally:
+        busy[key] -= 1
+        if busy[key] <= 0:
+            del busy[key]
 
 
 async def _locked_answer(arena: Arena, gid: str, game) -> dict:
@@ -154,7 +164,7 @@ def _finished(game, what: str) -> None:
         raise ApiError(409, f"{what} is available once the game is over (it shows every hand)")
 
 
-@_handler
+@json_errors
 async def info(request: Request) -> Response:
     arena = _arena(request)
     agents = [{"name": s.name, "params": [p for p in s.params if p in CAPS[s.name]], "help": s.help}
@@ -165,21 +175,22 @@ async def info(request: Request) -> Response:
                          "files": await anyio.to_thread.run_sync(arena.roots.listing)})
 
 
-@_handler
+@json_errors
 async def create(request: Request) -> Response:
     arena = _arena(request)
     body = await read_json(request, MAX_GAME_BODY)
-    gid, game = await _in_bot_thread(request, lambda: arena.new_game(body))
+    client = _client(request)
+    gid, game = await _in_bot_thread(request, lambda: arena.new_game(body, client))
     return JSONResponse(arena.answer(gid, game), status_code=201)
 
 
-@_handler
+@json_errors
 async def show(request: Request) -> Response:
     arena, gid = _arena(request), request.path_params["gid"]
     return JSONResponse(await _locked_answer(arena, gid, arena.game(gid)))
 
 
-@_handler
+@json_errors
 async def move(request: Request) -> Response:
     arena, gid = _arena(request), request.path_params["gid"]
     game = arena.game(gid)
@@ -209,7 +220,7 @@ async def move(request: Request) -> Response:
     return JSONResponse(await _in_bot_thread(request, run))
 
 
-@_handler
+@json_errors
 async def rematch(request: Request) -> Response:
     arena, gid = _arena(request), request.path_params["gid"]
     game = arena.game(gid)
@@ -217,7 +228,8 @@ async def rematch(request: Request) -> Response:
     # A copy of a running game would deal its hidden cards: only a finished game is replayed.
     _finished(game, "a rematch")
     settings = dict(arena.settings[gid])
-    gid2, game2 = await _in_bot_thread(request, lambda: arena.new_game(settings))
+    client = _client(request)
+    gid2, game2 = await _in_bot_thread(request, lambda: arena.new_game(settings, client))
     return JSONResponse(arena.answer(gid2, game2), status_code=201)
 
 
@@ -231,7 +243,7 @@ def _finished_record(request: Request) -> dict:
         raise ApiError(409, str(exc)) from None
 
 
-@_handler
+@json_errors
 async def game_replay(request: Request) -> Response:
     rec = _finished_record(request)
     headers = {"Content-Disposition": 'attachment; filename="escoba_replay.jsonl"'}
@@ -239,18 +251,18 @@ async def game_replay(request: Request) -> Response:
                     headers=headers)
 
 
-@_handler
+@json_errors
 async def game_frames(request: Request) -> Response:
     rec = _finished_record(request)
     return JSONResponse(await anyio.to_thread.run_sync(replay_frames, rec, "this game"))
 
 
-@_handler
+@json_errors
 async def files(request: Request) -> Response:
     return JSONResponse(await anyio.to_thread.run_sync(_arena(request).roots.listing))
 
 
-@_handler
+@json_errors
 async def replay_games(request: Request) -> Response:
     name = _query(request, "file")
     path = _arena(request).roots.resolve(name, ".jsonl")
@@ -266,11 +278,11 @@ async def replay_games(request: Request) -> Response:
     return JSONResponse({"file": name, "games": out})
 
 
-@_handler
+@json_errors
 async def replay_file_frames(request: Request) -> Response:
     name = _query(request, "file")
     k = request.query_params.get("game", "0")
-    if not k.isdigit():
+    if not k.isdigit() or len(k) > 9:
         raise ApiError(400, f"game must be a game number in the file, got {k!r}")
     lines = await anyio.to_thread.run_sync(read_replay_lines, _arena(request).roots.resolve(name, ".jsonl"))
     if int(k) >= len(lines):
@@ -279,7 +291,7 @@ async def replay_file_frames(request: Request) -> Response:
     return JSONResponse(frames)
 
 
-@_handler
+@json_errors
 async def replay_upload(request: Request) -> Response:
     body = await read_json(request, MAX_BODY)
     if not isinstance(body, dict):
@@ -287,7 +299,7 @@ async def replay_upload(request: Request) -> Response:
     return JSONResponse(await anyio.to_thread.run_sync(replay_frames, body, "uploaded replay"))
 
 
-@_handler
+@json_errors
 async def results(request: Request) -> Response:
     arena, name = _arena(request), _query(request, "file")
     data = await anyio.to_thread.run_sync(load_results, arena.roots.resolve(name, ".json"))
@@ -300,7 +312,7 @@ async def index(request: Request) -> Response:
 
 
 async def not_found(request: Request) -> Response:
-    return _error(404, f"no API endpoint {request.method} {request.url.path}")
+    return error_answer(404, f"no API endpoint {request.method} {request.url.path}")
 
 
 API_ROUTES = [
@@ -323,16 +335,17 @@ API_ROUTES = [
 def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 10.0,
                allowed_hosts: Iterable[str] | None = None, allow_agents: Iterable[str] = (),
                max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS,
-               rooms: RoomOptions | None = None) -> Starlette:
+               rooms: RoomOptions | None = None, bot_pool: BotPool | None = None) -> Starlette:
     """Return the arena app serving replays and results under ``roots`` (default: none).
 
     ``allowed_hosts`` are Host names answered besides the loopback ones (``["*"]``: any; None:
     the Host check is off, for tests); ``allow_agents`` are specs allowed as written besides the
     built-in allow-list; ``bot_timeout`` is the time budget of one bot move, in seconds;
-    ``rooms``: where and how rooms are kept (``rooms_routes``; default: in memory only).
+    ``rooms``: where and how rooms are kept (``rooms_routes``; default: in memory only);
+    ``bot_pool``: where bots think (default: the process's shared ``bot_pool.BotPool``).
     """
     arena = Arena(list(roots or []), bot_timeout, allow=allow_agents, max_games=max_games,
-                  idle_seconds=idle_seconds)
+                  idle_seconds=idle_seconds, pool=bot_pool)
     hub = make_hub(arena, rooms)
     records = hub.rooms.records_dir
     if records is not None:
@@ -347,11 +360,14 @@ def create_app(roots: list[str | Path] | None = None, bot_timeout: float = 10.0,
         Route("/api/{rest:path}", not_found, methods=["GET", "POST", "PUT", "DELETE", "PATCH"]),
         Mount("/", StaticFiles(directory=STATIC), name="static"),
     ]
-    middleware = [Middleware(SecurityHeaders)]  # outermost: the guard's refusals carry the headers too
+    # Outermost: the guard's refusals and any error carry the headers too.
+    middleware = [Middleware(SecurityHeaders), Middleware(ExposeAbort)]
     if allowed_hosts is not None:
         middleware.append(Middleware(HostOriginGuard, allowed=list(allowed_hosts)))
-    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan_for(hub))
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan_for(hub),
+                    exception_handlers={HTTPException: http_error})
     app.state.arena = arena
     app.state.bot_threads = anyio.CapacityLimiter(BOT_THREADS)
+    app.state.bot_requests = Counter()
     app.state.rooms = hub
     return app

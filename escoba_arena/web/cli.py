@@ -15,10 +15,16 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .room_table import (
+    BURST,
     CONNECTIONS_PER_LINK,
+    HELLO_SECONDS,
     MAX_CONNECTIONS,
     MAX_MESSAGE_BYTES,
+    PENDING_PER_CLIENT,
+    RATE,
+    ROOM_BURST,
     ROOMS_PER_CLIENT,
+    ROOMS_PER_MINUTE,
     UNJOINED_SECONDS,
     WAITING_PER_CLIENT,
 )
@@ -47,14 +53,20 @@ def _port(text: str) -> int:
     return int(text)
 
 
-def _seconds(text: str) -> float:
+def _number(text: str, top: float, unit: str = "") -> float:
+    """Return ``text`` as a number in (0, ``top``]; ArgumentTypeError naming ``unit`` otherwise."""
     try:
         v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
-    if not 0 < v <= 3600:
-        raise argparse.ArgumentTypeError(f"must be in (0, 3600] seconds, got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be a number{unit and ' of ' + unit}, got {text!r}") from None
+    if not 0 < v <= top:
+        raise argparse.ArgumentTypeError(f"must be in (0, {top:g}]{unit and ' ' + unit}, got {text!r}")
     return v
+
+
+def _seconds(text: str) -> float:
+    """Return ``text`` as a number of seconds in (0, 3600]."""
+    return _number(text, 3600, "seconds")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,9 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "may open; repeat for several (default: ./results and ./replays if they exist)")
     p.add_argument("--open", action="store_true", help="open the page in the default web browser")
     p.add_argument("--bot-timeout", type=_seconds, default=10.0, metavar="SECONDS",
-                   help="the time budget of one bot move: bots move in worker threads, off the server's "
-                        "event loop, and a bot that takes longer than this for one move stops its game "
-                        "(default 10)")
+                   help="the time budget of one bot move: bots move in worker processes (--bot-workers), "
+                        "off the server's event loop, and a bot that takes longer than this for one move "
+                        "stops its game and its worker (default 10)")
     p.add_argument("--rooms-dir", metavar="DIR",
                    help="keep the rooms' journal (rooms survive a restart) and their recorded games "
                         "(DIR/records/*.jsonl) here; without it rooms live in memory and cannot record")
@@ -119,7 +131,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--connections-per-link", type=_count, default=CONNECTIONS_PER_LINK, metavar="N",
                    help=f"the most WebSocket connections one room link (a seat's or the spectator's) may "
                         f"hold at a time (default {CONNECTIONS_PER_LINK})")
+    p.add_argument("--connections-per-client", type=_count, default=None, metavar="N",
+                   help="the most WebSocket connections one client address (IPv6: one /64) may hold "
+                        "(default a tenth of --max-connections)")
+    p.add_argument("--pending-per-client", type=_count, default=PENDING_PER_CLIENT, metavar="N",
+                   help=f"the most WebSocket connections one client address may hold that have not said "
+                        f"hello yet (default {PENDING_PER_CLIENT}); a connection says hello within "
+                        f"{HELLO_SECONDS:g} s or is closed")
+    p.add_argument("--message-rate", type=_rate, default=RATE, metavar="N",
+                   help=f"the messages a second one room link may send, its hellos included (default "
+                        f"{RATE:g}, in bursts of --message-burst)")
+    p.add_argument("--message-burst", type=_rate, default=BURST, metavar="N",
+                   help=f"the burst of --message-rate (default {BURST:g})")
+    p.add_argument("--rooms-per-minute", type=_count, default=int(ROOMS_PER_MINUTE), metavar="N",
+                   help=f"the most rooms one client address may open a minute, after a burst of "
+                        f"{ROOM_BURST:g} or ten seconds' worth (default {ROOMS_PER_MINUTE:g})")
+    p.add_argument("--bot-workers", type=_count, default=None, metavar="N",
+                   help="the most bot moves computed at a time, server-wide, each in a worker process "
+                        "that is stopped when its move runs past --bot-timeout (default: the CPUs, 2 to 4); "
+                        "one client's bots use at most half of them")
     return p
+
+
+def _rate(text: str) -> float:
+    """Return ``text`` as a positive rate up to 1000000."""
+    return _number(text, 1_000_000)
 
 
 def _count(text: str) -> int:
@@ -199,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return report_main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401 - the [web] extra: checked here, used in _serve
 
         from .app import create_app
     except ImportError as exc:
@@ -234,14 +270,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     allowed = list(args.allowed_host)
     if not is_loopback_address(args.host) and args.host not in ("0.0.0.0", "::"):
         allowed.append(args.host)  # the address itself, as a browser writes it in the Host header
+    from .bot_pool import BotPool
+    from .deal_key import DealKeyError
     from .rooms_routes import RoomOptions
 
     rooms = RoomOptions(directory=args.rooms_dir, takeover_seconds=args.takeover_seconds,
                         idle_seconds=args.room_idle_seconds, unjoined_seconds=args.room_unjoined_seconds,
                         per_client=args.rooms_per_client, waiting_per_client=args.waiting_per_client,
                         per_link=args.connections_per_link, max_connections=args.max_connections,
+                        connections_per_client=args.connections_per_client,
+                        pending_per_client=args.pending_per_client, rate=args.message_rate,
+                        burst=args.message_burst,
+                        rooms_per_minute=args.rooms_per_minute,
                         trusted_proxies=list(args.trusted_proxy), serve_records=args.serve_records)
-    app = create_app(roots, args.bot_timeout, allowed, allow_agents=args.allow_agent, rooms=rooms)
+    pool = BotPool(args.bot_workers)
+    try:
+        app = create_app(roots, args.bot_timeout, allowed, allow_agents=args.allow_agent, rooms=rooms,
+                         bot_pool=pool)
+    except DealKeyError as exc:
+        pool.close()
+        sock.close()
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return _serve(app, args, sock, host, port, roots)
+    finally:
+        pool.close()
+
+
+def _serve(app, args, sock: socket.socket, host: str, port: int, roots: list) -> int:
+    """Run the server on ``sock`` until it is stopped; return the exit status."""
+    import uvicorn
+
     if args.rooms_dir is not None:
         print(f"Rooms: journal and records in {Path(args.rooms_dir).resolve()} "
               f"({app.state.rooms.loaded} room(s) read back)", flush=True)

@@ -10,8 +10,6 @@ bot that raises or runs out of time ends the game with a message and leaves the 
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable
 from typing import Any
 
 from escoba_env.capture import capture_options
@@ -19,39 +17,12 @@ from escoba_env.cards import JOKER_MASK, OROS, SEVENS, VELO, cards_of, mask_of, 
 from escoba_env.game import capture_action
 from escoba_env.rules import Rules
 
+from .bot_pool import BotPool, Job, pooled, shared_pool
+from .bot_worker import AgentFailure, move_seed
 from .one_game import OneGame, Step
 
 REPLAY_FORMAT = "escoba-replay/1"
 HUMAN_SPEC = "human"
-
-
-class AgentFailure(RuntimeError):
-    """A bot raised, returned an illegal action or ran past its time limit."""
-
-
-def call_with_timeout(fn: Callable[[], Any], timeout: float, what: str, limit: float | None = None) -> Any:
-    """Return ``fn()`` run in a daemon thread; raise AgentFailure if it raises or exceeds ``timeout`` s.
-
-    ``limit`` is the time limit the message names (default ``timeout``: a move's limit may be
-    spread over several calls).
-    """
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # any bot failure is reported, never raised in the server
-            box["error"] = exc
-
-    t = threading.Thread(target=run, name=what, daemon=True)
-    t.start()
-    t.join(timeout)
-    if t.is_alive():
-        raise AgentFailure(f"{what} took longer than {timeout if limit is None else limit:g} s")
-    if "error" in box:
-        exc = box["error"]
-        raise AgentFailure(f"{what} failed: {type(exc).__name__}: {' '.join(str(exc).split())}")
-    return box["value"]
 
 
 def side_summary(mask: int, escobas: int) -> dict:
@@ -64,11 +35,16 @@ def side_summary(mask: int, escobas: int) -> dict:
 class WebGame:
     """A game between the human at ``seat`` and ``bots`` (seat -> agent)."""
 
+    game_id = 0
+    """The engine's game id of the deal (the arena's own games deal game 0 of their seed)."""
+
     def __init__(self, rules: Rules, bots: dict[int, Any], specs: dict[int, str], seat: int, seed: int,
                  *, max_rounds: int | None = None, labels: dict[int, str] | None = None,
                  bot_timeout: float = 30.0, note: str | None = None, dealer: int | None = None,
-                 deck: list[int] | None = None):
-        self.rules, self.bots, self.specs, self.seat, self.seed = rules, bots, specs, seat, seed
+                 deck: list[int] | None = None, pool: BotPool | None = None, client: str = ""):
+        self.rules, self.specs, self.seat, self.seed = rules, specs, seat, seed
+        self.bots = {s: pooled(b) for s, b in bots.items()}
+        self.pool, self.client = pool or shared_pool(), client
         self.max_rounds, self.bot_timeout, self.note = max_rounds, bot_timeout, note
         p = rules.num_players
         labels = labels or {}
@@ -184,30 +160,16 @@ class WebGame:
         self._execute(self.seat, card, mask_of(want))
         self._run_bots()
 
+    def bot_job(self, seat: int) -> Job:
+        """Return the job of the bot move at ``seat``: a copy of the game, and the move's own seed."""
+        rnd = len(self.rounds), len(self.rounds[-1]["actions"])
+        return Job(self.bots[seat], self.state.clone(), seat,
+                   move_seed(self.seed, self.game_id, seat, *rnd), self.bot_timeout,
+                   f"bot {self.specs[seat]!r} at seat {seat}", self.client)
+
     def _bot_move(self, seat: int) -> tuple[int, int]:
-        """Return the (card, capture mask) the bot at ``seat`` plays, found on a copy of the game."""
-        bot, spec = self.bots[seat], self.specs[seat]
-        sim = self.state.clone()
-        card = -1
-        deadline = time.monotonic() + self.bot_timeout
-        while True:
-            obs, mask = sim.observe(seat)
-            state = sim.agent_state() if getattr(bot, "needs_state", False) else None
-            left = max(0.01, deadline - time.monotonic())
-            a = call_with_timeout(lambda o=obs, m=mask, s=state: bot.act_batch(o, m, s)[0], left,
-                                  f"bot {spec!r} at seat {seat}", self.bot_timeout)
-            try:
-                a = int(a)
-            except (TypeError, ValueError):
-                raise AgentFailure(f"bot {spec!r} at seat {seat} returned {a!r}, not an action") from None
-            if not (0 <= a < mask.shape[1] and mask[0, a]):
-                raise AgentFailure(f"bot {spec!r} at seat {seat} returned the illegal action {a}")
-            if card < 0:
-                card = a
-            info = sim.step(a)
-            if sim.pending < 0 or sim.to_act != seat or sim.done:
-                break
-        return card, info.captured & ~(1 << card)
+        """Return the (card, capture mask) the bot at ``seat`` plays, found in a worker of the pool."""
+        return self.pool.decide(self.bot_job(seat))
 
     def _run_bots(self) -> None:
         """Let the bots move until it is the human's turn or the game is over."""

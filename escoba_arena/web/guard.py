@@ -28,6 +28,9 @@ MAX_DEPTH = 32
 """The deepest JSON nesting a request may send (a replay record nests 5 deep)."""
 MAX_MESSAGE = 300
 """Error messages are cut to this many characters."""
+MAX_DIGITS = 100
+"""A JSON integer longer than this is never converted (Python refuses 4,300 digits with a ValueError;
+the arena's largest number, a seed, has 20): it is read as a ``LongNumber`` that every check refuses."""
 UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
@@ -37,6 +40,25 @@ class ApiError(Exception):
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status, self.message = status, short_message(message)
+
+
+class LongNumber:
+    """A JSON integer of more than ``MAX_DIGITS`` digits, kept by its length: any field check refuses it
+    (it is no ``int``) with a message that names the field and says what was sent."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: int):
+        self.digits = digits
+
+    def __repr__(self) -> str:
+        return f"a {self.digits}-digit number"
+
+
+def read_int(text: str) -> int | LongNumber:
+    """Return a JSON integer literal as an int, or a ``LongNumber`` if it is longer than ``MAX_DIGITS``."""
+    digits = len(text) - text.startswith("-")
+    return LongNumber(digits) if digits > MAX_DIGITS else int(text)
 
 
 def short_message(message: str) -> str:
@@ -77,7 +99,7 @@ async def read_json(request: Any, max_bytes: int = MAX_BODY, max_depth: int = MA
         raise ApiError(415, f"send the request body as application/json, not {got}")
     too_big = ApiError(413, f"request body larger than {max_bytes:,} bytes")
     length = request.headers.get("content-length")
-    if length is not None and (not length.isdigit() or int(length) > max_bytes):
+    if length is not None and (not length.isdigit() or len(length) > 18 or int(length) > max_bytes):
         raise too_big
     chunks, size = [], 0
     async for chunk in request.stream():
@@ -87,7 +109,7 @@ async def read_json(request: Any, max_bytes: int = MAX_BODY, max_depth: int = MA
         chunks.append(chunk)
     body = b"".join(chunks)
     try:
-        value = json.loads(body or b"{}")
+        value = json.loads(body or b"{}", parse_int=read_int)
     except RecursionError:
         raise ApiError(400, f"the request body is JSON nested deeper than {max_depth} levels") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:

@@ -20,6 +20,7 @@ from agents.shipped_agents import default_opponent
 from escoba_env.rules import Rules
 
 from .allow import MAX_SPEC, NEURAL, NEURAL_FILE, AllowList, Refused, repo_root
+from .bot_pool import BotPool, shared_pool
 from .files import DataRoots
 from .game import AgentFailure, WebGame
 from .guard import ApiError, check_list, short_repr
@@ -72,8 +73,10 @@ class Arena:
 
     def __init__(self, roots: list[str | Path], bot_timeout: float = 10.0, allow: Iterable[str] = (),
                  max_games: int = MAX_GAMES, idle_seconds: float = IDLE_SECONDS,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, pool: BotPool | None = None):
         self.roots = DataRoots(roots)
+        self.pool = pool or shared_pool()
+        """Where the bots of every game and room think (``bot_pool``)."""
         self.allow = AllowList(roots, allow)
         self.bot_timeout = float(bot_timeout)
         self.max_games, self.idle_seconds, self.clock = int(max_games), float(idle_seconds), clock
@@ -134,8 +137,8 @@ class Arena:
 
     # ------------------------------------------------------------------ games
 
-    def new_game(self, body: Any) -> tuple[str, WebGame]:
-        """Create a game from a validated request body; return (id, game)."""
+    def new_game(self, body: Any, client: str = "") -> tuple[str, WebGame]:
+        """Create a game from a validated request body for ``client`` (a quota key); return (id, game)."""
         rules = request_rules(body, {"rules", "opponents", "seat", "seed", "max_rounds"})
         seat = _int_field(body, "seat", 0, 0, rules.num_players - 1)
         seed = body.get("seed")
@@ -152,7 +155,7 @@ class Arena:
         bots, specs, labels, note = self.make_bots(rules, seat, opponents, seed)
         try:
             game = WebGame(rules, bots, specs, seat, seed, max_rounds=max_rounds, labels=labels,
-                           bot_timeout=self.bot_timeout, note=note)
+                           bot_timeout=self.bot_timeout, note=note, pool=self.pool, client=client)
         except AgentFailure as exc:  # pragma: no cover - WebGame reports bot failures in its view
             raise ApiError(502, str(exc)) from None
         gid = secrets.token_urlsafe(12)

@@ -1,7 +1,8 @@
 """One game of a room (``RoomGame``): people and bots at one table, each seat shown only its own view.
 
 Unlike the single-player ``WebGame`` no bot moves by itself: the room asks for one bot move at a
-time and plays it, so that every move is shown to every connection at once.
+time (``bot_job``: the pool computes it) and plays it, so that every move is shown to every
+connection at once. ``seed`` is the engine's seed of the deal (the room keys its deals: ``deal_key``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from escoba_env.capture import capture_options
 from escoba_env.cards import cards_of, mask_of
 from escoba_env.rules import Rules
 
+from .bot_pool import BotPool, pooled, shared_pool
 from .game import WebGame
 from .guard import short_repr
 from .one_game import OneGame
@@ -22,13 +24,15 @@ class RoomGame(WebGame):
     """One game of a room: ``humans`` are the seats played by people, the rest by ``bots``.
 
     Unlike ``WebGame`` no bot moves by itself: the room asks for one bot move at a time
-    (``bot_move``) and plays it with ``play_bot``, so that every move is shown at once.
+    (``bot_job``, ``bot_move``) and plays it with ``apply``, so that every move is shown at once.
     """
 
     def __init__(self, rules: Rules, bots: dict[int, Any], specs: dict[int, str], humans: set[int],
                  seed: int, game_id: int, names: list[str], *, max_rounds: int | None = None,
-                 bot_timeout: float = 10.0):
-        self.rules, self.bots, self.specs, self.humans = rules, dict(bots), dict(specs), set(humans)
+                 bot_timeout: float = 10.0, pool: BotPool | None = None, client: str = ""):
+        self.rules, self.specs, self.humans = rules, dict(specs), set(humans)
+        self.bots = {s: pooled(b) for s, b in bots.items()}
+        self.pool, self.client = pool or shared_pool(), client
         self.seed, self.game_id = int(seed), int(game_id)
         self.seat = -1
         self.max_rounds, self.bot_timeout, self.note = max_rounds, bot_timeout, None
@@ -55,7 +59,7 @@ class RoomGame(WebGame):
         return self.state.to_act
 
     def bot_move(self) -> tuple[int, int, int]:
-        """Return (seat, card, capture mask) of the bot to act; call it off the event loop."""
+        """Return (seat, card, capture mask) of the bot to act, waiting in this thread for the pool."""
         seat = self.bot_to_act()
         card, capture = self._bot_move(seat)
         return seat, card, capture

@@ -77,7 +77,7 @@ def parse_settings(arena: Arena, body: Any, can_record: bool) -> dict:
                 for x in ("seed", "game_id"))
             if not ok:
                 raise ApiError(400, f"deal {k} must be {{\"seed\": int, \"game_id\": int}} "
-                                    "(each 0 to 2**64-1)")
+                                    f"(each 0 to 2**64-1), got {short_repr(d)}")
             out.append((d["seed"], d["game_id"]))
         deals = out
     else:

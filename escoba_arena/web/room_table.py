@@ -38,6 +38,14 @@ MAX_ROOMS = 1000
 """The most rooms a server holds; past it, expired and finished rooms go first, then a new room is refused."""
 MAX_DEALS = 200
 """The longest list of deals a room may play."""
+HELLO_SECONDS = 5.0
+"""A WebSocket that has not said hello within this time is closed."""
+PENDING_PER_CLIENT = 16
+"""Sockets one client may hold that have not said hello yet."""
+ROOMS_PER_MINUTE = 30.0
+"""Rooms one client may open a minute, once its burst (``ROOM_BURST``) is spent."""
+ROOM_BURST = 10.0
+"""Rooms one client may open at once."""
 RATE = 10.0
 """Messages per second a token may send (a burst of ``BURST`` is allowed)."""
 BURST = 20.0
@@ -114,6 +122,8 @@ class Room:
     """Open spectator connections."""
     rules_dict: dict = field(default_factory=dict, repr=False)
     """The rules as a dict (made once: every message carries them)."""
+    engine_deals: list[tuple[int, int]] = field(default_factory=list, repr=False)
+    """What the engine deals for each of ``deals``: (engine seed, game id), keyed by the server's secret."""
 
     def __post_init__(self) -> None:
         self.rules_dict = self.rules.to_dict()
@@ -140,10 +150,10 @@ class Room:
         return self.status in ("waiting", "playing")
 
     def deals_ahead(self) -> list[tuple[int, int]]:
-        """Return the deals this room may still deal: the game in play (or waiting) and the next ones."""
+        """Return the engine deals this room may still deal: the game in play (or waiting) and the next."""
         if not self.live:
             return []
-        return self.deals[self.game_index:]
+        return self.engine_deals[self.game_index:]
 
     def info(self) -> dict:
         """Return what anyone in the room may know about it (no token, no seed before the end)."""
@@ -157,7 +167,7 @@ class Room:
                                 "This room does not record its games.")}
 
 
-__all__ = ["BURST", "CONNECTIONS_PER_LINK", "DEFAULT_TAKEOVER", "HUMAN", "MAX_CONNECTIONS", "MAX_DEALS",
-           "MAX_MESSAGE_BYTES", "MAX_ROOMS",
-           "PSEUDONYM", "RATE", "ROOMS_PER_CLIENT", "ROOM_IDLE_SECONDS", "Room", "Seat", "TAKEOVER_SECONDS",
-           "TOKEN_BYTES", "UNJOINED_SECONDS", "WAITING_PER_CLIENT", "token_hash"]
+__all__ = ["BURST", "CONNECTIONS_PER_LINK", "DEFAULT_TAKEOVER", "HELLO_SECONDS", "HUMAN", "MAX_CONNECTIONS",
+           "MAX_DEALS", "MAX_MESSAGE_BYTES", "MAX_ROOMS", "PENDING_PER_CLIENT", "PSEUDONYM", "RATE",
+           "ROOMS_PER_CLIENT", "ROOMS_PER_MINUTE", "ROOM_BURST", "ROOM_IDLE_SECONDS", "Room", "Seat",
+           "TAKEOVER_SECONDS", "TOKEN_BYTES", "UNJOINED_SECONDS", "WAITING_PER_CLIENT", "token_hash"]

@@ -13,20 +13,26 @@ journal or a replay, and the links are shown to the host once.
   the seat to act (``Room.check_move``), and at most ``RATE`` messages a second per token.
 - A person with no connection for ``takeover_seconds`` (default 60) while the game runs is replaced
   by a bot (the room's ``takeover`` spec); the room, the log and the record say so.
-- A room may play a fixed list of deals (``deals``: ``(seed, game_id)`` pairs, as an
-  ``evaluate.py`` run deals them), one game per deal, for duplicate studies.
+- A room may play a fixed list of deals (``deals``: ``(seed, game_id)`` pairs), one game per deal,
+  for duplicate studies. A deal reaches the engine keyed by the server's secret (``deal_key``):
+  the same pair deals the same cards in every room of this server, and no one without the secret
+  can tell the cards from a seed, a record or a view. A record names its engine seed, which deals
+  its own game and no other.
 - A finished game of a room that opted in to recording is written atomically as one
   ``escoba-replay/1`` record (``room_records``); seats carry pseudonyms (``human:<name>``), never
   tokens. No record is shown while its deal may still be dealt to someone.
 - A room nobody has touched for ``idle_seconds``, or nobody joined within ``unjoined_seconds``,
-  expires: its pages say so, its tokens stop working. One client (address) may hold at most
-  ``per_client`` open rooms, ``waiting_per_client`` of them waiting for their people.
+  expires: its pages say so, its tokens stop working. One client (address; IPv6 by /64) may hold
+  at most ``per_client`` open rooms, ``waiting_per_client`` of them waiting for their people, and
+  open ``rooms_per_minute``; at the cap an unjoined room of the biggest holder makes way
+  (``room_quota``).
 - A room whose background work fails (a takeover bot that cannot be built, a record that cannot be
   written) is closed with a message to its pages; the other rooms go on (``close``).
 
-Room state changes only on the server's event loop; bots think in worker threads (the routes in
-``rooms_routes`` drive them). Everything that changes a room is first appended to the journal
-(``journal.Journal``) when the server has one, so that rooms survive a restart.
+Room state changes only on the server's event loop; bots think in the worker processes of the bot
+pool (``bot_pool``; the routes in ``rooms_routes`` drive them). Everything that changes a room is
+first appended to the journal (``journal.Journal``) when the server has one, so that rooms survive
+a restart.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import json
 import secrets
 import sys
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -42,10 +49,14 @@ from typing import Any
 from agents.tournament.replay import check_replay
 from escoba_env.rules import Rules
 
+from .bot_pool import pooled
+from .deal_key import DealKey
 from .game import AgentFailure
 from .guard import ApiError, check_list, short_repr
 from .lobby import SEED_BITS, Arena
+from .room_conns import client_key
 from .room_game import RoomGame
+from .room_quota import ROOMS_PER_MINUTE, RoomQuota
 from .room_records import game_record, record_head, record_path, withheld, write_atomic
 from .room_settings import parse_settings
 from .room_table import (
@@ -65,14 +76,12 @@ from .room_table import (
     token_hash,
 )
 
+MAX_LOST = 10_000
+"""Links of rooms gone while the server runs whose reason is remembered (for a 410 that says why)."""
+
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
-
-
-def client_key(address: str) -> str:
-    """Return what a room keeps of the address that opened it: a short hash (for the quotas)."""
-    return token_hash("client " + address)[:16]
 
 
 class Rooms:
@@ -83,27 +92,32 @@ class Rooms:
                  unjoined_seconds: float = UNJOINED_SECONDS, max_rooms: int = MAX_ROOMS,
                  per_client: int = ROOMS_PER_CLIENT, waiting_per_client: int = WAITING_PER_CLIENT,
                  per_link: int = CONNECTIONS_PER_LINK, clock: Callable[[], float] = time.monotonic,
-                 warn: Callable[[str], None] | None = None, rate: float = RATE, burst: float = BURST):
+                 warn: Callable[[str], None] | None = None, rate: float = RATE, burst: float = BURST,
+                 rooms_per_minute: float = ROOMS_PER_MINUTE):
         from .journal import Journal
 
         self.arena = arena
         self.takeover_seconds, self.idle_seconds = float(takeover_seconds), float(idle_seconds)
         self.unjoined_seconds = float(unjoined_seconds)
         self.max_rooms, self.clock = int(max_rooms), clock
-        self.per_client, self.waiting_per_client, self.per_link = per_client, waiting_per_client, per_link
+        self.per_link = per_link
+        self.quota = RoomQuota(per_client, waiting_per_client, rooms_per_minute, clock=clock)
         self.rate, self.burst = float(rate), float(burst)
         self.rooms: dict[str, Room] = {}
         self.by_token: dict[str, tuple[str, int]] = {}
         self.heads: dict[tuple[Path, int], dict] = {}
         """(record file, its mtime) -> its room and deal: a listing does not read every record again."""
-        self.lost: dict[str, str] = {}
-        """Token hash -> why its room is gone (its journal entry was damaged)."""
+        self.lost: OrderedDict[str, str] = OrderedDict()
+        """Token hash -> why its room is gone (its journal entry was damaged, it made way for another)."""
         self.dir = None if directory is None else Path(directory)
         self.records_dir = None if self.dir is None else self.dir / "records"
         self.warn = warn or (lambda line: print(line, file=sys.stderr, flush=True))
         self.journal = None
+        self.key = DealKey()
+        """The secret that turns a room's deal into the engine's (``deal_key``): kept with the journal."""
         if self.dir is not None:
             self.records_dir.mkdir(parents=True, exist_ok=True)
+            self.key = DealKey.load(self.dir)
             self.journal = Journal(self.dir / "rooms.journal")
 
     # ------------------------------------------------------------------ opening
@@ -119,7 +133,7 @@ class Rooms:
         not when a person leaves. Slow for networks: call it off the event loop.
         """
         settings = self.parse(body)
-        rules, seed = Rules.from_dict(settings["rules"]), settings["deals"][0][0]
+        rules, seed = Rules.from_dict(settings["rules"]), self.key.engine_seed(*settings["deals"][0])
         bots = {k: self._build(s["spec"], rules, seed, k) for k, s in enumerate(settings["seats"])
                 if s["kind"] != HUMAN}
         self._build(settings["takeover"], rules, seed, 0)
@@ -132,15 +146,8 @@ class Rooms:
         ApiError 429 past the client's quotas, 503 when the server is full of rooms in play.
         """
         key = client_key(client)
-        mine = [r for r in self.rooms.values() if r.client == key and r.live]
-        if len(mine) >= self.per_client:
-            raise ApiError(429, f"this address has {len(mine)} rooms open, the most one client may have; "
-                                "try again once one is over")
-        waiting = sum(r.game is None for r in mine)
-        if waiting >= self.waiting_per_client:
-            raise ApiError(429, f"this address has {waiting} rooms waiting for their people, the most one "
-                                "client may have; try again once people have joined them")
-        self._make_space()
+        self.quota.check(self, key)
+        self.quota.make_space(self, key)
         tokens = {s: secrets.token_urlsafe(TOKEN_BYTES) for s, x in enumerate(settings["seats"])
                   if x["kind"] == HUMAN}
         watch = secrets.token_urlsafe(TOKEN_BYTES)
@@ -156,25 +163,18 @@ class Rooms:
         """Open a room from a request body; return (room, seat -> token, spectator token)."""
         return self.admit(*self.prepare(body), client)
 
-    def _make_space(self) -> None:
-        if len(self.rooms) < self.max_rooms:
-            return
-        done = sorted((r for r in self.rooms.values() if not r.live), key=lambda r: r.last_use)
-        for room in done:
-            self.forget(room.rid)
-            if len(self.rooms) < self.max_rooms:
-                return
-        raise ApiError(503, f"the server holds {self.max_rooms} rooms in play; try again later")
-
-    def forget(self, rid: str) -> None:
-        """Drop a room and its tokens (journaled: a restart does not bring it back)."""
+    def forget(self, rid: str, why: str | None = None) -> None:
+        """Drop a room and its tokens (journaled: a restart does not bring it back); with ``why``, its
+        links answer 410 with it (while the server runs)."""
         room = self.rooms.pop(rid, None)
         if room is None:
             return
-        for s in room.seats:
-            if s.token:
-                self.by_token.pop(s.token, None)
-        self.by_token.pop(room.watch_token, None)
+        for h in [s.token for s in room.seats if s.token] + [room.watch_token]:
+            self.by_token.pop(h, None)
+            if why is not None:
+                self.lost[h] = why
+        while len(self.lost) > MAX_LOST:
+            self.lost.popitem(last=False)
         if self.journal is not None:
             self.journal.append({"e": "drop", "room": rid})
 
@@ -184,13 +184,16 @@ class Rooms:
         rules = Rules.from_dict(st["rules"])
         seats = [Seat(x["kind"], x["spec"], x["name"], entry["tokens"].get(str(k)))
                  for k, x in enumerate(st["seats"])]
-        room = Room(entry["room"], rules, seats, [tuple(d) for d in st["deals"]], st["fixed_deals"],
+        deals = [tuple(d) for d in st["deals"]]
+        room = Room(entry["room"], rules, seats, deals, st["fixed_deals"],
                     st["record"], st["takeover"], st["max_rounds"], entry["watch"], self.clock(),
-                    client=str(entry.get("client", "")))
+                    client=str(entry.get("client", "")),
+                    engine_deals=[self.key.engine_deal(d) for d in deals])
         room.last_use = self.clock()
         for k, s in enumerate(seats):
             if s.kind != HUMAN:
-                room.bots[k] = self._build(s.spec, rules, room.deals[0][0], k) if bots is None else bots[k]
+                room.bots[k] = self._build(s.spec, rules, room.engine_deals[0][0], k) if bots is None \
+                    else bots[k]
         self.rooms[room.rid] = room
         for k, s in enumerate(seats):
             if s.token:
@@ -199,8 +202,9 @@ class Rooms:
         return room
 
     def _build(self, spec: str, rules: Rules, seed: int, seat: int) -> Any:
+        """Return the bot of ``spec`` for ``seat``, as the bot pool holds it; ApiError 400 if it cannot be."""
         try:
-            return self.arena.allow.build(spec, rules, (seed + seat) % 2**SEED_BITS)
+            return pooled(self.arena.allow.build(spec, rules, (seed + seat) % 2**SEED_BITS))
         except Exception as exc:  # any agent's constructor: a clear 400, never a server error
             raise ApiError(400, f"cannot build bot {spec!r}: {self.arena.scrub(' '.join(str(exc).split()))}"
                            ) from None
@@ -235,7 +239,7 @@ class Rooms:
         if kind == "open":
             if entry["room"] in self.rooms:
                 raise ValueError("opened twice")
-            self._make_space()
+            self.quota.make_space(self)
             self.create(entry)
             return
         room = self.rooms[entry["room"]]
@@ -335,13 +339,13 @@ class Rooms:
         return True
 
     def _start_game(self, room: Room) -> None:
-        seed, gid = room.deals[room.game_index]
+        seed, gid = room.engine_deals[room.game_index]
         humans = {k for k, s in enumerate(room.seats) if s.kind == HUMAN and s.replaced is None}
         bots = room.bots
         specs = {k: (s.replaced or s.spec) for k, s in enumerate(room.seats) if k not in humans}
         names = [self.display(s) for s in room.seats]
         room.game = RoomGame(room.rules, bots, specs, humans, seed, gid, names, max_rounds=room.max_rounds,
-                             bot_timeout=self.arena.bot_timeout)
+                             bot_timeout=self.arena.bot_timeout, pool=self.arena.pool, client=room.client)
         now = self.clock()
         for s in room.seats:
             if s.kind == HUMAN and s.connections == 0 and s.left_at is None:
@@ -415,7 +419,7 @@ class Rooms:
         """Give ``seat`` (a person who left) to the room's takeover bot; the log and record say so."""
         s = room.seats[seat]
         game = room.game
-        bot = self._build(room.takeover, room.rules, room.deals[room.game_index][0], seat)
+        bot = self._build(room.takeover, room.rules, room.engine_deals[room.game_index][0], seat)
         s.replaced = room.takeover
         room.bots[seat] = bot
         entry = {"seat": seat, "name": s.name, "spec": room.takeover, "game": room.game_index + 1,

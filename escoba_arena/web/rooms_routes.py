@@ -11,22 +11,27 @@ room's connections (the room expired). The seat sends ``{"type": "move", "card":
 Every message is checked: its size (the server refuses a larger frame before reading it: uvicorn's
 ``ws_max_size``, set by the command line to ``MAX_MESSAGE_BYTES``), that it is text (a binary frame
 closes the connection with code 1003), its JSON, the token's rate (``rooms.RATE``), that the
-token's seat is the one to act. Connections are capped in all (``max_connections``) and per link
-(``per_link``). A change of who is connected is sent to the room's pages at once. Bots move in
-worker threads; a background task hands the seat of a person who left to a bot, and closes idle
-rooms and rooms nobody joined. Each room's background work fails alone: the failing room is closed
-with a message to its pages, logged in one line, and the other rooms go on.
+token's seat is the one to act. Connections are capped in all (``max_connections``), per client
+and per client before hello (``room_conns.SocketCounts``), and per link (``per_link``); a socket
+that has not said hello within ``hello_seconds`` is closed.
+
+Nothing waits on a peer. Each connection has its own outbox and writer (``room_conns.Outbox``): a
+change of a room puts one message in each of its connections' outboxes and goes on; a page that does
+not read is closed with ``SLOW_CLOSE`` once its outbox is full. A room's lock is held only while its
+state changes (and while its journal line is written), never across a network send or a bot's
+thinking: bots think in the bot pool's worker processes (``bot_pool``), one move of a room at a
+time. The background task that hands the seat of a person who left to a bot, and closes idle rooms
+and rooms nobody joined, only looks: each room's takeover or closing is a task of its own, so no
+room can hold up another's. Each room's background work fails alone: the failing room is closed with
+a message to its pages, logged in one line, and the other rooms go on.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import json
 import logging
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import anyio
 import anyio.to_thread
@@ -37,38 +42,22 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from escoba_env.cards import cards_of
 
+from .errors import json_errors
 from .game import AgentFailure
-from .guard import MAX_DEPTH, MAX_GAME_BODY, ApiError, json_depth, read_json, short_message
+from .guard import MAX_GAME_BODY, ApiError, read_json, short_message
 from .lobby import Arena
-from .room_table import (
-    BURST,
-    CONNECTIONS_PER_LINK,
-    MAX_CONNECTIONS,
-    MAX_MESSAGE_BYTES,
-    MAX_ROOMS,
-    RATE,
-    ROOM_IDLE_SECONDS,
-    ROOMS_PER_CLIENT,
-    TAKEOVER_SECONDS,
-    UNJOINED_SECONDS,
-    WAITING_PER_CLIENT,
-    Room,
-)
+from .room_conns import ABORT_KEY, CLOSE_SECONDS, Outbox, SocketCounts, client_address, client_key
+from .room_options import BinaryFrame, RoomOptions, error_message, parse_message, receive_text
+from .room_table import Room
 from .rooms import Rooms
 
 LOG = logging.getLogger("escoba_arena.web.rooms")
-HELLO_SECONDS = 10.0
-"""A connection that has not said hello within this time is closed."""
-STRIKES = 50
-"""Refused messages in a row (rate limit) after which a connection is closed."""
 BINARY_CLOSE = 1003
 """The close code of a connection that sent a binary frame (the protocol is JSON text)."""
 FAILED_CLOSE = 4500
 """The close code of a room closed because its background work failed."""
-
-
-class BinaryFrame(Exception):
-    """A connection sent a binary frame."""
+CLOSED_CLOSE = 4410
+"""The close code of the connections of a room that closed (idle, nobody joined)."""
 
 
 class RoomFailure(Exception):
@@ -76,47 +65,6 @@ class RoomFailure(Exception):
 
     def __init__(self, cause: BaseException):
         super().__init__(f"{type(cause).__name__}: {cause}")
-
-
-@dataclass
-class RoomOptions:
-    """How a server keeps rooms: ``directory`` (journal and records; None: memory only, no records)."""
-
-    directory: str | Path | None = None
-    takeover_seconds: float = TAKEOVER_SECONDS
-    idle_seconds: float = ROOM_IDLE_SECONDS
-    tick: float = 1.0
-    """Seconds between two checks for people who left and idle rooms."""
-    rate: float = RATE
-    """Messages a second a token may send, in bursts of ``burst``."""
-    burst: float = BURST
-    unjoined_seconds: float = UNJOINED_SECONDS
-    """A room nobody has joined this long after it was opened is closed."""
-    max_rooms: int = MAX_ROOMS
-    per_client: int = ROOMS_PER_CLIENT
-    """Open rooms (waiting or playing) one client may hold."""
-    waiting_per_client: int = WAITING_PER_CLIENT
-    """Rooms waiting for their people one client may hold."""
-    per_link: int = CONNECTIONS_PER_LINK
-    """WebSocket connections one link may hold at a time."""
-    max_connections: int = MAX_CONNECTIONS
-    """WebSocket connections the server holds at a time."""
-    trusted_proxies: list[str] = field(default_factory=list)
-    """Addresses of reverse proxies whose ``X-Forwarded-For`` names the client (for the quotas)."""
-    strikes: int = STRIKES
-    """Refused messages in a row (rate limit) after which a connection is closed."""
-    serve_records: bool = False
-    """Let the data folders list and serve the records folder (each record once its deal is over)."""
-
-
-def client_address(peer: str | None, headers, trusted: list[str]) -> str:
-    """Return the address a request comes from: the peer, or the address a trusted proxy forwarded."""
-    peer = peer or ""
-    if peer in trusted:
-        forwarded = headers.get("x-forwarded-for", "").split(",")[-1].strip()
-        with contextlib.suppress(ValueError):
-            return str(ipaddress.ip_address(forwarded))
-    return peer
 
 
 class RoomHub:
@@ -129,17 +77,24 @@ class RoomHub:
                            idle_seconds=o.idle_seconds, unjoined_seconds=o.unjoined_seconds,
                            max_rooms=o.max_rooms, per_client=o.per_client,
                            waiting_per_client=o.waiting_per_client, per_link=o.per_link, rate=o.rate,
-                           burst=o.burst)
+                           burst=o.burst, rooms_per_minute=o.rooms_per_minute)
         self.loaded = self.rooms.load()
         self.sockets = 0
-        self.conns: dict[str, set[tuple[WebSocket, int]]] = {}
+        self.counts = SocketCounts(o.client_connections(), o.pending_per_client)
+        self.conns: dict[str, set[tuple[Outbox, int]]] = {}
         self.locks: dict[str, asyncio.Lock] = {}
         self.limiter = anyio.CapacityLimiter(8)
+        """Threads for the journal and the records (file writes), never for waiting on a bot."""
         self.reaper: asyncio.Task | None = None
         self.pending: set[asyncio.Task] = set()
+        self.driving: set[str] = set()
+        """Rooms whose bots are being driven (one driver a room: one bot move of a room at a time)."""
+        self.busy: set[str] = set()
+        """Rooms with a takeover or a closing under way (the background check starts one at a time)."""
         self.started = False
 
     def lock(self, rid: str) -> asyncio.Lock:
+        """Return room ``rid``'s lock (held while its state changes, never across a send)."""
         if rid not in self.locks:
             self.locks[rid] = asyncio.Lock()
         return self.locks[rid]
@@ -150,14 +105,17 @@ class RoomHub:
             self.reaper = asyncio.get_running_loop().create_task(self._reap())
         if not self.started:
             self.started = True
+            self.rooms.arena.pool.warm()
             for room in list(self.rooms.rooms.values()):
                 if room.game is not None and room.game.bot_to_act() >= 0:
-                    self.spawn(self.drive(room))
+                    self.drive_soon(room)
 
-    def spawn(self, coro) -> None:
+    def spawn(self, coro) -> asyncio.Task:
+        """Run ``coro`` as a task of the hub (cancelled when the server stops)."""
         task = asyncio.get_running_loop().create_task(coro)
         self.pending.add(task)
         task.add_done_callback(self.pending.discard)
+        return task
 
     async def stop(self) -> None:
         """Stop the background work and close the journal."""
@@ -168,45 +126,76 @@ class RoomHub:
             self.rooms.journal.close()
 
     async def in_thread(self, fn, *args):
+        """Return ``fn(*args)`` run in one of the hub's file threads."""
         return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
 
     # ------------------------------------------------------------------ pushing state
 
-    async def broadcast(self, room: Room) -> None:
-        """Send every connection of ``room`` its own state message (caller holds the room's lock)."""
+    def broadcast(self, room: Room) -> None:
+        """Put every connection of ``room`` its own state message in its outbox; never waits."""
         conns = list(self.conns.get(room.rid, ()))
         if not conns:
             return
         cache = self.rooms.messages(room, [seat for _, seat in conns])
-        await asyncio.gather(*(self._send(ws, cache[seat]) for ws, seat in conns))
+        for box, seat in conns:
+            box.put(cache[seat])
 
-    @staticmethod
-    async def _send(ws: WebSocket, text: str) -> None:
-        with contextlib.suppress(Exception):  # a connection that went away is dropped by its handler
-            await ws.send_text(text)
+    def close_room(self, room: Room, code: int) -> None:
+        """Tell every page of ``room`` why it is closed, and close their connections with ``code``."""
+        msg = json.dumps({"type": "closed", "message": f"This room is closed: {room.expired}."})
+        for box, _ in list(self.conns.get(room.rid, ())):
+            box.put(msg)
+            box.finish(code)
+
+    async def close_connections(self, code: int = 1001) -> None:
+        """Close every connection of every room (the server is stopping, or a test gave up waiting)."""
+        for conns in list(self.conns.values()):
+            for box, _ in list(conns):
+                box.finish(code)
+
+    # ------------------------------------------------------------------ bots
+
+    def drive_soon(self, room: Room) -> None:
+        """Have the bots of ``room`` move, if a driver is not at it already."""
+        if room.rid not in self.driving:
+            self.driving.add(room.rid)
+            self.spawn(self.drive(room))
 
     async def drive(self, room: Room) -> None:
         """Let the bots of ``room`` move one at a time, each move shown at once, until a person acts."""
         try:
             await self._drive(room)
         except Exception as exc:  # this room's failure (a record that cannot be written): it alone stops
+            self.driving.discard(room.rid)
             await self.fail_room(room, exc)
+        except BaseException:
+            self.driving.discard(room.rid)
+            raise
 
     async def _drive(self, room: Room) -> None:
+        pool = self.rooms.arena.pool
         while True:
             async with self.lock(room.rid):
                 game = room.game
                 if game is None or room.expired or game.bot_to_act() < 0:
+                    self.driving.discard(room.rid)  # with no await since the check: a mover re-drives
                     return
-                try:
-                    seat, card, capture = await self.in_thread(game.bot_move)
-                except AgentFailure as exc:
-                    game.fail(str(exc))
+                job = game.bot_job(game.bot_to_act())
+                mark = (room.game_index, game.moves_played)
+            try:  # the bot thinks with no lock held: the room's pages, joins and leaves go on
+                card, capture = await pool.decide_async(job)
+                failure = None
+            except AgentFailure as exc:
+                failure = str(exc)
+            async with self.lock(room.rid):
+                if room.game is not game or room.expired or (room.game_index, game.moves_played) != mark:
+                    continue  # the room moved on (closed, taken over) while the bot thought
+                if failure is not None:
+                    game.fail(failure)
                     self.rooms.after_move(room)
-                    await self.broadcast(room)
-                    return
-                await self.play(room, seat, card, cards_of(capture), True)
-                await self.broadcast(room)
+                else:
+                    await self.play(room, job.seat, card, cards_of(capture), True)
+                self.broadcast(room)
 
     async def play(self, room: Room, seat: int, card: int, capture: list[int], bot: bool = False) -> None:
         """Play one move and finish the game it ends (ValueError if illegal: nothing changes).
@@ -237,69 +226,69 @@ class RoomHub:
         with contextlib.suppress(Exception):  # closing is best effort: the journal may be the failure
             self.rooms.close(room, f"the server could not go on with it ({what})")
         room.expired = room.expired or f"the server could not go on with it ({what})"
-        await self.close_room(room, FAILED_CLOSE)
+        self.close_room(room, FAILED_CLOSE)
 
-    async def close_room(self, room: Room, code: int) -> None:
-        """Tell every page of ``room`` why it is closed, and close their connections with ``code``."""
-        msg = json.dumps({"type": "closed", "message": f"This room is closed: {room.expired}."})
-        for ws, _ in list(self.conns.get(room.rid, ())):
-            await self._send(ws, msg)
-            with contextlib.suppress(Exception):
-                await ws.close(code=code)
-
-    async def close_connections(self, code: int = 1001) -> None:
-        """Close every connection of every room (the server is stopping, or a test gave up waiting)."""
-        for conns in list(self.conns.values()):
-            for ws, _ in list(conns):
-                with contextlib.suppress(Exception):
-                    await ws.close(code=code)
+    # ------------------------------------------------------------------ the background check
 
     async def _reap(self) -> None:
         while True:
             await asyncio.sleep(self.options.tick)
             try:
-                await self.reap_once()
+                self.reap_once()
             except Exception:  # a bug here must not stop the checks: logged, and the next tick runs
                 LOG.exception("rooms: background check failed")
 
-    async def reap_once(self) -> None:
-        """Hand the seats of people who left to bots; close idle rooms and rooms nobody joined.
-
-        Each room on its own: one that fails is closed (``fail_room``) and the others go on.
-        """
+    def reap_once(self) -> None:
+        """Start a takeover for each room with a person away past the limit, and a closing for each idle
+        room or room nobody joined; wait for none of them (each room's work is a task of its own)."""
         rooms = self.rooms
         for room in list(rooms.rooms.values()):
-            if not rooms.gone_seats(room):
-                continue
-            try:
-                async with self.lock(room.rid):
-                    for seat in rooms.gone_seats(room):
-                        await self.in_thread(rooms.take_over, room, seat)
-                    await self.broadcast(room)
-            except Exception as exc:
-                await self.fail_room(room, exc)
-                continue
-            self.spawn(self.drive(room))
+            if room.rid not in self.busy and rooms.gone_seats(room):
+                self.busy.add(room.rid)
+                self.spawn(self._take_over(room))
         for room, why in rooms.due_to_close():
-            try:
-                async with self.lock(room.rid):
-                    rooms.close(room, why)
-                    await self.close_room(room, 4410)
-            except Exception as exc:
-                await self.fail_room(room, exc)
+            if room.rid not in self.busy:
+                self.busy.add(room.rid)
+                self.spawn(self._expire(room, why))
+
+    async def _take_over(self, room: Room) -> None:
+        try:
+            async with self.lock(room.rid):
+                seats = self.rooms.gone_seats(room)
+                for seat in seats:
+                    await self.in_thread(self.rooms.take_over, room, seat)
+                if seats:
+                    self.broadcast(room)
+        except Exception as exc:
+            await self.fail_room(room, exc)
+            return
+        finally:
+            self.busy.discard(room.rid)
+        self.drive_soon(room)
+
+    async def _expire(self, room: Room, why: str) -> None:
+        try:
+            async with self.lock(room.rid):
+                if not room.expired:
+                    await self.in_thread(self.rooms.close, room, why)
+                    self.close_room(room, CLOSED_CLOSE)
+        except Exception as exc:
+            await self.fail_room(room, exc)
+        finally:
+            self.busy.discard(room.rid)
 
     # ------------------------------------------------------------------ endpoints
 
+    def client_of(self, peer: str | None, headers) -> str:
+        """Return the address of a request or socket: the peer, or what a trusted proxy forwarded."""
+        return client_address(peer, headers, self.options.trusted_proxies)
+
     async def open_room(self, request: Request) -> Response:
         """``POST /api/rooms``: open a room; answer its links (201), or the refusal."""
-        client = client_address(request.client.host if request.client else None, request.headers,
-                                self.options.trusted_proxies)
-        try:
-            body = await read_json(request, MAX_GAME_BODY)
-            settings, bots = await self.in_thread(self.rooms.prepare, body)
-            room, tokens, watch = self.rooms.admit(settings, bots, client)
-        except ApiError as exc:
-            return JSONResponse({"error": exc.message}, status_code=exc.status)
+        client = self.client_of(request.client.host if request.client else None, request.headers)
+        body = await read_json(request, MAX_GAME_BODY)
+        settings, bots = await self.in_thread(self.rooms.prepare, body)
+        room, tokens, watch = self.rooms.admit(settings, bots, client)
         self.ensure_running()
         links = [{"seat": s, "name": room.seats[s].name, "link": f"/room.html#t={t}"}
                  for s, t in sorted(tokens.items())]
@@ -308,103 +297,141 @@ class RoomHub:
 
     async def socket(self, ws: WebSocket) -> None:
         """``/api/rooms/ws``: one page's connection, from hello until it goes."""
+        peer = ws.client.host if getattr(ws, "client", None) else None
+        key = client_key(self.client_of(peer, getattr(ws, "headers", {})))
         self.sockets += 1
+        counted = hello = False
         try:
             await ws.accept()
             if self.sockets > self.options.max_connections:
                 await self._refuse(ws, ApiError(503, "the server holds as many connections as it may; "
                                                      "try again later"))
                 return
-            await self._connection(ws)
+            why = self.counts.refusal(key)
+            if why is not None:
+                await self._refuse(ws, ApiError(429, why + "; try again later"))
+                return
+            counted = True
+            self.ensure_running()
+            try:
+                room, seat = await self._hello(ws)
+            except WebSocketDisconnect:
+                return
+            except asyncio.TimeoutError:
+                await self._refuse(ws, ApiError(408, f"say hello within {self.options.hello_seconds:g} s"))
+                return
+            except BinaryFrame:
+                await self._refuse(ws, ApiError(400, "messages are JSON text, not binary"), BINARY_CLOSE)
+                return
+            except ApiError as exc:
+                await self._refuse(ws, exc)
+                return
+            self.counts.said_hello(key)
+            hello = True
+            await self._connection(ws, room, seat)
         finally:
             self.sockets -= 1
+            if counted:
+                self.counts.gone(key, waiting=not hello)
 
     async def _refuse(self, ws: WebSocket, exc: ApiError, code: int | None = None) -> None:
-        await self._send(ws, json.dumps({"type": "error", "status": exc.status, "message": exc.message}))
-        with contextlib.suppress(Exception):
+        """Send a socket with no outbox its refusal and close it (dropped if it cannot be written)."""
+        async def say() -> None:
+            await ws.send_text(error_message(exc))
             await ws.close(code=code or 4000 + exc.status)
 
-    async def _connection(self, ws: WebSocket) -> None:
-        self.ensure_running()
         try:
-            room, seat = await self._hello(ws)
-        except (WebSocketDisconnect, asyncio.TimeoutError):
-            return
-        except BinaryFrame:
-            await self._refuse(ws, ApiError(400, "messages are JSON text, not binary"), BINARY_CLOSE)
-            return
-        except ApiError as exc:
-            await self._refuse(ws, exc)
-            return
-        conn = (ws, seat)
+            await asyncio.wait_for(say(), CLOSE_SECONDS)
+        except Exception:  # the peer does not read, or went: drop it
+            abort = getattr(ws, "scope", {}).get(ABORT_KEY)
+            if abort is not None:
+                abort()
+
+    async def _hello(self, ws: WebSocket) -> tuple[Room, int]:
+        text = await asyncio.wait_for(receive_text(ws), self.options.hello_seconds)
+        msg = parse_message(text)
+        if not isinstance(msg, dict) or msg.get("type") != "hello":
+            raise ApiError(400, "say {\"type\": \"hello\", \"token\": \"...\"} first")
+        room, seat = self.rooms.lookup(msg.get("token"))
+        if not self.rooms.allow_message(room, seat):  # a hello is a message of its token: no join storms
+            raise ApiError(429, "too many messages: slow down")
+        return room, seat
+
+    async def _connection(self, ws: WebSocket, room: Room, seat: int) -> None:
+        """Serve a connection that said hello: join its seat, answer its messages, leave when it goes."""
+        box = Outbox(ws)
+        conn = (box, seat)
         joined = False
         try:
             async with self.lock(room.rid):
                 started = self.rooms.join(room, seat)
                 self.conns.setdefault(room.rid, set()).add(conn)
                 joined = True
-                await self.broadcast(room)
+                self.broadcast(room)
             if started:
-                self.spawn(self.drive(room))
-            await self._serve(ws, room, seat)
+                self.drive_soon(room)
+            await self._serve(ws, box, room, seat)
         except ApiError as exc:  # the link is open in too many places
-            await self._refuse(ws, exc)
+            box.put(error_message(exc))
+            box.finish(4000 + exc.status)
         finally:
             # Leaving is plain bookkeeping done with no await: a handler the server cancels (the
             # socket went, the server stops) must still leave its seat, or the seat stays
-            # "connected" for ever and never passes to the takeover bot. Waiting for the room's lock
-            # here was such an await, and a cancelled wait skipped the leave. The others are told
-            # by a task of its own.
+            # "connected" for ever and never passes to the takeover bot. The others are told by a
+            # task of its own.
             if joined:
                 self.conns.get(room.rid, set()).discard(conn)
                 self.rooms.leave(room, seat)
                 self.spawn(self._presence(room))
+            self.spawn(self._after(box))
+
+    @staticmethod
+    async def _after(box: Outbox) -> None:
+        """Let a closing connection's writer send its last messages and close; stop it otherwise."""
+        if box.closing is not None and not box.dead:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(box.task), CLOSE_SECONDS * 2)
+        await box.stop()
 
     async def _presence(self, room: Room) -> None:
         """Show the room's pages who is connected now (a person left)."""
         async with self.lock(room.rid):
             if not room.expired:
-                await self.broadcast(room)
+                self.broadcast(room)
 
-    async def _serve(self, ws: WebSocket, room: Room, seat: int) -> None:
+    async def _serve(self, ws: WebSocket, box: Outbox, room: Room, seat: int) -> None:
         """Answer one connection's messages until it goes (or is closed for too many refusals)."""
         strikes = 0
         try:
-            while True:
+            while not box.dead:
                 text = await receive_text(ws)
-                error = await self.handle(room, seat, text)
+                error = await self.handle(room, seat, text, box)
                 if error is not None:
                     strikes = strikes + 1 if error.status == 429 else 0
-                    await self._send(ws, json.dumps({"type": "error", "status": error.status,
-                                                     "message": error.message}))
+                    box.put(error_message(error))
                     if strikes >= self.options.strikes:
-                        await ws.close(code=4429)
+                        box.finish(4429)
                         return
                 else:
                     strikes = 0
         except BinaryFrame:
-            await self._refuse(ws, ApiError(400, "messages are JSON text, not binary"), BINARY_CLOSE)
+            box.put(error_message(ApiError(400, "messages are JSON text, not binary")))
+            box.finish(BINARY_CLOSE)
         except (WebSocketDisconnect, RuntimeError):
             pass
 
-    async def _hello(self, ws: WebSocket) -> tuple[Room, int]:
-        text = await asyncio.wait_for(receive_text(ws), HELLO_SECONDS)
-        msg = _parse(text)
-        if not isinstance(msg, dict) or msg.get("type") != "hello":
-            raise ApiError(400, "say {\"type\": \"hello\", \"token\": \"...\"} first")
-        return self.rooms.lookup(msg.get("token"))
-
-    async def handle(self, room: Room, seat: int, text: str) -> ApiError | None:
-        """Handle one message of a connection of ``seat``; return the refusal, if any."""
+    async def handle(self, room: Room, seat: int, text: str, box: Outbox | None = None) -> ApiError | None:
+        """Handle one message of a connection of ``seat`` (outbox ``box``); return the refusal, if any."""
         if not self.rooms.allow_message(room, seat):
             return ApiError(429, "too many messages: slow down")
         try:
-            msg = _parse(text)
+            msg = parse_message(text)
         except ApiError as exc:
             return exc
         kind = msg.get("type") if isinstance(msg, dict) else None
         if kind == "ping":
-            await self._send_to(room, seat, {"type": "pong"})
+            if box is not None:
+                box.put(json.dumps({"type": "pong"}))
             return None
         if kind != "move":
             return ApiError(400, "a message is {\"type\": \"move\", ...} or {\"type\": \"ping\"}")
@@ -419,43 +446,14 @@ class RoomHub:
             except RoomFailure as exc:
                 await self.fail_room(room, exc)
                 return None
-            await self.broadcast(room)
-        self.spawn(self.drive(room))
+            self.broadcast(room)
+        self.drive_soon(room)
         return None
-
-    async def _send_to(self, room: Room, seat: int, msg: dict) -> None:
-        for ws, s in list(self.conns.get(room.rid, ())):
-            if s == seat:
-                await self._send(ws, json.dumps(msg))
-                return
-
-
-async def receive_text(ws: WebSocket) -> str:
-    """Return the next text message of ``ws``; WebSocketDisconnect when it goes, BinaryFrame for bytes."""
-    message = await ws.receive()
-    if message["type"] == "websocket.disconnect":
-        raise WebSocketDisconnect(message.get("code", 1000), message.get("reason"))
-    text = message.get("text")
-    if text is None:
-        raise BinaryFrame
-    return text
-
-
-def _parse(text: str):
-    if len(text) > MAX_MESSAGE_BYTES:
-        raise ApiError(413, f"a message is at most {MAX_MESSAGE_BYTES} bytes")
-    try:
-        msg = json.loads(text)
-    except (ValueError, RecursionError):
-        raise ApiError(400, "a message must be JSON") from None
-    if json_depth(msg, MAX_DEPTH) > 4:
-        raise ApiError(400, "the message is nested too deep")
-    return msg
 
 
 def room_routes(hub: RoomHub) -> list:
     """Return the rooms' routes (they go before the arena's catch-all ``/api/...`` route)."""
-    return [Route("/api/rooms", hub.open_room, methods=["POST"]),
+    return [Route("/api/rooms", json_errors(hub.open_room), methods=["POST"]),
             WebSocketRoute("/api/rooms/ws", hub.socket)]
 
 

@@ -2,24 +2,32 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import queue
 import random
+import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
-from tests.frontends.arena_support import client
+from tests.frontends.arena_support import ROOT, client
 
 FAST = {"rate": 1000.0, "burst": 1000.0}
 """Rate settings for simulated people who answer at machine speed (the limit has its own test)."""
 
 
-def rooms_client(directory=None, roots=(), **options):
+def rooms_client(directory=None, roots=(), allow_agents=(), **options):
     """Return a TestClient on an arena whose rooms keep their journal and records in ``directory``."""
     pytest.importorskip("starlette")
     from escoba_arena.web.rooms_routes import RoomOptions
 
-    return client(roots, rooms=RoomOptions(directory=directory, **{**FAST, **options}))
+    return client(roots, rooms=RoomOptions(directory=directory, **{**FAST, **options}),
+                  allow_agents=allow_agents)
 
 
 class SeatToken(str):
@@ -188,3 +196,58 @@ def finish_game(rooms, room) -> None:
 
             rooms.play(room, s, card, cards_of(capture), bot=True)
     rooms.after_move(room)
+
+
+class Server:
+    """``python -m escoba_arena.web ARGS --port 0`` in ``cwd``; its address once it listens."""
+
+    def __init__(self, args: list[str], cwd: Path):
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        self.proc = subprocess.Popen([sys.executable, "-m", "escoba_arena.web", *args, "--port", "0"],
+                                     cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+        self.lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(x) for x in self.proc.stdout], daemon=True).start()
+        self.out: list[str] = []
+        while True:
+            try:
+                line = self.lines.get(timeout=30)
+            except queue.Empty:
+                self.stop()
+                raise AssertionError(f"waited 30 s for the server to start: {self.out}") from None
+            self.out.append(line)
+            if line.startswith("Escoba arena: http://"):
+                self.url = line.split()[2].rstrip("/")
+                self.port = int(self.url.rsplit(":", 1)[1])
+                break
+        import httpx
+
+        for _ in range(200):  # the line comes just before the server listens
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(self.url + "/api/info", timeout=5).status_code == 200:
+                    return
+            time.sleep(0.05)
+        raise AssertionError("waited 10 s for the server to answer /api/info")
+
+    def memory(self, key: str) -> int:
+        """Return the server's VmRSS or VmHWM (peak), in bytes."""
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+        raise AssertionError(f"no {key} in /proc/{self.proc.pid}/status")
+
+    def post(self, path: str, body: dict, **headers) -> dict:
+        """Return the JSON answer of a POST (fails unless 2xx)."""
+        import httpx
+
+        r = httpx.post(self.url + path, json=body, headers=headers, timeout=30)
+        assert r.is_success, r.text
+        return r.json()
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)

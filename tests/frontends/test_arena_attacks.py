@@ -9,6 +9,7 @@ import logging
 import pickle
 import socket
 import threading
+import time
 import zipfile
 
 import pytest
@@ -21,7 +22,9 @@ from agents.greedy import GreedyAgent  # noqa: E402
 from agents.spec_values import AgentSpec, Int, Number, Text  # noqa: E402
 from escoba_arena.web.allow import AllowList, Refused  # noqa: E402
 from escoba_arena.web.guard import HostOriginGuard  # noqa: E402
+from escoba_arena.web.one_game import OneGame  # noqa: E402
 from escoba_env.cards import cards_of  # noqa: E402
+from escoba_env.rules import Rules  # noqa: E402
 from tests.frontends.arena_support import card_fields, client, hidden_cards  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
@@ -347,18 +350,33 @@ def test_games_are_kept_by_last_use_and_expire_when_idle():
 
 
 class _Blocked(Agent):
+    """A bot that says it started (a file) and waits for the test to release it (another file): it
+    thinks in a worker process of the bot pool, so the two talk through ``folder``."""
+
     name = "blocked"
-    release = threading.Event()
-    started = threading.Event()
+
+    def __init__(self, rules=None, seed=None, folder=None):
+        self.folder = folder
+        super().__init__(rules, seed)
 
     def act_batch(self, observations, action_masks, state=None):
-        type(self).started.set()
-        type(self).release.wait(20)
+        (self.folder / "started").touch()
+        deadline = time.monotonic() + 20
+        while not (self.folder / "release").exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
         return action_masks.argmax(axis=1)
 
 
-def test_a_slow_bot_does_not_hold_up_other_requests():
-    registry.register("blocked", _Blocked)
+def _wait_file(path, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return path.exists()
+
+
+def test_a_slow_bot_does_not_hold_up_other_requests(tmp_path):
+    registry.register("blocked", lambda rules=None, seed=None: _Blocked(rules, seed, tmp_path))
+    started, release = tmp_path / "started", tmp_path / "release"
     try:
         c = client(bot_timeout=30, allow_agents=["blocked"])
         out = {}
@@ -374,16 +392,51 @@ def test_a_slow_bot_does_not_hold_up_other_requests():
 
         t = threading.Thread(target=play)
         t.start()
-        assert _Blocked.started.wait(20)
-        # While the bot thinks, other users are answered (the bot is off the event loop).
-        assert c.get("/api/files").status_code == 200
-        assert c.post("/api/games", json={"opponents": ["greedy"]}).status_code == 201
-        assert not _Blocked.release.is_set() and t.is_alive()
-        _Blocked.release.set()
+        assert _wait_file(started, 20)
+        # While the bot thinks, other users are answered (the bot is off the event loop, and one
+        # client's bots compute on at most half the bot workers).
+        from starlette.testclient import TestClient
+
+        other = TestClient(c.app, client=("127.0.0.7", 5000))
+        assert other.get("/api/files").status_code == 200
+        assert other.post("/api/games", json={"opponents": ["greedy"]}).status_code == 201
+        assert t.is_alive()
+        release.touch()
         t.join(20)
         assert out["r"].status_code in (200, 201)
     finally:
-        _Blocked.release.set()
+        release.touch()
+        registry.REGISTRY.pop("blocked", None)
+
+
+def test_one_client_has_at_most_two_requests_moving_bots_under_way(tmp_path):
+    """Each request that moves bots holds a thread while they think: one address may hold two."""
+    registry.register("blocked", lambda rules=None, seed=None: _Blocked(rules, seed, tmp_path))
+    try:
+        c = client(bot_timeout=30, allow_agents=["blocked"])
+        game = OneGame(Rules())
+        seed = next(s for s in range(100) if game.reset(s) is None and game.to_act == 0)  # the bot first
+        body = {"opponents": ["blocked"], "seat": 1, "seed": seed}
+        out = []
+        threads = [threading.Thread(target=lambda: out.append(c.post("/api/games", json=body)))
+                   for _ in range(2)]
+        for t in threads:
+            t.start()
+        deadline = time.monotonic() + 20
+        while sum(c.app.state.bot_requests.values()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        r = c.post("/api/games", json=body)
+        assert r.status_code == 429 and "2 requests moving bots" in r.json()["error"], r.text
+        from starlette.testclient import TestClient
+
+        other = TestClient(c.app, client=("127.0.0.7", 5000))
+        assert other.post("/api/games", json={"opponents": ["greedy"]}).status_code == 201
+        (tmp_path / "release").touch()
+        for t in threads:
+            t.join(30)
+        assert [x.status_code for x in out] == [201, 201]
+    finally:
+        (tmp_path / "release").touch()
         registry.REGISTRY.pop("blocked", None)
 
 

@@ -94,7 +94,8 @@ def test_a_several_deal_room_shows_no_record_and_no_seed_until_it_is_over(tmp_pa
         assert tc.get("/api/replays", params={"file": file}).status_code == 403
         finish_game(rooms, room)
         assert room.status == "over"
-        assert [r["seed"] for r in rooms.message(room, -1)["finished"]] == [9, 9]
+        assert [(r["seed"], r["game_id"]) for r in rooms.message(room, -1)["finished"]] == \
+            [rooms.key.engine_deal((9, 0)), rooms.key.engine_deal((9, 1))]
         assert file in _replays(tc) and tc.get("/api/replays", params={"file": file}).status_code == 200
 
 
@@ -272,7 +273,7 @@ def test_a_binary_frame_closes_the_connection_with_a_code_and_no_traceback(caplo
 def test_connections_are_capped_per_link_and_in_all():
     from starlette.websockets import WebSocketDisconnect
 
-    with rooms_client(per_link=2, max_connections=3) as tc:
+    with rooms_client(per_link=2, max_connections=3, connections_per_client=10) as tc:
         ans = open_room(tc, seats=["human", "human"])
         t0 = tokens_of(ans)[0]
         with tc.websocket_connect("/api/rooms/ws") as a, tc.websocket_connect("/api/rooms/ws") as b:

@@ -40,6 +40,7 @@ def _open(tc, **body) -> dict:
 
 def test_duplicate_rooms_play_fixed_deals_from_both_seats_and_the_report_pairs_them(tmp_path, capsys):
     with rooms_client(tmp_path) as tc:
+        key = tc.app.state.rooms.rooms.key
         ana = {"kind": "human", "name": "ana"}
         for seats in ([ana, "greedy"], ["greedy", ana]):  # every deal from both seats
             ans = _open(tc, rules=RULES, seats=seats, deals=DEALS, record=True)
@@ -49,7 +50,9 @@ def test_duplicate_rooms_play_fixed_deals_from_both_seats_and_the_report_pairs_t
     files = sorted((tmp_path / "records").glob("*.jsonl"))
     recs = [json.loads(f.read_text()) for f in files]
     assert len(recs) == 4 and all(check_replay(r) for r in recs)
-    assert sorted((r["seed"], r["game_id"]) for r in recs) == [(5, 0), (5, 0), (5, 1), (5, 1)]
+    # Each record names the engine's seed of its deal: the server's key of (5, game id), paired by the report.
+    assert sorted((r["seed"], r["game_id"]) for r in recs) == sorted(2 * [key.engine_deal((5, 0)),
+                                                                          key.engine_deal((5, 1))])
     # The same deal deals the same cards whoever sits where.
     by_deal = {}
     for r in recs:
@@ -104,6 +107,7 @@ def _stop_midway(tc, ans, moves):
 
 def test_a_restarted_server_reads_its_journal_back_and_the_tokens_still_work(tmp_path):
     with rooms_client(tmp_path) as tc:
+        key = tc.app.state.rooms.rooms.key
         ans = _open(tc, rules=RULES, seats=["human", "human"], seed=31,
                     record=True)
         _stop_midway(tc, ans, 4)
@@ -124,7 +128,7 @@ def test_a_restarted_server_reads_its_journal_back_and_the_tokens_still_work(tmp
         assert first["table"] == seen["table"]
         assert people[0].last["room"]["status"] == "over"
     (rec,) = [json.loads(f.read_text()) for f in (tmp_path / "records").glob("*.jsonl")]
-    assert check_replay(rec) > 8 and rec["seed"] == 31
+    assert check_replay(rec) > 8 and rec["seed"] == key.engine_seed(31, 0)
 
 
 def test_a_corrupt_or_cut_journal_entry_is_one_line_and_skipped(tmp_path, capsys):

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import queue
-import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -18,55 +14,9 @@ pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
 from tests.frontends.arena_support import ROOT  # noqa: E402
+from tests.frontends.rooms_support import Server  # noqa: E402
 
 MiB = 2**20
-
-
-class Server:
-    """``python -m escoba_arena.web ARGS --port 0`` in ``cwd``; its address once it listens."""
-
-    def __init__(self, args: list[str], cwd: Path):
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.proc = subprocess.Popen([sys.executable, "-m", "escoba_arena.web", *args, "--port", "0"],
-                                     cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
-        self.lines: queue.Queue = queue.Queue()
-        threading.Thread(target=lambda: [self.lines.put(x) for x in self.proc.stdout], daemon=True).start()
-        self.out: list[str] = []
-        while True:
-            try:
-                line = self.lines.get(timeout=30)
-            except queue.Empty:
-                self.stop()
-
-
-            self.out.append(line)
-            if line.startswith("Escoba arena: http://"):
-                self.url = line.split()[2].rstrip("/")
-                break
-        import httpx
-
-        for _ in range(200):  # the line comes just before the server listens
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(self.url + "/api/info", timeout=5).status_code == 200:
-                    return
-            time.sleep(0.05)
-        raise AssertionError("waited 10 s for the server to answer /api/info")
-
-    def memory(self, key: str) -> int:
-        """Return the server's VmRSS or VmHWM (peak), in bytes."""
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) * 1024
-        raise AssertionError(f"no {key} in /proc/{self.proc.pid}/status")
-
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
 
 
 def test_the_documented_study_command_works_in_an_empty_folder(tmp_path):
@@ -127,7 +77,8 @@ def test_help_states_the_connection_caps_and_the_frame_limit():
     text = " ".join(build_parser().format_help().split())
     for words in ("--max-connections N", "--connections-per-link N", "4096 bytes", "--rooms-per-client N",
                   "--waiting-per-client N", "--trusted-proxy ADDRESS", "--serve-records",
-                  "--room-unjoined-seconds"):
+                  "--room-unjoined-seconds", "--connections-per-client N", "--pending-per-client N",
+                  "--rooms-per-minute N", "--bot-workers N", "--message-rate N"):
         assert words in text, words
 
 
@@ -150,3 +101,16 @@ def test_the_broadcast_benchmark_times_the_servers_work_per_move():
     lines = _bench("--broadcast-games", "1", "--room-target", "2")
     assert lines[1].startswith("1 games of 4 people in one process (no network): ")
     assert " ms per move from its message to the 4 state messages sent" in lines[1]
+
+
+@pytest.mark.slow
+def test_the_rooms_benchmark_measures_under_attack():
+    """``--attack``: silent spectators and an orphan client in a process of their own, a takeover probe,
+    the server's threads and processes; each line says what it counted."""
+    lines = _bench("--rooms", "2", "--seconds", "10", "--think", "0.05", "--room-target", "2", "--attack",
+                   "--silent-spectators", "4", "--orphans", "1", "--bot-timeout", "1",
+                   "--takeover-seconds", "1", "--probe-every", "100")
+    text = "\n".join(lines)
+    assert "attack: 4 silent spectators" in text and "1 orphan clients" in text, text
+    assert "takeover: 1 probes, person away 1 s: seat taken after" in text, text
+    assert "server under attack: at most" in text, text

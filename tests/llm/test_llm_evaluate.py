@@ -73,3 +73,22 @@ def test_a_fault_ends_the_run_with_one_line_and_resume_finishes_it(standin, tmp_
     res = json.loads((tmp_path / "res/t.json").read_text())
     assert res["timing"]["blocks_resumed"] >= 1 and res["llm_usage"][spec]["fallbacks"] == 0
     assert KEY not in (tmp_path / "res/t.json").read_text()
+
+
+def test_an_endpoint_echoing_the_key_leaks_no_part_of_it_into_output_results_or_logs(standin, tmp_path):
+    from tests.llm.test_llm_bounded import KEY as LONG_KEY
+    from tests.llm.test_llm_bounded import key_runs
+
+    spec = f"llm:base_url={standin.url},model=echo400"
+    script = Path(sys.executable).with_name("escoba-evaluate")
+    cmd = [str(script)] if script.exists() else [sys.executable, str(ROOT / "evaluate.py")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": LONG_KEY}
+    r = subprocess.run([*cmd, "--agents", spec, "random", "--rounds", "2", "--no-plot", "--no-progress",
+                        "--workers", "1", "--out", "res/t"], cwd=tmp_path, env=env, text=True,
+                       capture_output=True, timeout=240)
+    assert r.returncode == 1 and "HTTP 400 Bad Request" in r.stderr and "Traceback" not in r.stderr
+    assert "[key]" in r.stderr  # the operator's log line: what the endpoint said, scrubbed
+    assert standin.headers[0]["Authorization"] == f"Bearer {LONG_KEY}"
+    assert key_runs(r.stdout + r.stderr) == []
+    for path in _written(tmp_path):
+        assert key_runs(path.read_text(errors="replace")) == [], path

@@ -120,26 +120,105 @@ def test_the_rules_brief_follows_the_variants():
 MOVES = [text.Move(C("7o"), M("3e", "5b")), text.Move(C("7o"), M("So")), text.Move(C("3c"), 0)]
 
 
-@pytest.mark.parametrize("answer,index", [
-    ("2", 1), (" 2. ", 1), ("Move #3", 2), ("answer: 1", 0), ("So I think 2 is best", 1),
-    ("7 de oros takes sota de oros", 1), ("7 DE OROS TAKES SOTA DE OROS!", 1),
-    ("I play 7 de oros, taking 5 de bastos and 3 de espadas.", 0), ("7o 3e 5b", 0), ("7♦ J♦", 1),
-    ("3 de copas to the table", 2), ("7 of diamonds takes jack of diamonds", 1),
-])
-def test_the_parser_reads_a_number_or_the_move_written_out(answer, index):
+ACCEPTED = [  # the table of accepted forms in docs/llm.md, row by row: (answer, move index, form)
+    ("Answer: 2", 1, "answer_number"), ("answer: 1", 0, "answer_number"),
+    ("**Answer:** 3", 2, "answer_number"),
+    ("Final answer: 2", 1, "answer_number"), ("Answer: [2]", 1, "answer_number"),
+    ("The sota is worth 8, so 7 + 8 = 15 and move 1 takes two cards.\nMove 2 keeps the velo safe.\nAnswer: 2",
+     1, "answer_number"),
+    ("Answer: 2. 7 de oros takes sota de oros", 1, "answer_number"),
+    ("Answer: 7 de oros takes sota de oros", 1, "answer_move"),
+    ("I would keep the 3.\nAnswer: 3 de copas to the table", 2, "answer_move"),
+    ("2", 1, "number"), (" 2. ", 1, "number"), ("[2]", 1, "number"), ("#3", 2, "number"),
+    ("2. 7 de oros takes sota de oros", 1, "number"),
+    ("7 de oros takes sota de oros", 1, "move"), ("7 DE OROS TAKES SOTA DE OROS!", 1, "move"),
+    ("7 de oros takes 5 de bastos + 3 de espadas", 0, "move"), ("7o 3e 5b", 0, "move"), ("7♦ J♦", 1, "move"),
+    ("3 de copas to the table", 2, "move"), ("7 of diamonds takes jack of diamonds", 1, "move"),
+    ("[I would keep the 3.\nAnswer: 3]", 2, "answer_number"),  # TextArena's wrapper brackets a reply
+]
+
+
+@pytest.mark.parametrize("answer,index,form", ACCEPTED)
+def test_the_parser_reads_a_final_answer_line_a_bare_number_or_a_bare_move(answer, index, form):
+    assert text.read_answer(answer, MOVES) == (MOVES[index], form)
     assert text.parse_answer(answer, MOVES) == MOVES[index]
 
 
 @pytest.mark.parametrize("answer,reason", [
     ("", "empty"), ("7", "7 is not the number of a move: choose one from 1 to 3"),
-    ("I would rather not say.", "no move number and no card"),
+    ("I would rather not say.", "no move found in the answer"),
+    ("You are the 2-player deck", "no move found in the answer"),  # once read as move 2
+    ("You are the Spanish 40-", "no move found in the answer"),  # once read as 40
+    ("So I think 2 is best", "no move found in the answer"),
+    ("Move #3", "no move found in the answer"),
+    ("I play 7 de oros, taking 5 de bastos and 3 de espadas.", "no move found in the answer"),
+    ("Answer: 2 because it takes the sota", "no move found in the answer"),
+    ("Answer: 2\nThat takes the sota.", "does not end with a final line 'Answer: ...'"),
+    ("Let me think: 2 looks best.\n2", "does not end with a final line 'Answer: ...'"),
+    ("1. 7 de oros takes sota de oros", "move 1 is 7 de oros takes 3 de espadas \\+ 5 de bastos, not"),
     ("rey de bastos takes 5 de bastos", "rey de bastos cannot be played now"),
     ("7 de oros takes 3 de espadas", "'7 de oros takes 3 de espadas' is not a legal move; the legal moves "
-                                     "with 7 de oros are number(s) 1, 2"),
+                                     "with 7 de oros are number\\(s\\) 1, 2"),
 ])
-def test_the_parser_says_why_an_answer_is_not_a_legal_move(answer, reason):
-    with pytest.raises(text.IllegalAnswer, match=reason.replace("(", r"\(").replace(")", r"\)")):
+def test_the_parser_refuses_prose_and_says_why(answer, reason):
+    with pytest.raises(text.IllegalAnswer, match=reason):
         text.parse_answer(answer, MOVES)
+
+
+def test_with_moves_hidden_only_a_move_written_out_is_read():
+    got = text.read_answer("Answer: 7 de oros takes sota de oros", MOVES, listed=False)
+    assert got == (MOVES[1], "answer_move")
+    assert text.read_answer("3 de copas to the table", MOVES, listed=False) == (MOVES[2], "move")
+    for answer in ("2", "Answer: 2", "2. 7 de oros takes sota de oros"):
+        with pytest.raises(text.IllegalAnswer, match="the moves are not numbered: write the move out"):
+            text.read_answer(answer, MOVES, listed=False)
+    with pytest.raises(text.IllegalAnswer, match="takes a set of table cards that adds up to 15"):
+        text.read_answer("Answer: 7 de oros takes 3 de espadas", MOVES, listed=False)
+
+
+def test_the_docs_table_of_answer_forms_is_the_tested_one():
+    """Every example the docs' table gives is a row of ACCEPTED, read as the form the table names."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs/llm.md").read_text(encoding="utf-8")
+    table = page.split("<!-- answer forms -->")[1].split("\n\n")[0]
+    rows = [r for r in table.splitlines() if r.startswith("| `")]
+    assert len(rows) >= len(text.ANSWER_FORMS) + 1
+    tested = {(a.replace("\n", " ⏎ "), f) for a, _, f in ACCEPTED}
+    for row in rows:
+        form = row.split("|")[1].strip().strip("`")
+        examples = [e.strip().strip("`") for e in row.split("|")[2].split("; ")]
+        assert form in text.ANSWER_FORMS + ("refused",), row
+        for e in examples:
+            if form == "refused":
+                with pytest.raises(text.IllegalAnswer):
+                    text.parse_answer(e.replace(" ⏎ ", "\n"), MOVES)
+            else:
+                assert (e, form) in tested, e
+
+
+def test_the_answer_protocol_is_stated_in_the_system_message():
+    g = Game(Rules())
+    g.reset(4)
+    obs = g.observe(g.to_act)
+    listed = text.messages(obs, Rules())
+    assert "Reply with one line only: `Answer: N`" in listed[0]["content"]
+    assert "Your legal moves:" in listed[1]["content"]
+    hidden = text.messages(obs, Rules(), listed=False, reasoning=True)
+    assert "Your legal moves:" not in hidden[1]["content"] and "Your hand:" in hidden[1]["content"]
+    assert "think it through first" in hidden[0]["content"]
+    assert "Only that final line is read" in hidden[0]["content"]
+    assert "`Answer: 7 de oros to the table`" in hidden[0]["content"]
+    french = text.messages(obs, Rules(), True, listed=False)[0]["content"]
+    assert "`Answer: 7 of diamonds to the table`" in french
+
+
+def test_a_forfeit_is_the_lowest_legal_discard():
+    assert text.forfeit_move(MOVES) == MOVES[2]  # the only card laid on the table
+    captures = [text.Move(C("5o"), M("Sc", "2c")), text.Move(C("7o"), M("So"))]
+    assert text.forfeit_move(captures) == captures[0]  # every card must capture: the lowest card's first
+    assert text.forfeit_move([text.Move(C("Rb"), 0), text.Move(C("2c"), 0)]) == text.Move(C("2c"), 0)
+    assert text.random_move(MOVES, 0.0) == MOVES[0] and text.random_move(MOVES, 0.999) == MOVES[2]
 
 
 @pytest.mark.parametrize("players,partnerships,names", [

@@ -29,6 +29,9 @@ ROOT = Path(__file__).resolve().parents[2]
     ("bench_arena.py", ["--seconds", "nan"], 2, "argument --seconds: must be a positive number, got 'nan'"),
     ("bench_arena.py", ["--clients", "2", "--games", "2", "--opponents", "python:os:system"], 1,
      "a client failed: POST /api/games: 400"),
+    ("llm_local.py", ["--venv", "v", "--deals", "0"], 2, "argument --deals: must be a positive integer"),
+    ("llm_local.py", ["--venv", "v", "--settings", "fast"], 2, "argument --settings: invalid choice: 'fast'"),
+    ("llm_local.py", ["--venv", "v", "--out", "no/such/dir/x.json"], 1, "its folder does not exist"),
 ])
 def test_bad_input_gets_one_line_and_a_non_zero_exit(tmp_path, script, args, status, message):
     res = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args], cwd=tmp_path, text=True,

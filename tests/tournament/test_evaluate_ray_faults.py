@@ -13,26 +13,10 @@ import pytest
 
 from agents.tournament.runner import TournamentConfig, run_tournament
 from tests.helpers import journal_blocks
+from tests.ray_cluster import with_descendants
 
 ray = pytest.importorskip("ray")
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _descendants(pid: int) -> list[int]:
-    """Return every process below ``pid`` (from /proc/*/stat: field 4 is the parent)."""
-    parent = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            parent[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        kids = [c for c, pp in parent.items() if pp == p]
-        out += kids
-        todo += kids
-    return out
 
 
 def _listening(pids: list[int]) -> list[str]:
@@ -66,7 +50,7 @@ def test_a_local_ray_instance_listens_on_loopback_only():
     def probe(block) -> None:
         if not seen:
             seen["node"] = ray._private.worker.global_worker.node.node_ip_address
-            seen["addrs"] = _listening([os.getpid(), *_descendants(os.getpid())])
+            seen["addrs"] = _listening(with_descendants([os.getpid()]))
 
     assert not ray.is_initialized()
     cfg = TournamentConfig(agents=("random", "greedy"), deals=4, block_deals=2, backend="ray", workers=1)
@@ -104,7 +88,7 @@ def test_a_killed_ray_worker_ends_the_run_with_one_line(tmp_path):
         while not tasks:  # a worker between two blocks is titled ray::IDLE: look again until one runs
             assert p.poll() is None, p.communicate()
             assert time.monotonic() < end, "no Ray worker running a block"
-            tasks = [c for c in _descendants(p.pid) if _cmdline(c).startswith(b"ray::_indexed")]
+            tasks = [c for c in with_descendants([p.pid]) if _cmdline(c).startswith(b"ray::_indexed")]
             time.sleep(0.02)
         os.kill(tasks[0], signal.SIGKILL)
         _, err = p.communicate(timeout=60)  # Ray retried the task elsewhere; now the run stops
