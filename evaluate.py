@@ -6,7 +6,7 @@ Thin entry point; the work is in ``agents.tournament``. Run ``python evaluate.py
 
 from __future__ import annotations
 
-from agents.commands import evaluate as main
+from escoba_arena.commands import evaluate as main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 
-from agents.commands import train as main
+from escoba_arena.commands import train as main
 
 if __name__ == "__main__":
     sys.exit(main())

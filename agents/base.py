@@ -1,6 +1,6 @@
 """The agent protocol shared by every agent, and the uniform random agent.
 
-An agent maps observations (``escoba_env.observation`` layout, seat-relative) and int8 action
+An agent maps observations (``escoba_env.executors.observation`` layout, seat-relative) and int8 action
 masks to actions. ``act_batch`` is the primary method: it takes a batch (K, OBS_SIZE) of
 observations with masks (K, 40) and returns K actions (with jokers, docs/rules.md §11, the planes and
 masks are ``rules.num_cards`` = 40 + jokers wide). ``act`` is the single-game convenience
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from escoba_env.rules import Rules
+from escoba_env.rulebook.rules import Rules
 
 
 class Agent:

@@ -21,10 +21,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from escoba_env.capture import capture_options, option_summary
-from escoba_env.cards import NUM_CARDS
-from escoba_env.observation import PLANE
-from escoba_env.rules import Rules
+from escoba_env.executors.observation import PLANE
+from escoba_env.rulebook.capture import capture_options, option_summary
+from escoba_env.rulebook.cards import NUM_CARDS
+from escoba_env.rulebook.rules import Rules
 
 from .worlds import (
     obs_layout,

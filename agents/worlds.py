@@ -1,6 +1,6 @@
 """Rebuild engine states ("worlds") from observations, for search agents.
 
-A search agent that plays fairly may use only its observation (``escoba_env.observation``). This
+A search agent that plays fairly may use only its observation (``escoba_env.executors.observation``). This
 module turns a batch of observations into an ``EscobaEngine`` whose games are *determinizations*
 of them: every public fact (own hand, table, capture piles, played cards, escobas, scores, hand
 sizes, stock size, dealer, last capturer, a pending capture choice) is copied from the
@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from escoba_env.capture import CARD_VALUES, FIFTEEN, joker_summary, option_summary, single_summary
-from escoba_env.cards import FULL_DECK, NUM_CARDS, mask_values
-from escoba_env.engine import EscobaEngine
-from escoba_env.observation import NUM_PLANES, NUM_SCALARS, PLANE, obs_size, scalar_offsets
-from escoba_env.rules import Rules
+from escoba_env.executors.engine import EscobaEngine
+from escoba_env.executors.observation import NUM_PLANES, NUM_SCALARS, PLANE, obs_size, scalar_offsets
+from escoba_env.rulebook.capture import CARD_VALUES, FIFTEEN, joker_summary, option_summary, single_summary
+from escoba_env.rulebook.cards import FULL_DECK, NUM_CARDS, mask_values
+from escoba_env.rulebook.rules import Rules
 
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)

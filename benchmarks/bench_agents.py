@@ -23,17 +23,17 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 
-from agents.registry import make_agent  # noqa: E402
-from agents.search import SearchAgent  # noqa: E402
+from agents.search.pimc import SearchAgent  # noqa: E402
+from agents.spec.registry import make_agent  # noqa: E402
 from escoba_env import EscobaEngine, Rules  # noqa: E402
-from escoba_env.cli import (  # noqa: E402
+from escoba_env.executors.observation import action_masks, encode  # noqa: E402
+from escoba_env.faces.cli import (  # noqa: E402
     OneLineParser,
     add_rules_arguments,
     guarded_main,
     positive_int,
     rules_from_args,
 )
-from escoba_env.observation import action_masks, encode  # noqa: E402
 
 
 def positions(rules: Rules, count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from escoba_env.cli import OneLineParser, guarded_main, positive_float, positive_int
+from escoba_env.faces.cli import OneLineParser, guarded_main, positive_float, positive_int
 
 ROOT = Path(__file__).resolve().parents[1]
 

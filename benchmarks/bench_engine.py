@@ -15,7 +15,8 @@ import time
 import numpy as np
 
 from escoba_env import EscobaEngine, Rules
-from escoba_env.cli import (
+from escoba_env.executors.engine import sample_actions
+from escoba_env.faces.cli import (
     OneLineParser,
     add_rules_arguments,
     guarded_main,
@@ -23,7 +24,6 @@ from escoba_env.cli import (
     positive_int,
     rules_from_args,
 )
-from escoba_env.engine import sample_actions
 
 
 def run(batch: int, rules: Rules, steps: int, seed: int = 0) -> tuple[float, float, float]:

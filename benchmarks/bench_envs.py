@@ -42,7 +42,8 @@ from pettingzoo.utils import wrappers
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
 
 from escoba_env import EscobaVectorEnv, Rules, SingleAgentEscobaEnv, escoba_v0  # noqa: E402
-from escoba_env.cli import (  # noqa: E402
+from escoba_env.executors.engine import sample_actions  # noqa: E402
+from escoba_env.faces.cli import (  # noqa: E402
     OneLineParser,
     add_rules_arguments,
     guarded_main,
@@ -51,7 +52,6 @@ from escoba_env.cli import (  # noqa: E402
     positive_int,
     rules_from_args,
 )
-from escoba_env.engine import sample_actions  # noqa: E402
 
 
 class EmptyGame(AECEnv):

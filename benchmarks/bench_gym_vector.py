@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
 
 import escoba_env  # noqa: E402,F401
-from escoba_env.cli import (  # noqa: E402
+from escoba_env.faces.cli import (  # noqa: E402
     OneLineParser,
     add_rules_arguments,
     guarded_main,
@@ -31,7 +31,7 @@ from escoba_env.cli import (  # noqa: E402
     positive_int,
     rules_from_args,
 )
-from escoba_env.rules import Rules  # noqa: E402
+from escoba_env.rulebook.rules import Rules  # noqa: E402
 
 
 def bench(num_envs: int, opponents: str, seconds: float, rules: Rules) -> tuple[float, float]:

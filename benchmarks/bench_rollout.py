@@ -33,7 +33,7 @@ from agents.training import Config, make_rules  # noqa: E402
 from agents.training.league import EXPERT, GREEDY  # noqa: E402
 from agents.training.ppo import new_net  # noqa: E402
 from agents.training.rollout import RolloutWorker, initial_state, make_buffers  # noqa: E402
-from escoba_env.cli import OneLineParser, guarded_main, positive_int  # noqa: E402
+from escoba_env.faces.cli import OneLineParser, guarded_main, positive_int  # noqa: E402
 
 
 def time_sections(worker: RolloutWorker) -> collections.Counter:

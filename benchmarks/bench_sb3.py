@@ -1,4 +1,4 @@
-"""Learner steps per second through SB3's VecEnv API: escoba_env.sb3 (batched engine) vs DummyVecEnv.
+"""Learner steps per second through SB3's VecEnv API: escoba_env.faces.sb3 (batched engine) vs DummyVecEnv.
 
 Both sides are stepped the way sb3-contrib's MaskablePPO collects a rollout: read the masks with
 ``get_action_masks(env)``, play the first legal action of every slot, ``env.step``. The reference is
@@ -19,7 +19,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a checkout
 
 import escoba_env  # noqa: E402,F401
-from escoba_env.cli import OneLineParser, guarded_main, positive_float, positive_int  # noqa: E402
+from escoba_env.faces.cli import OneLineParser, guarded_main, positive_float, positive_int  # noqa: E402
 
 
 def bench(env, seconds: float) -> float:
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> None:
     import stable_baselines3
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from escoba_env.sb3 import make_vec_env
+    from escoba_env.faces.sb3 import make_vec_env
 
     ap = OneLineParser(prog="bench_sb3.py", description=__doc__.splitlines()[0])
     ap.add_argument("--num-envs", type=positive_int, default=64)
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> None:
                   args.seconds)
     print(f"stable-baselines3 {stable_baselines3.__version__}, numpy {np.__version__}, "
           f"python {sys.version.split()[0]}; {n} games, opponents {args.opponents}")
-    print(f"escoba_env.sb3.make_vec_env   {batched:>10,.0f} learner steps/s")
+    print(f"escoba_env.faces.sb3.make_vec_env   {batched:>10,.0f} learner steps/s")
     print(f"DummyVecEnv of gymnasium.make {dummy:>10,.0f} learner steps/s")
     print(f"ratio                         {batched / dummy:>10.1f}x")
 

@@ -33,17 +33,17 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import torch  # noqa: E402
 
-from agents.neural import HEADS  # noqa: E402
+from agents.nets.neural import HEADS  # noqa: E402
 from agents.training import Config, Trainer  # noqa: E402
 from agents.training.workers import LocalProcesses, _state_dicts, shards  # noqa: E402
-from escoba_env.cli import (  # noqa: E402
+from escoba_env.faces.cli import (  # noqa: E402
     OneLineParser,
     add_rules_arguments,
     guarded_main,
     positive_int,
     rules_from_args,
 )
-from escoba_env.rules import Rules  # noqa: E402
+from escoba_env.rulebook.rules import Rules  # noqa: E402
 
 
 def _proc_cpu(pid: int) -> float:

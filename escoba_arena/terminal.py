@@ -2,7 +2,7 @@
 
 You sit at seat 0 (``--seat``); every other seat is a bot built from an agent spec of the
 ``agents`` registry (``--opponent expert``, ``--opponent random greedy`` for one per seat, ...).
-The default opponent is the table's entry of ``agents.shipped.DEFAULT_OPPONENTS`` (the web arena's
+The default opponent is the table's entry of ``agents.nets.shipped.DEFAULT_OPPONENTS`` (the web arena's
 too): ``neural-2p`` at 2 players, ``strong-2v2`` (4 players with partnerships) and ``strong-3p`` (3
 players), when it plays the chosen rules; otherwise ``expert`` (the message at the start says which
 one you face).
@@ -30,13 +30,23 @@ from typing import Any, TextIO
 import numpy as np
 
 from agents.base import Agent
-from agents.extras import missing_extra
-from agents.llm import LLMError
-from agents.registry import available, make_agent
-from agents.shipped import DEFAULT_OPPONENTS, FALLBACK_OPPONENT, table_name
-from agents.shipped_agents import default_opponent
-from escoba_env.capture import capture_options
-from escoba_env.cards import (
+from agents.external.llm import LLMError
+from agents.nets.shipped import DEFAULT_OPPONENTS, FALLBACK_OPPONENT, table_name
+from agents.programs import missing_extra
+from agents.spec.registry import help_text, make_agent
+from agents.spec.shipped_agents import default_opponent
+from escoba_env.executors.game import Game, GameStep, capture_action
+from escoba_env.faces.cli import (
+    OneLineParser,
+    add_rules_arguments,
+    rules_from_args,
+    seconds,
+    seed_arg,
+)
+from escoba_env.faces.cli import non_negative_int as _non_negative
+from escoba_env.faces.cli import positive_int as _positive
+from escoba_env.rulebook.capture import capture_options
+from escoba_env.rulebook.cards import (
     JOKER_MASK,
     NUM_CARDS,
     OROS,
@@ -48,17 +58,7 @@ from escoba_env.cards import (
     move_words,
     parse_card,
 )
-from escoba_env.cli import (
-    OneLineParser,
-    add_rules_arguments,
-    rules_from_args,
-    seconds,
-    seed_arg,
-)
-from escoba_env.cli import non_negative_int as _non_negative
-from escoba_env.cli import positive_int as _positive
-from escoba_env.game import Game, GameStep, capture_action
-from escoba_env.rules import Rules
+from escoba_env.rulebook.rules import Rules
 
 PROG = "escoba-play" if os.path.basename(sys.argv[0]) == "escoba-play" else "python -m escoba_arena.terminal"
 """The name the program's usage and errors go by: the console script's, or the module's."""
@@ -89,7 +89,7 @@ class Quit(Exception):
 
 
 def make_bot(spec: str, rules: Rules, seed: int) -> Agent:
-    """Return the agent that ``spec`` names for ``rules``, built by ``agents.registry``."""
+    """Return the agent that ``spec`` names for ``rules``, built by ``agents.spec.registry``."""
     return make_agent(spec, rules=rules, seed=seed)
 
 
@@ -449,7 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog=PROG, description="Play Escoba in the terminal against bots from the agent registry.",
         epilog="Example: escoba-play --players 4 --partnerships --opponent expert --seed 7 "
                f"(or python -m escoba_arena.terminal ...)\n\nagents:\n"
-               f"{available()}\n")
+               f"{help_text()}\n")
     tables = "; ".join(f"{table_name(*t)}: {spec}" for t, spec in DEFAULT_OPPONENTS.items())
     p.add_argument("--opponent", "-o", nargs="+", metavar="SPEC",
                    help=f"agent spec of the bots, one for every bot seat or one per bot seat in seat order "

@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
+from .executors.engine import EscobaEngine
+from .executors.step_info import StepInfo
+
 # escoba_v0 and the two env classes are the faces (they import gymnasium and pettingzoo);
 # importing escoba_v0 registers "escoba/escoba-v0" with PettingZoo's registry.
-from . import escoba_v0
-from .capture import capture_options
-from .cards import card_name, cards_of, mask_of, parse_card
-from .engine import EscobaEngine
-from .gym_vector import EscobaGymVectorEnv
-from .registration import register as _register
-from .rules import Rules
-from .scoring import score_round
-from .selfplay_vector import EscobaVectorEnv
-from .single_agent import SingleAgentEscobaEnv
-from .step_info import StepInfo
+from .faces import escoba_v0
+from .faces.gym_vector import EscobaGymVectorEnv
+from .faces.registration import register as _register
+from .faces.selfplay_vector import EscobaVectorEnv
+from .faces.single_agent import SingleAgentEscobaEnv
+from .rulebook.capture import capture_options
+from .rulebook.cards import card_name, cards_of, mask_of, parse_card
+from .rulebook.rules import Rules
+from .rulebook.scoring import score_round
 
-_register()  # gymnasium.make("escoba_env/Escoba-v0"); see escoba_env.registration
+_register()  # gymnasium.make("escoba_env/Escoba-v0"); see escoba_env.faces.registration
 
-__version__ = "0.1.0"
+__version__ = "0.4.0"
+"""The version of escoba-env: the one constant (``pyproject.toml`` reads it for the distribution)."""
 
 __all__ = [
     "EscobaEngine",

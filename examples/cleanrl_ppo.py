@@ -40,9 +40,9 @@ from torch import nn
 
 import escoba_env  # noqa: F401  (registers escoba_env/Escoba-v0)
 from agents.moves import enumerate_moves
-from escoba_env.capture import option_summary
-from escoba_env.cards import OROS, SEVENS, VELO, mask_values
-from escoba_env.rules import Rules
+from escoba_env.rulebook.capture import option_summary
+from escoba_env.rulebook.cards import OROS, SEVENS, VELO, mask_values
+from escoba_env.rulebook.rules import Rules
 
 CARD_FEATURES = 9
 """Per hand card: captures, sweeps, taken cards / 40, oros / 10, sevens / 4, velo, table sum left / 15,

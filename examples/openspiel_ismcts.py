@@ -4,7 +4,7 @@
     python examples/openspiel_ismcts.py                 # one round, IS-MCTS (seat 0) vs random (seat 1)
     python examples/openspiel_ismcts.py --sims 200 --rounds 3 --seed 1
 
-Importing ``escoba_env.openspiel`` registers ``python_escoba``; after that any OpenSpiel tool loads
+Importing ``escoba_env.faces.openspiel`` registers ``python_escoba``; after that any OpenSpiel tool loads
 it by name. IS-MCTS samples the hidden cards from the information state
 (``resample_from_infostate``), never from the real hands.
 """
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
         import pyspiel
         from open_spiel.python.algorithms import ismcts, mcts
 
-        import escoba_env.openspiel  # noqa: F401  (registers python_escoba)
+        import escoba_env.faces.openspiel  # noqa: F401  (registers python_escoba)
     except ImportError as e:
         print(f"error: this example needs OpenSpiel: pip install -e '.[openspiel]' ({e})", file=sys.stderr)
         return 1

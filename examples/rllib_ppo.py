@@ -3,7 +3,7 @@
 
     python examples/rllib_ppo.py --iterations 50
 
-``escoba_env.rllib.EscobaMultiAgentEnv`` is RLlib's ``PettingZooEnv`` over ``escoba_v0`` with the
+``escoba_env.faces.rllib.EscobaMultiAgentEnv`` is RLlib's ``PettingZooEnv`` over ``escoba_v0`` with the
 observation keys that RLlib's own ``ActionMaskingTorchRLModule`` expects (``observations`` and
 ``action_mask``; the module sets the logits of illegal actions to the float minimum). Every agent
 maps to the one policy ``shared`` (self-play with parameter sharing). The game is zero-sum, so
@@ -20,14 +20,15 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.examples.rl_modules.classes.action_masking_rlm import ActionMaskingTorchRLModule
 
-from escoba_env.rllib import EscobaMultiAgentEnv
+from escoba_env.faces.rllib import EscobaMultiAgentEnv
 
 
 def build(train_batch: int = 4000, minibatch: int = 256, epochs: int = 5, **env_config: Any):
     """Return the PPO algorithm (one shared policy, masked) for ``escoba_v0(**env_config)``."""
     config = (
         PPOConfig()
-        # RLlib's env checker runs: the action spaces sample legal moves (escoba_env.rllib.LegalDiscrete).
+        # RLlib's env checker runs: the action spaces sample legal moves
+        # (escoba_env.faces.rllib.LegalDiscrete).
         .environment(EscobaMultiAgentEnv, env_config=env_config)
         .env_runners(num_env_runners=0)
         .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, *args, **kwargs: "shared")

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""SB3-contrib MaskablePPO on the batched engine (``escoba_env.sb3.make_vec_env``), then into evaluate.py.
+"""SB3-contrib MaskablePPO on the batched engine (``escoba_env.faces.sb3.make_vec_env``), then into
+evaluate.py.
 
     python examples/sb3_maskable_ppo.py --steps 20000 --save runs/sb3_escoba.zip
     python evaluate.py --vs sb3:runs/sb3_escoba.zip --agents random greedy --rounds 200
@@ -16,7 +17,7 @@ import argparse
 
 from sb3_contrib import MaskablePPO
 
-from escoba_env.sb3 import make_vec_env
+from escoba_env.faces.sb3 import make_vec_env
 
 
 def train(steps: int, save: str, opponents: str = "random", seed: int = 0, n_steps: int = 32,

@@ -28,7 +28,7 @@ from tianshou.env.pettingzoo_env import PettingZooEnv
 from tianshou.trainer import OffPolicyTrainerParams
 from tianshou.utils.net.common import Net
 
-from agents.registry import make_agent
+from agents.spec.registry import make_agent
 from escoba_env import escoba_v0
 
 

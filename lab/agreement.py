@@ -20,11 +20,11 @@ import os
 
 import numpy as np
 
-from agents.registry import make_agent
+from agents.spec.registry import make_agent
 from agents.training.distill import action_regret, load_labels
 from agents.worlds import observation_scalars
-from escoba_env.cli import OneLineParser
-from escoba_env.rules import Rules
+from escoba_env.faces.cli import OneLineParser
+from escoba_env.rulebook.rules import Rules
 
 
 def main(argv: list[str] | None = None) -> None:

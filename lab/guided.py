@@ -1,8 +1,8 @@
 """PIMC search whose rollouts are played by the table's shipped network (network-guided search).
 
-``GuidedSearchAgent`` is ``agents.search.SearchAgent`` with one change: in every rollout, every
+``GuidedSearchAgent`` is ``agents.search.pimc.SearchAgent`` with one change: in every rollout, every
 seat plays the argmax of a ``PolicyValueNet`` (by default the table's shipped checkpoint,
-``agents.shipped.SHIPPED_CHECKPOINTS``) instead of the greedy default policy. All rollouts of a
+``agents.nets.shipped.SHIPPED_CHECKPOINTS``) instead of the greedy default policy. All rollouts of a
 batch step together, so each rollout step is one ``encode`` + ``move_features`` + forward pass over
 every live rollout game. With ``net_steps=K`` the network plays only the first ``K`` engine steps of
 each rollout and the greedy policy the rest (cheaper). The worlds are sampled from the observation
@@ -19,11 +19,11 @@ import os
 
 import numpy as np
 
-from agents.neural import NeuralAgent
-from agents.search import SearchAgent, rollout_actions
-from agents.shipped import SHIPPED_CHECKPOINTS, shipped_checkpoint, table_name
-from escoba_env.observation import action_masks, encode
-from escoba_env.rules import Rules
+from agents.nets.neural import NeuralAgent
+from agents.nets.shipped import SHIPPED_CHECKPOINTS, shipped_checkpoint, table_name
+from agents.search.pimc import SearchAgent, rollout_actions
+from escoba_env.executors.observation import action_masks, encode
+from escoba_env.rulebook.rules import Rules
 
 
 def table_checkpoint(rules: Rules) -> str:

@@ -23,12 +23,12 @@ import os
 import numpy as np
 import torch
 
-from agents.evaluation import play_duplicate
-from agents.expert import ExpertAgent
-from agents.neural import NeuralAgent, checkpoint_dict, save_checkpoint
-from agents.shipped import PLAIN_CHECKPOINT
+from agents.heuristic.expert import ExpertAgent
+from agents.nets.neural import NeuralAgent, checkpoint_dict, save_checkpoint
+from agents.nets.shipped import PLAIN_CHECKPOINT
+from agents.tournament.duplicate import play_duplicate
 from agents.training.distill import load_labels
-from escoba_env.cli import OneLineParser
+from escoba_env.faces.cli import OneLineParser
 
 
 def targets(arrays: dict[str, np.ndarray], mode: str, param: float) -> tuple[np.ndarray, np.ndarray]:

@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from agents.base import Agent
-from agents.registry import make_agent
-from agents.solo import symmetric_values
+from agents.nets.solo import symmetric_values
+from agents.spec.registry import make_agent
 from agents.worlds import observation_scalars
 
 from .playout import load_playout_agent

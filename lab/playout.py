@@ -1,12 +1,12 @@
 """Counter inputs of ``neural-solo``'s midgame network: what the observer's hand could take after each
 unseen card's greedy reply. Tried and not shipped (no shipped network reads them).
 
-The *playout* input set is the library's ``"answers"`` midgame set (``agents.solo.MIDGAME_ANSWER_INPUTS``)
-with three more 40-card blocks after its nine (``COUNTER_BLOCKS``, ``counter_blocks``): for every unseen
-card played on the table a move leaves as the ``greedy`` agent would play it (``greedy_replies``), what
-the best card of the observer's remaining hand could then take. ``playout_inputs`` computes the whole
-set; ``load_playout_agent`` plays a checkpoint whose midgame network reads it (``midgame_inputs:
-"playout"``), which the library's loader refuses::
+The *playout* input set is the library's ``"answers"`` midgame set
+(``agents.nets.solo.MIDGAME_ANSWER_INPUTS``) with three more 40-card blocks after its nine
+(``COUNTER_BLOCKS``, ``counter_blocks``): for every unseen card played on the table a move leaves as the
+``greedy`` agent would play it (``greedy_replies``), what the best card of the observer's remaining hand
+could then take. ``playout_inputs`` computes the whole set; ``load_playout_agent`` plays a checkpoint whose
+midgame network reads it (``midgame_inputs: "playout"``), which the library's loader refuses::
 
     python evaluate.py --vs python:lab.last_deal_split:answers_then_playout_at_6 --agents hybrid
 """
@@ -17,13 +17,13 @@ import os
 
 import numpy as np
 
-from agents.greedy import GREEDY_WEIGHTS
-from agents.move_inputs import card_answers, card_bits, positions_after_moves
+from agents.heuristic.greedy import GREEDY_WEIGHTS
+from agents.heuristic.strategy import CAPTURE_BONUS, Weights, capture_value
 from agents.moves import Moves, bit, subset_options
-from agents.solo import MIDGAME_ANSWER_INPUTS, SoloAgent, midgame_input_names, midgame_inputs
-from agents.strategy import CAPTURE_BONUS, Weights, capture_value
-from escoba_env.capture import option_summary
-from escoba_env.rules import Rules
+from agents.nets.move_inputs import card_answers, card_bits, positions_after_moves
+from agents.nets.solo import MIDGAME_ANSWER_INPUTS, SoloAgent, midgame_input_names, midgame_inputs
+from escoba_env.rulebook.capture import option_summary
+from escoba_env.rulebook.rules import Rules
 
 _ZERO = np.uint64(0)
 COUNTER_BLOCKS = ("counter_cards", "counter_sweeps", "counter_points")
@@ -61,7 +61,7 @@ def greedy_replies(tables: np.ndarray, cards: np.ndarray) -> tuple[np.ndarray, n
 def counter_blocks(unseen: np.ndarray, hands: np.ndarray, tables: np.ndarray) -> np.ndarray:
     """Return float32 (M, 120), the three ``COUNTER_BLOCKS`` of each move: for every unseen card (by
     id), played greedily (``greedy_replies``) on the table the move leaves, what the best card of
-    the observer's remaining hand ``hands`` could then take (``agents.move_inputs.card_answers``): the
+    the observer's remaining hand ``hands`` could then take (``agents.nets.move_inputs.card_answers``): the
     most cards / 10, whether one sweeps, and the most oros / 4 + sevens / 4 + velo; zeros for a card
     that is not unseen, and where the hand is empty or no card of it captures."""
     m = len(unseen)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import sys
 
-from agents.neural import load_checkpoint
-from escoba_env.cli import OneLineParser
+from agents.nets.neural import load_checkpoint
+from escoba_env.faces.cli import OneLineParser
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -12,9 +12,9 @@ own move values (approximate policy iteration). From a checkout::
 from __future__ import annotations
 
 from agents.base import Agent
-from agents.registry import make_agent
-from agents.search import LEAVES, OracleAgent
-from escoba_env.rules import Rules
+from agents.search.pimc import LEAVES, OracleAgent
+from agents.spec.registry import make_agent
+from escoba_env.rulebook.rules import Rules
 
 
 class PolicyOracleAgent(OracleAgent):

@@ -42,14 +42,14 @@ import numpy as np
 import torch
 
 from agents.base import Agent
-from agents.endgame import endgame_rows
+from agents.heuristic.endgame import endgame_rows
 from agents.moves import best_per_row, lowest_card, masks_to_uint64, move_actions
-from agents.neural import load_checkpoint, save_checkpoint
-from agents.registry import make_agent
-from agents.solo import EndgameNet, SoloAgent, midgame_inputs, solo_checkpoint_dict
-from escoba_env.cli import OneLineParser, positive_float, positive_int, seed_arg
-from escoba_env.engine import EscobaEngine
-from escoba_env.observation import action_masks, encode
+from agents.nets.neural import load_checkpoint, save_checkpoint
+from agents.nets.solo import EndgameNet, SoloAgent, midgame_inputs, solo_checkpoint_dict
+from agents.spec.registry import make_agent
+from escoba_env.executors.engine import EscobaEngine
+from escoba_env.executors.observation import action_masks, encode
+from escoba_env.faces.cli import OneLineParser, positive_float, positive_int, seed_arg
 
 SOLO_CHECKPOINT = "neural-solo"
 """Default ``--init``: the shipped agent (a registry name or a checkpoint file)."""

@@ -2,7 +2,7 @@
 # Mutation testing of one module against the tests meant to guard it (mutmut, configured under
 # [tool.mutmut] in pyproject.toml; docs/architecture.md, "Checking the tests"):
 #
-#     bash scripts/mutation.sh MODULE TESTS...      # e.g. escoba_env/text.py tests/llm
+#     bash scripts/mutation.sh MODULE TESTS...      # e.g. escoba_env/faces/text.py tests/llm
 #
 # mutmut changes the module one small edit at a time (a comparison, a constant, an operator, an
 # argument dropped) and runs, for each edit, the tests of TESTS that reach the function it changed;

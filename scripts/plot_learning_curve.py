@@ -20,7 +20,7 @@ import csv
 import os
 
 from agents.training.curve import plot, read_evals
-from escoba_env.cli import OneLineParser
+from escoba_env.faces.cli import OneLineParser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CSV = os.path.join(ROOT, "agents", "pretrained", "escoba_2p_plain_eval.csv")

@@ -17,11 +17,11 @@ import sys
 
 import numpy as np
 
-from agents.neural import load_checkpoint
-from agents.registry import make_agent
+from agents.nets.neural import load_checkpoint
+from agents.spec.registry import make_agent
 from agents.training.distill import action_regret
 from agents.training.solo_fit import prepare
-from escoba_env.cli import OneLineParser
+from escoba_env.faces.cli import OneLineParser
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_CKPT = os.path.join(ROOT, "agents", "pretrained", "escoba_2p_solo.pt")
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--phase", choices=("midgame", "endgame", "table", "last"), default="midgame",
                     help="which network's curve: neural-solo's midgame or endgame network, or the move "
                          "(table) or last-deal (last) network of a 3-player or 2v2 checkpoint "
-                         "(agents.tablenet)")
+                         "(agents.nets.tablenet)")
     ap.add_argument("--test", default=None, help="held-out labels for the reference lines "
                                                  "(default: the --test file the training recorded)")
     ap.add_argument("--agents", nargs="*", default=None,
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.agents:
             if not test:
                 raise ValueError("no held-out labels for the reference agents: pass --test")
-            from escoba_env.rules import Rules
+            from escoba_env.rulebook.rules import Rules
 
             rules = Rules.from_dict(ckpt["rules"])
             d = prepare([test], rules, phase=args.phase,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rebuild a move network of the 3-player or 2v2 table (agents.tablenet) from nothing: search-labelled
+# Rebuild a move network of the 3-player or 2v2 table (agents.nets.tablenet) from nothing: search-labelled
 # decisions, then the network fitted to the search's per-move values. One command:
 #
 #     bash scripts/reproduce_table_net.sh TABLE [OUT]     # TABLE: 3p or 2v2; default OUT: runs/table_net_TABLE

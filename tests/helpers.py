@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from escoba_env import EscobaEngine, Rules, parse_card
-from escoba_env.step_info import StepInfo
+from escoba_env.executors.step_info import StepInfo
 
 
 def C(name: str) -> int:
@@ -216,7 +216,7 @@ def played_out(engine: EscobaEngine, game: int, card: int, option: int, policy) 
     plays every seat to the end of the round: a one-game loop, the obvious way."""
     from agents.moves import lowest_card, masks_to_uint64
     from agents.worlds import take_games
-    from escoba_env.observation import action_masks, encode
+    from escoba_env.executors.observation import action_masks, encode
 
     e = take_games(engine, np.array([game]), single_round=True)
     me = int(e.to_act[0])

@@ -39,7 +39,7 @@ RAY_START = (
 
 ALIVE = (
     "import sys, time, ray\n"
-    "from agents.raycluster import join\n"
+    "from agents.tournament.raycluster import join\n"
     "want, end = int(sys.argv[2]), time.monotonic() + float(sys.argv[3])\n"
     "join(ray, sys.argv[1])  # as evaluate.py and train.py join (loopback kept)\n"
     "while (n := sum(1 for x in ray.nodes() if x['Alive'])) != want and time.monotonic() < end:\n"

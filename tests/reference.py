@@ -6,8 +6,8 @@ play/take decision scheme as the engine (docs/rules.md §10) so that the two can
 action by action: an action plays a card from hand, or, while a capture with several options is
 pending, names one table card of the capture.
 
-The variants of docs/rules.md §11 follow the project's reading (see ``escoba_env.engine``): jokers (ids
-40, 41) wild for 1..10, checked by trying every subset; the last short deal one card at a time,
+The variants of docs/rules.md §11 follow the project's reading (see ``escoba_env.executors.engine``): jokers
+(ids 40, 41) wild for 1..10, checked by trying every subset; the last short deal one card at a time,
 empty-handed seats skipped; escoba de mesa with its tie-break as a plain ``max`` over tuples.
 """
 

@@ -18,7 +18,7 @@ It holds:
 - SPEC's decision time (mean and 95th percentile, one game at a time, in this process);
 - the protocol version, the deal set's digest, the project version, the spec and the machine;
 - ``agent_code``: the fingerprint of whatever the spec loads from outside the project (a
-  ``python:`` agent's source and weights, a checkpoint's bytes: ``agents.fingerprint``), so two
+  ``python:`` agent's source and weights, a checkpoint's bytes: ``agents.spec.fingerprint``), so two
   cards under one spec can be told apart.
 
 Before the first block the table's deals are dealt with today's engine and checked against the
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..llm import is_llm_spec
+from ..external.llm import is_llm_spec
 from ..tournament.report import machine, timing_fields
 from ..tournament.runner import TournamentConfig, TournamentRun
 from .protocol import protocol
@@ -178,8 +178,8 @@ def anchored_rating(per_deal: dict, spec: str, reference: dict[str, dict] | None
 def decision_times(spec: str, config: TournamentConfig, deals: int = 8) -> dict:
     """Return SPEC's decision time in ms (mean, p95, count): one game at a time against the first
     panel member, on the first ``deals`` deals of the set, SPEC in every seat rotation."""
-    from escoba_env.engine import EscobaEngine
-    from escoba_env.observation import action_masks, encode
+    from escoba_env.executors.engine import EscobaEngine
+    from escoba_env.executors.observation import action_masks, encode
 
     from ..tournament.play import seat_positions
     from ..tournament.runner import build_agent
@@ -224,7 +224,7 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
     state taken when the run started (default: now); ``provenance``: ``play``'s, for a card that
     may have been finished from a journal (its ``timing`` then covers only this sitting's blocks,
     and ``sittings`` says where every part was played)."""
-    from ..fingerprint import spec_fingerprint
+    from ..spec.fingerprint import spec_fingerprint
     from ..tournament import analysis
     from ..tournament.report import git_state, json_ready, llm_usage_fields, versions
     from .protocol import deal_set_digest
@@ -442,7 +442,7 @@ def headline_text(card: dict) -> str:
         lines.append(f"decision time: mean {t['mean_ms']:.2f} ms, p95 {t['p95_ms']:.2f} ms "
                      f"({t['decisions']} decisions)")
     if card.get("llm_usage"):
-        from ..llm import usage_lines
+        from ..external.llm import usage_lines
 
         lines += ["", "language model:", *usage_lines(card["llm_usage"])]
     return "\n".join(lines)

@@ -7,7 +7,7 @@ import argparse
 import os
 from pathlib import Path
 
-from escoba_env.cli import DefaultsFormatter
+from escoba_env.faces.cli import DefaultsFormatter
 
 PROG = "escoba-bench"
 EPILOG = """examples:
@@ -240,7 +240,7 @@ def _main(argv: list[str] | None) -> int:
 
 def _list() -> int:
     """Print every protocol version's tables and panels, and the agents a card can be made for."""
-    from ..registry import names
+    from ..spec.registry import names
     from .leaderboard import EXPECTED
     from .protocol import PROTOCOLS
 

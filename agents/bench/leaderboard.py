@@ -16,8 +16,8 @@ import json
 import math
 from pathlib import Path
 
-from ..llm import HARNESS_SHOWN, is_llm_spec
-from ..registry import REGISTRY, parse_spec
+from ..external.llm import HARNESS_SHOWN, is_llm_spec
+from ..spec.registry import REGISTRY, parse_spec
 from .card import CARD_FORMAT
 from .protocol import PROTOCOLS, deal_set_digest, pinned_digest, protocol
 

@@ -25,9 +25,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
-from escoba_env.rules import Rules
+from escoba_env.rulebook.rules import Rules
 
-from ..fingerprint import dealt_digest
+from ..spec.fingerprint import dealt_digest
 
 TABLES = ("2p", "3p", "2v2")
 """The table sizes of a protocol: 2 players, 3 players, 4 players in two partnerships."""
@@ -41,7 +41,7 @@ class TableSpec:
     players: int
     partnerships: bool
     panel: tuple[str, ...]
-    """Agent specs a card plays against (``agents.registry`` names), in this order."""
+    """Agent specs a card plays against (``agents.spec.registry`` names), in this order."""
     deals: int = 5000
     quick_deals: int = 500
     block_deals: int = 100

@@ -1,7 +1,7 @@
 """Tournaments: duplicate deals, paired statistics, ratings, replays, parallel backends.
 
 The one evaluator of the project: evaluate.py, the trainer's periodic evaluation
-(``agents.evaluation.play_duplicate``), the benchmarks and scripts all play through ``play`` and
+(``agents.tournament.duplicate.play_duplicate``), the benchmarks and scripts all play through ``play`` and
 take their intervals from ``stats``.
 
 - ``runner``: the config, lineups, tasks (blocks of deals) and the local / Ray backends;

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
-from agents.commands import evaluate
+from agents.programs import REQUIRES, program_name, run_program
 
-raise SystemExit(evaluate())
+
+def _load():
+    from agents.tournament.cli import main
+    return main
+
+
+raise SystemExit(run_program(REQUIRES["evaluate"], program_name("evaluate.py"), _load, None))

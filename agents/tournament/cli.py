@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from escoba_env.cli import DefaultsFormatter, add_rules_arguments, rules_from_args, seed_arg
-from escoba_env.cli import positive_int as _positive
+from escoba_env.faces.cli import DefaultsFormatter, add_rules_arguments, rules_from_args, seed_arg
+from escoba_env.faces.cli import positive_int as _positive
 
 DEFAULT_AGENTS = ("random", "greedy", "expert", "search")
 DEFAULT_DEALS = 300
@@ -67,11 +67,11 @@ def _confidence(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of evaluate.py."""
-    from agents.registry import available
+    from agents.spec.registry import help_text
 
     p = _Parser(prog=PROG, description="Benchmark Escoba agents against each other: duplicate deals, "
                 "confidence intervals, ratings.", formatter_class=DefaultsFormatter,
-                epilog=f"{EPILOG}\nagents:\n{available()}\n")
+                epilog=f"{EPILOG}\nagents:\n{help_text()}\n")
     who = p.add_argument_group("agents")
     who.add_argument("--agents", nargs="+", metavar="SPEC",
                      help=f"agent specs, name[:key=value,...] (the agents are listed below). A round robin, "
@@ -185,7 +185,7 @@ def run_program(prog: str, body: Callable[[list[str] | None], int], argv: list[s
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except Exception as exc:  # one clear line, never a traceback
-        from ..extras import missing_extra
+        from ..programs import missing_extra
         from .runner import one_line
 
         line = missing_extra(exc) or one_line(exc)
@@ -249,7 +249,7 @@ def run_and_report(config, *, out: str, plot: bool = True, progress: bool = Fals
     prefix = result_prefix(out)
     cheating = prepare_agents(config)  # a bad spec or checkpoint fails here, before any file is touched
     if config.backend == "ray" and config.ray_address:  # so does a cluster that is not there
-        from ..raycluster import check_reachable
+        from .raycluster import check_reachable
 
         check_reachable(config.ray_address)
     outputs = [prefix.with_name(prefix.name + s) for s in (".json", "_pairs.csv", "_ratings.csv")]

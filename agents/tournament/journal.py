@@ -2,7 +2,7 @@
 
 ``PREFIX.journal.jsonl`` sits next to the result files. Its first line is a header naming the
 format and the *key* of the run (a hash of everything that determines the blocks: agent specs and
-the fingerprints of the code and files they load (``agents.fingerprint``: checkpoint and model
+the fingerprints of the code and files they load (``agents.spec.fingerprint``: checkpoint and model
 files, a ``python:`` agent's source and weights), rules, deals and the digest of the decks today's
 engine deals for them, mode, seed, block size, orders of play, whether replays are recorded);
 every further line is one finished block (its arrays as lists, with their dtypes, and its replays
@@ -41,7 +41,7 @@ def journal_path(prefix: Path) -> Path:
 
 def run_key(config: TournamentConfig, record: bool) -> str:
     """Return a hash of everything that determines a run's blocks (not workers, backend, confidence)."""
-    from ..fingerprint import dealt_digest, spec_fingerprint
+    from ..spec.fingerprint import dealt_digest, spec_fingerprint
 
     # the same spec with other weights or code is another run; the same seed dealt otherwise too
     files = {spec: spec_fingerprint(spec) for spec in config.entrants}

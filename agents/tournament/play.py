@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from escoba_env.cards import cards_of
-from escoba_env.engine import EscobaEngine
-from escoba_env.observation import action_masks, encode
-from escoba_env.rules import Rules
+from escoba_env.executors.engine import EscobaEngine
+from escoba_env.executors.observation import action_masks, encode
+from escoba_env.rulebook.cards import cards_of
+from escoba_env.rulebook.rules import Rules
 
 from ..base import Agent
 
@@ -58,7 +58,7 @@ class Block:
     replays: list[dict] | None = field(default=None, repr=False)
     """One dict per game slot when recorded."""
     usage: dict[str, dict] | None = field(default=None, repr=False)
-    """Per language-model agent spec, what it spent on this block (``agents.llm.Usage.to_dict``)."""
+    """Per language-model agent spec, what it spent on this block (``agents.external.llm.Usage.to_dict``)."""
 
 
 def distinct_agents(agents: Sequence[Agent]) -> tuple[list[Agent], np.ndarray]:

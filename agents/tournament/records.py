@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from escoba_env.rules import Rules
+from escoba_env.rulebook.rules import Rules
 
 from .play import CATEGORIES, Block
 from .replay import ReplayError, check_replay

@@ -27,9 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from escoba_env.cards import cards_of
-from escoba_env.engine import EscobaEngine
-from escoba_env.rules import Rules
+from escoba_env.executors.engine import EscobaEngine
+from escoba_env.rulebook.cards import cards_of
+from escoba_env.rulebook.rules import Rules
 
 from .play import CATEGORIES
 

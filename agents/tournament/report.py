@@ -28,17 +28,19 @@ def machine() -> dict:
 
 
 def escoba_version(root: Path | None = None) -> str | None:
-    """Return escoba-env's version: the checkout's ``pyproject.toml`` when the package runs from a
-    checkout (``root``: the folder above the package; an editable install's metadata keeps the
-    version it was installed at), else the installed distribution's (None when neither says)."""
-    pyproject = (Path(__file__).resolve().parents[2] if root is None else Path(root)) / "pyproject.toml"
+    """Return escoba-env's version: the checkout's ``escoba_env.__version__`` (the one constant its
+    ``pyproject.toml`` reads) when the package runs from a checkout (``root``: the folder above the
+    package; an editable install's metadata keeps the version it was installed at), else the installed
+    distribution's (None when neither says)."""
+    base = Path(__file__).resolve().parents[2] if root is None else Path(root)
     try:
-        text = pyproject.read_text(encoding="utf-8")
+        text = (base / "pyproject.toml").read_text(encoding="utf-8")
+        init = (base / "escoba_env" / "__init__.py").read_text(encoding="utf-8")
     except OSError:
-        text = ""
+        text = init = ""
     project = re.search(r"^\[project\]\s*$(.*?)(?=^\[|\Z)", text, re.M | re.S)
     if project and re.search(r'^name\s*=\s*"escoba-env"', project.group(1), re.M):
-        found = re.search(r'^version\s*=\s*"([^"]+)"', project.group(1), re.M)
+        found = re.search(r'^__version__\s*=\s*"([^"]+)"', init, re.M)
         if found:
             return found.group(1)
     try:
@@ -144,7 +146,7 @@ def results_dict(run: TournamentRun, pairs: list[dict], agents: list[dict], rati
 
 def llm_usage_fields(run: TournamentRun) -> dict:
     """Return ``{"llm_usage": {spec: summary}}`` when language-model agents played, else nothing."""
-    from ..llm import total_usage
+    from ..external.llm import total_usage
 
     usage = total_usage(b for lineup in run.blocks for b in lineup)
     return {"llm_usage": usage} if usage else {}
@@ -194,7 +196,7 @@ def table(run: TournamentRun, pairs: list[dict], agents: list[dict], ratings: li
         lines.append(f"* {spec} sees the hidden cards: a CHEATING upper-bound reference, not a fair opponent")
     usage = llm_usage_fields(run).get("llm_usage")
     if usage:
-        from ..llm import usage_lines
+        from ..external.llm import usage_lines
 
         lines += ["", "language models:", *usage_lines(usage)]
     return "\n".join(lines)

@@ -37,10 +37,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from escoba_env.rules import Rules, check_seed
+from escoba_env.rulebook.rules import Rules, check_seed
 
 from ..base import Agent
-from ..llm import lineup_usage, usage_of
+from ..external.llm import lineup_usage, usage_of
 from .play import Block, play_block
 
 
@@ -49,7 +49,7 @@ class TournamentConfig:
     """Everything that determines a tournament's numbers (plus how to run it)."""
 
     agents: tuple[str, ...]
-    """Agent specs (``agents.registry`` strings); a round robin, or the opponents of ``vs``."""
+    """Agent specs (``agents.spec.registry`` strings); a round robin, or the opponents of ``vs``."""
     vs: str | None = None
     """If set, this agent plays against each of ``agents`` (instead of a round robin)."""
     rules: Rules = field(default_factory=Rules)
@@ -170,10 +170,10 @@ def make_tasks(config: TournamentConfig, record: bool = False) -> list[Task]:
 
 
 def seed_spec(spec: str) -> str:
-    """Return the text an agent's seeds derive from: its canonical spec (``agents.registry``; defaults
+    """Return the text an agent's seeds derive from: its canonical spec (``agents.spec.registry``; defaults
     dropped, parameters in the registry's order, values written one way), a spec the registry cannot
     read as written. A spec already written canonically keeps the seeds it always had."""
-    from ..registry import canonical_spec
+    from ..spec.registry import canonical_spec
 
     try:
         return canonical_spec(spec)
@@ -190,7 +190,7 @@ def agent_seed(seed: int, specs: Sequence[str], block: int, position: int) -> in
 
 def build_agent(spec: str, rules: Rules, seed: int = 0) -> Agent:
     """Return the agent that ``spec`` names, built by the registry for ``rules``."""
-    from ..registry import make_agent
+    from ..spec.registry import make_agent
 
     return make_agent(spec, rules=rules, seed=seed)
 
@@ -300,8 +300,8 @@ def _run_ray(tasks: list[Task], config: TournamentConfig, done: Callable[[int, B
         import ray
     except ImportError as exc:
         raise ValueError("--backend ray needs Ray: pip install 'escoba-env[ray]'") from exc
-    from ..fingerprint import outside_runtime_env
-    from ..raycluster import join, leave, loopback_only
+    from ..spec.fingerprint import outside_runtime_env
+    from .raycluster import join, leave, loopback_only
 
     # python: agents from the driver's folder travel with the job (Ray's runtime env, py_modules)
     extra = outside_runtime_env(config.entrants)

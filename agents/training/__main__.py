@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
-from agents.commands import train
+from agents.programs import REQUIRES, program_name, run_program
 
-raise SystemExit(train())
+
+def _load():
+    from agents.training.cli import main
+    return main
+
+
+raise SystemExit(run_program(REQUIRES["train"], program_name("train.py"), _load, None))

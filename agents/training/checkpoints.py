@@ -1,4 +1,4 @@
-"""Training checkpoints: the ``agents.neural`` checkpoint dict plus everything ``--resume`` needs.
+"""Training checkpoints: the ``agents.nets.neural`` checkpoint dict plus everything ``--resume`` needs.
 
 ``checkpoints/latest.pt`` holds the network and rules (so it plays like an exported agent), the
 config, the optimizer, the step and update counts, the learner's RNG states (its NumPy and torch
@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from escoba_env.rules import Rules
+from escoba_env.rulebook.rules import Rules
 
-from ..neural import (
+from ..nets.neural import (
     PolicyValueNet,
     build_net,
     check_compatible,

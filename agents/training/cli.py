@@ -2,7 +2,7 @@
 field docstrings) plus the rules flags every program of the project shares.
 
 Why not ``tyro``, which builds the same from a dataclass: the parser must be the project's
-``escoba_env.cli.OneLineParser`` (a bad flag is one error line, never a usage dump or a rich
+``escoba_env.faces.cli.OneLineParser`` (a bad flag is one error line, never a usage dump or a rich
 panel), share ``add_rules_arguments`` with every other program (``--players``, ``--sevens-rule``,
 ...: argparse actions), and leave unset flags out of the namespace (``argparse.SUPPRESS``) so that
 ``--resume`` overrides only the fields given; tyro owns its parser and fills every default. What
@@ -21,9 +21,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from escoba_env.cli import OneLineParser, add_rules_arguments
+from escoba_env.faces.cli import OneLineParser, add_rules_arguments
 
-from ..extras import program_name
+from ..programs import program_name
 from .config import Config
 from .curve import write_curve
 from .trainer import Trainer, TrainingInterrupted
@@ -60,7 +60,7 @@ _CONVERTERS: dict[str, Callable[[str], Any]] = {"int": int, "float": float, "str
 
 
 _RULE_DEST = {"players": "num_players"}
-"""Rules fields whose flag (from ``escoba_env.cli.add_rules_arguments``) has another name."""
+"""Rules fields whose flag (from ``escoba_env.faces.cli.add_rules_arguments``) has another name."""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from escoba_env.rules import Rules
+from escoba_env.rulebook.rules import Rules
 
-from ..neural import HEADS
+from ..nets.neural import HEADS
 
 HEURISTIC_NAMES = ("greedy", "expert")
 """Heuristic agents usable as league opponents and evaluation baselines (see ``league.HEURISTICS``)."""
@@ -71,13 +71,13 @@ class Config:
     """Widths of the MLP's hidden layers (128x128 plays as well as 256x256 here and trains 2x faster)."""
     head: str = "moves"
     """Policy head: ``mlp`` (linear logits), ``moves`` (plus an action-conditioned term scoring each
-    legal action from its own features, see ``agents.neural.move_features``) or ``moves_mlp`` (that term
+    legal action from its own features, see ``agents.nets.neural.move_features``) or ``moves_mlp`` (that term
     as a small MLP of the features and the state, so they can combine non-linearly)."""
     endgame_features: bool = False
-    """Add the exact 2-player endgame values to each action's features (``agents.neural.endgame_features``:
-    once the stock is empty every hidden card is known and ``agents.endgame`` solves the rest of the
-    round by minimax). Needs a ``moves``/``moves_mlp`` head and 2 players without partnerships; costs
-    about half the training throughput."""
+    """Add the exact 2-player endgame values to each action's features
+    (``agents.nets.neural.endgame_features``: once the stock is empty every hidden card is known and
+    ``agents.heuristic.endgame`` solves the rest of the round by minimax). Needs a ``moves``/``moves_mlp``
+    head and 2 players without partnerships; costs about half the training throughput."""
     critic: str = "shared"
     """Value function: ``shared`` (the policy network's value head, over the observation) or ``oracle``
     (a separate MLP over the observation plus privileged state: the other hands and the stock order;

@@ -37,16 +37,16 @@ from typing import Any
 
 import numpy as np
 
-from escoba_env.cli import add_rules_arguments, positive_int, rules_from_args
-from escoba_env.engine import EscobaEngine
-from escoba_env.observation import action_masks, encode, obs_size
-from escoba_env.rules import Rules
+from escoba_env.executors.engine import EscobaEngine
+from escoba_env.executors.observation import action_masks, encode, obs_size
+from escoba_env.faces.cli import add_rules_arguments, positive_int, rules_from_args
+from escoba_env.rulebook.rules import Rules
 
 from ..base import Agent
-from ..endgame import EndgameAgent, endgame_rows
+from ..heuristic.endgame import EndgameAgent, endgame_rows
 from ..moves import move_actions
-from ..registry import make_agent
-from ..search import SearchAgent
+from ..search.pimc import SearchAgent
+from ..spec.registry import make_agent
 from ..worlds import observation_scalars
 
 LABELS_FORMAT = "escoba-env-labels"
@@ -61,7 +61,7 @@ def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, lab
 
     Single rounds of ``num_games`` games are played at once; each game's seats are given behaviour
     agents drawn with ``weights`` (uniform by default), anew for every round. Only decisions with
-    more than one legal action are labelled (with an ``endgame`` teacher, ``agents.endgame``, only
+    more than one legal action are labelled (with an ``endgame`` teacher, ``agents.heuristic.endgame``, only
     the 2-player endgame decisions, the ones it solves exactly). ``follow`` is the probability of
     playing the teacher's action instead of the behaviour agent's. ``values=True`` (a ``search`` or
     ``endgame`` teacher) also returns ``"values"`` (float32, one row per label, one column per

@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from escoba_env.cards import OROS, SEVENS, VELO
-from escoba_env.engine import unpack_mask
-from escoba_env.rules import Rules
+from escoba_env.executors.engine import unpack_mask
+from escoba_env.rulebook.cards import OROS, SEVENS, VELO
+from escoba_env.rulebook.rules import Rules
 
 from ..base import Agent
-from ..expert import ExpertAgent
-from ..greedy import GreedyAgent
-from ..weights import CARD_WEIGHTS
+from ..heuristic.expert import ExpertAgent
+from ..heuristic.greedy import GreedyAgent
+from ..heuristic.weights import CARD_WEIGHTS
 from .config import Config
 
 OPPONENTS = ("self", "snapshot", "greedy", "expert", "fixed")
@@ -36,8 +36,9 @@ LEARNER, GREEDY, EXPERT, SNAP0 = 0, 1, 2, 3  # controller codes; snapshot i is S
 FIXED = -1
 """Controller code of the frozen ``fixed_opponent`` (``opp_fixed``; a best response's only opponent)."""
 SHAPING_WEIGHTS = CARD_WEIGHTS
-"""Points-per-item estimates of the shaping potential: the heuristics' ``agents.weights.CARD_WEIGHTS``
-(a velo counts as card, oro, seven and velo; a joker as a card only)."""
+"""Points-per-item estimates of the shaping potential: the heuristics'
+``agents.heuristic.weights.CARD_WEIGHTS`` (a velo counts as card, oro, seven and velo; a joker as a card
+only)."""
 _OROS = np.uint64(OROS)
 _SEVENS = np.uint64(SEVENS)
 _VELO = np.uint64(1 << VELO)

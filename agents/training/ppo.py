@@ -11,17 +11,17 @@ Read in this order (``docs/training.md`` has the line map):
 ``Learner`` holds what those functions share (network, critic, optimizer, generator, config); the
 ``Trainer`` (``trainer.py``) owns one and calls ``ppo_update`` once per rollout.
 
-**Network.** ``agents.neural.PolicyValueNet``: an MLP torso over the 546-float observation, a
+**Network.** ``agents.nets.neural.PolicyValueNet``: an MLP torso over the 546-float observation, a
 value head, and a masked 40-way policy head; with ``head="moves"`` (the default) each action's
 logit also gets an action-conditioned term computed from that action's own features
-(``agents.neural.move_features``: what a card captures, whether it sweeps, what it leaves on
+(``agents.nets.neural.move_features``: what a card captures, whether it sweeps, what it leaves on
 the table and how many unseen cards could sweep that), with weights shared by all actions. On the
 shipped configuration this head learnt to beat greedy within about 2M steps, where the plain MLP
 head was still 1.5 points per round behind it after 8M.
 
 **Endgame features** (``endgame_features``, 2 players): two more features per action, its exact
 minimax value once the stock is empty relative to the best one, and a best-action flag
-(``agents.neural.endgame_features``, solved by ``agents.endgame``). ``init_from`` a network
+(``agents.nets.neural.endgame_features``, solved by ``agents.heuristic.endgame``). ``init_from`` a network
 without them gives their weights 0, so fine-tuning starts from the same policy. The shipped agent
 was fine-tuned this way (+0.18 points per round against ``expert``, where the same network without
 them ties it); the solver roughly halves the training throughput.
@@ -53,10 +53,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from escoba_env.observation import obs_size
-from escoba_env.rules import Rules
+from escoba_env.executors.observation import obs_size
+from escoba_env.rulebook.rules import Rules
 
-from ..neural import PolicyValueNet
+from ..nets.neural import PolicyValueNet
 from .config import Config
 from .league import PRIVILEGED_PLANES
 

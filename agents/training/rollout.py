@@ -26,11 +26,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from escoba_env.observation import action_masks, encode, obs_size
-from escoba_env.rules import Rules
-from escoba_env.selfplay_vector import EscobaVectorEnv
+from escoba_env.executors.observation import action_masks, encode, obs_size
+from escoba_env.faces.selfplay_vector import EscobaVectorEnv
+from escoba_env.rulebook.rules import Rules
 
-from ..neural import PolicyValueNet, sample_masked
+from ..nets.neural import PolicyValueNet, sample_masked
 from .config import Config
 from .league import (
     EXPERT,
@@ -128,7 +128,7 @@ class RolloutWorker:
         self.pool: list[PolicyValueNet | None] = [None] * cfg.max_snapshots
         self.heuristics = {GREEDY: HEURISTICS["greedy"](rules), EXPERT: HEURISTICS["expert"](rules)}
         if cfg.fixed_opponent is not None:
-            from ..registry import make_agent
+            from ..spec.registry import make_agent
 
             self.heuristics[FIXED] = make_agent(cfg.fixed_opponent, rules=rules, seed=cfg.seed + index)
         self.env = EscobaVectorEnv(self.n, rules=rules, episode=cfg.episode, reward=cfg.reward,

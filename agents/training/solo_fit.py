@@ -3,7 +3,7 @@
 ``--phase endgame`` (default): the labels come from ``python -m agents.training.distill --teacher endgame
 --values`` (the exact minimax value of every legal action at an empty stock). ``--phase midgame``:
 from ``--teacher search --values`` (the search's mean rollout value of every action; only the
-decisions taken while the stock lasts are used). The network (``agents.solo.EndgameNet`` on the
+decisions taken while the stock lasts are used). The network (``agents.nets.solo.EndgameNet`` on the
 phase's inputs) scores moves; an action's value is the best of its moves'. ``--loss mse`` regresses
 the action values onto the teacher's; ``--loss adv`` the same relative to each decision's mean
 error (only differences between moves count); ``--loss ce`` is the cross-entropy of the action
@@ -30,13 +30,13 @@ new labels)::
 
 ``scripts/reproduce_neural_solo.sh`` runs the whole recipe of the shipped agent.
 
-``--phase table`` fits the one move network of a 3-player or 2v2 table (``agents.tablenet``) on
+``--phase table`` fits the one move network of a 3-player or 2v2 table (``agents.nets.tablenet``) on
 every decision; ``--phase last`` a last-deal network on the decisions taken once the stock is empty
 (labels of ``python -m agents.training.distill --last-deal``), written beside the move network of ``--base``
 (``--init`` may start it from that move network); with ``--answers`` it also reads what each unseen
-card would take on the table a move leaves (``agents.tablenet.last_input_names``); ``--phase midgame
+card would take on the table a move leaves (``agents.nets.tablenet.last_input_names``); ``--phase midgame
 --answers`` gives ``neural-solo``'s midgame network the same four blocks
-(``agents.solo.MIDGAME_ANSWER_INPUTS``); ``--stock N``
+(``agents.nets.solo.MIDGAME_ANSWER_INPUTS``); ``--stock N``
 fits a midgame network on the decisions taken with N cards in the stock only (one deal of the round).
 ``--symmetric``
 writes a move file that plays its values averaged over the plain suits' permutations, and scores the
@@ -53,13 +53,13 @@ import time
 import numpy as np
 import torch
 
-from escoba_env.cli import OneLineParser, positive_float, positive_int, seed_arg
+from escoba_env.faces.cli import OneLineParser, positive_float, positive_int, seed_arg
 
-from ..endgame import endgame_rows
+from ..heuristic.endgame import endgame_rows
 from ..moves import best_per_row, move_actions
-from ..neural import NeuralAgent, save_checkpoint
-from ..shipped import PLAIN_CHECKPOINT, SOLO_CHECKPOINT
-from ..solo import (
+from ..nets.neural import NeuralAgent, save_checkpoint
+from ..nets.shipped import PLAIN_CHECKPOINT, SOLO_CHECKPOINT
+from ..nets.solo import (
     ENDGAME_INPUTS,
     MIDGAME_INPUTS,
     EndgameNet,
@@ -73,7 +73,7 @@ from ..solo import (
     suit_permutations,
     symmetric_values,
 )
-from ..tablenet import (
+from ..nets.tablenet import (
     build_move_net,
     input_blocks,
     last_input_names,
@@ -87,18 +87,19 @@ from .distill import action_regret, load_labels
 PHASES = {"endgame": (endgame_inputs, ENDGAME_INPUTS), "midgame": (midgame_inputs, MIDGAME_INPUTS),
           "table": (table_inputs, None), "last": (table_inputs, None)}
 """Per phase: the input function and the input names of its network (``table`` and ``last``: they
-depend on the table, ``agents.tablenet.table_input_names``)."""
+depend on the table, ``agents.nets.tablenet.table_input_names``)."""
 
 
 def input_set(answers: bool = False) -> str:
-    """Return the name of the input set ``--answers`` chooses (``agents.solo.MIDGAME_SETS`` for the
+    """Return the name of the input set ``--answers`` chooses (``agents.nets.solo.MIDGAME_SETS`` for the
     midgame network; the last-deal network knows ``"answers"``, the others only the default)."""
     return "answers" if answers else "plain"
 
 
 def input_names(phase: str, rules, answers: bool = False) -> tuple[str, ...]:
     """Return the input names of ``phase``'s network for games of ``rules`` (``answers``: the larger set
-    with the answer inputs, ``agents.solo.MIDGAME_ANSWER_INPUTS`` or ``agents.tablenet.last_input_names``)."""
+    with the answer inputs, ``agents.nets.solo.MIDGAME_ANSWER_INPUTS`` or
+    ``agents.nets.tablenet.last_input_names``)."""
     if phase == "midgame":
         return midgame_input_names(input_set(answers))
     if answers:
@@ -110,9 +111,9 @@ def input_names(phase: str, rules, answers: bool = False) -> tuple[str, ...]:
 def _labels_table_network(path: str, kind: str = "table") -> str:
     """Return the shipped network of the table a labels file was collected at: its PPO network
     (``--phase table``, ``kind="table"``) or its move network (``--phase last``, ``kind="move"``)."""
-    from escoba_env.rules import Rules
+    from escoba_env.rulebook.rules import Rules
 
-    from ..shipped import MOVE_CHECKPOINTS, package_file, shipped_checkpoint
+    from ..nets.shipped import MOVE_CHECKPOINTS, package_file, shipped_checkpoint
 
     rules = Rules.from_dict(load_labels(path)[1]["rules"])
     if kind == "move":
@@ -133,10 +134,10 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
 
     ``phase="midgame"``: only the decisions taken while the stock lasts, with ``midgame_inputs``
     (labels with values from ``--teacher search``); ``"endgame"``: every label must be an endgame one;
-    ``"table"``: every decision, with ``agents.tablenet.table_inputs`` (any table, search labels);
+    ``"table"``: every decision, with ``agents.nets.tablenet.table_inputs`` (any table, search labels);
     ``"last"``: the same for the decisions taken once the stock is empty (the round's last deal), with
-    ``answers`` the larger input set of ``agents.tablenet.last_input_names(rules, "answers")`` (with
-    ``"midgame"``: ``agents.solo.midgame_inputs(..., inputs="answers")``).
+    ``answers`` the larger input set of ``agents.nets.tablenet.last_input_names(rules, "answers")`` (with
+    ``"midgame"``: ``agents.nets.solo.midgame_inputs(..., inputs="answers")``).
     ``blocks`` in the result: how many 40-card blocks start the inputs (the suit permutations').
     The inputs are built ``chunk`` decisions at a time (the same values as all at once, with a
     bounded transient memory) and stored as ``x_dtype`` (``np.float16`` halves the memory of a large
@@ -313,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--phase", choices=tuple(PHASES), default="endgame",
                     help="train the endgame network, the midgame network that replaces the plain one "
                          "while the stock lasts (on labels of --teacher search --values), or (table) the "
-                         "one move network that plays every decision at any table (agents.tablenet)")
+                         "one move network that plays every decision at any table (agents.nets.tablenet)")
     ap.add_argument("--solo", default=SOLO_CHECKPOINT,
                     help="--phase midgame: the phase-gated checkpoint whose plain and endgame networks "
                          "the written checkpoint keeps")
@@ -335,8 +336,8 @@ def main(argv: list[str] | None = None) -> int:
                          "(default: the shipped move network of the labels' table)")
     ap.add_argument("--answers", action="store_true",
                     help="--phase last or midgame: the network also reads what each unseen card would "
-                         "take on the table each move leaves (agents.tablenet.last_input_names, "
-                         "agents.solo.MIDGAME_ANSWER_INPUTS)")
+                         "take on the table each move leaves (agents.nets.tablenet.last_input_names, "
+                         "agents.nets.solo.MIDGAME_ANSWER_INPUTS)")
     ap.add_argument("--float16", action="store_true",
                     help="keep the training inputs in float16 (half the memory of a large fit; each is a 0/1 "
                          "flag or a fraction, kept to about 4e-4); they are built 100k decisions at a time")
@@ -377,7 +378,7 @@ def main(argv: list[str] | None = None) -> int:
             plain_path = args.plain or _labels_table_network(args.labels[0])
             plain, endgame = NeuralAgent.from_checkpoint(plain_path), None
         elif args.phase == "last":
-            from ..neural import load_checkpoint
+            from ..nets.neural import load_checkpoint
 
             args.base = args.base or _labels_table_network(args.labels[0], "move")
             base_ckpt = load_checkpoint(args.base, map_location="cpu")
@@ -397,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         torch.manual_seed(args.seed)
         need = len(input_names(args.phase, plain.rules, args.answers))
         if args.init:
-            from ..neural import load_checkpoint
+            from ..nets.neural import load_checkpoint
 
             init = load_checkpoint(args.init, map_location="cpu")
             phase = args.phase
@@ -432,7 +433,7 @@ def main(argv: list[str] | None = None) -> int:
             elif endgame is None:
                 ckpt = solo_checkpoint_dict(plain, net, solo_training={**how, "plain": args.plain})
             else:
-                from ..neural import load_checkpoint
+                from ..nets.neural import load_checkpoint
 
                 base_how = load_checkpoint(args.solo).get("solo_training")
                 chosen = input_set(args.answers)

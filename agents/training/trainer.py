@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..neural import build_net, checkpoint_dict, save_checkpoint
+from ..nets.neural import build_net, checkpoint_dict, save_checkpoint
 from .checkpoints import (
     check_resumable,
     init_weights_from,
@@ -72,7 +72,7 @@ class Trainer:
         self.rules = make_rules(cfg)
         if ckpt is not None:
             check_resumable(ckpt, cfg, src)
-            from ..neural import check_compatible
+            from ..nets.neural import check_compatible
             check_compatible(ckpt, self.rules, src)
         torch.set_num_threads(cfg.threads if cfg.threads > 0 else (os.cpu_count() or 1))
         self.device = torch.device(cfg.device)
@@ -404,7 +404,7 @@ class Trainer:
         c = self.cfg
         self._check_run_folder()
         if c.backend == "ray" and c.ray_address:  # before the run folder is written: a typo changes nothing
-            from ..raycluster import check_reachable
+            from ..tournament.raycluster import check_reachable
 
             check_reachable(c.ray_address)
         self._resumed_dir = os.path.abspath(self.run_dir)  # this trainer's own run from now on

@@ -29,10 +29,10 @@ from typing import Any
 
 import torch
 
-from escoba_env.rules import Rules
+from escoba_env.rulebook.rules import Rules
 
-from ..neural import PolicyValueNet
-from ..raycluster import join, leave, loopback_only
+from ..nets.neural import PolicyValueNet
+from ..tournament.raycluster import join, leave, loopback_only
 from .config import Config
 from .ppo import ValueNet
 from .rollout import RolloutWorker, make_buffers, per_game_keys, shard_state

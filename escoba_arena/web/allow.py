@@ -1,7 +1,7 @@
 """Which agents a request may name: the arena's allow-list of agent specs, derived from the registry.
 
 A request names its opponents by agent spec (``search:sims=400``). ``AllowList.check`` turns a
-spec into its canonical form (``agents.registry.canonical_spec``, data names for files) or refuses it
+spec into its canonical form (``agents.spec.registry.canonical_spec``, data names for files) or refuses it
 (``Refused``):
 
 - every agent of the registry but those it marks ``from_request=False`` (``sb3``, ``python``, ...),
@@ -28,9 +28,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.registry import REGISTRY, canonical_spec, entry_of, make_agent, write_spec
-from agents.spec_values import AgentSpec, File, Param
-from escoba_env.rules import Rules
+from agents.spec.registry import REGISTRY, canonical_spec, entry_of, make_agent, write_spec
+from agents.spec.values import AgentSpec, File, Param
+from escoba_env.rulebook.rules import Rules
 
 MAX_SPEC = 200
 """The longest spec a request may send (characters)."""

@@ -32,8 +32,8 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from agents.registry import REGISTRY
-from escoba_env.rules import SEVENS_RULES, Rules
+from agents.spec.registry import REGISTRY
+from escoba_env.rulebook.rules import SEVENS_RULES, Rules
 
 from .allow import CAPS, NEURAL
 from .bot_pool import BotPool

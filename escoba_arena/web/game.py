@@ -12,10 +12,10 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from escoba_env.capture import capture_options
-from escoba_env.cards import JOKER_MASK, OROS, SEVENS, VELO, cards_of, mask_of, move_words
-from escoba_env.game import capture_action
-from escoba_env.rules import Rules
+from escoba_env.executors.game import capture_action
+from escoba_env.rulebook.capture import capture_options
+from escoba_env.rulebook.cards import JOKER_MASK, OROS, SEVENS, VELO, cards_of, mask_of, move_words
+from escoba_env.rulebook.rules import Rules
 
 from .bot_pool import BotPool, Job, pooled, shared_pool
 from .bot_worker import AgentFailure, move_seed

@@ -18,7 +18,9 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-from agents.raycluster import is_loopback  # one definition of loopback (cli.py imports it from here)
+from agents.tournament.raycluster import (
+    is_loopback,  # one definition of loopback (cli.py imports it from here)
+)
 
 MAX_BODY = 8 * 1024 * 1024
 """The largest request body (an uploaded replay); game requests use ``MAX_GAME_BODY``."""

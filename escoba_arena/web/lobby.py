@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from agents.shipped_agents import default_opponent
-from escoba_env.rules import Rules
+from agents.spec.shipped_agents import default_opponent
+from escoba_env.rulebook.rules import Rules
 
 from .allow import MAX_SPEC, NEURAL, NEURAL_FILE, AllowList, Refused, repo_root
 from .bot_pool import BotPool, shared_pool

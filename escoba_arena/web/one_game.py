@@ -1,6 +1,6 @@
 """One game read and stepped as plain Python ints: the seam between the arena and the rules.
 
-``OneGame`` wraps the one-game executor ``escoba_env.game.Game`` (Python ints, no NumPy call on
+``OneGame`` wraps the one-game executor ``escoba_env.executors.game.Game`` (Python ints, no NumPy call on
 its step path); everything the arena needs goes through it.
 """
 
@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from escoba_env.engine import EscobaEngine
-from escoba_env.game import Game
-from escoba_env.rules import Rules
+from escoba_env.executors.engine import EscobaEngine
+from escoba_env.executors.game import Game
+from escoba_env.rulebook.rules import Rules
 
 CATEGORIES = ("cards", "oros", "velo", "sevens", "escobas")
 """Category points of a round, in the engine's ``StepInfo.round_categories`` keys."""

@@ -13,9 +13,9 @@ import json
 import numpy as np
 
 from agents.tournament.replay import ReplayError, check_replay
-from escoba_env.cards import cards_of
-from escoba_env.engine import EscobaEngine
-from escoba_env.rules import Rules
+from escoba_env.executors.engine import EscobaEngine
+from escoba_env.rulebook.cards import cards_of
+from escoba_env.rulebook.rules import Rules
 
 MAX_ACTIONS = 20_000
 """A replay with more actions than this is refused (a long game has a few hundred)."""

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from agents.tournament.replay import FORMAT
-from escoba_env.capture import capture_options
-from escoba_env.cards import cards_of, mask_of
-from escoba_env.rules import Rules
+from escoba_env.rulebook.capture import capture_options
+from escoba_env.rulebook.cards import cards_of, mask_of
+from escoba_env.rulebook.rules import Rules
 
 from .bot_pool import BotPool, pooled, shared_pool
 from .game import WebGame

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the command line reads the limits below without loading the engine
-    from escoba_env.rules import Rules
+    from escoba_env.rulebook.rules import Rules
 
     from .room_game import RoomGame
 

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.tournament.replay import check_replay
-from escoba_env.rules import Rules
+from escoba_env.rulebook.rules import Rules
 
 from .bot_pool import pooled
 from .deal_key import DealKey

@@ -40,7 +40,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from escoba_env.cards import cards_of
+from escoba_env.rulebook.cards import cards_of
 
 from .errors import json_errors
 from .game import AgentFailure

@@ -1,4 +1,4 @@
-"""The duplicate evaluation (agents.evaluation) and every agent playing every table size legally."""
+"""The duplicate evaluation (agents.tournament.duplicate) and every agent playing every table size legally."""
 
 from __future__ import annotations
 

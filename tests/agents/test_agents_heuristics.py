@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.expert import ExpertAgent
-from agents.greedy import GreedyAgent
+from agents.heuristic.expert import ExpertAgent
+from agents.heuristic.greedy import GreedyAgent
 from escoba_env import EscobaEngine, Rules
-from escoba_env.cards import NUM_CARDS
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
+from escoba_env.rulebook.cards import NUM_CARDS
 from tests.helpers import C, M, set_position
 
 

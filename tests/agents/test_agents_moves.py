@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from agents.moves import enumerate_moves, lowest_card, masks_to_uint64, move_actions
 from escoba_env import EscobaEngine, Rules, capture_options
-from escoba_env.cards import mask_values
-from escoba_env.engine import sample_actions
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.engine import sample_actions
+from escoba_env.executors.observation import action_masks, encode
+from escoba_env.rulebook.cards import mask_values
 from tests.helpers import C, M
 
 RULE_SETS = [Rules(), Rules(num_players=3), Rules(num_players=4, partnerships=True),

@@ -1,12 +1,12 @@
-"""Building agents from spec strings (agents.registry)."""
+"""Building agents from spec strings (agents.spec.registry)."""
 
 from __future__ import annotations
 
 import pytest
 
 from agents import ExpertAgent, GreedyAgent, OracleAgent, RandomAgent, SearchAgent
-from agents.registry import REGISTRY, available, canonical_spec, make_agent, parse_spec, register
-from agents.spec_values import UNSET, AgentSpec, Choice, File, Flag, Int, Number, Param, Text
+from agents.spec.registry import REGISTRY, canonical_spec, help_text, make_agent, parse_spec, register
+from agents.spec.values import UNSET, AgentSpec, Choice, File, Flag, Int, Number, Param, Text
 from escoba_env import Rules
 
 
@@ -152,7 +152,7 @@ def test_served_bounds_are_tighter_and_free_text_is_never_served():
 def test_the_agent_lists_come_from_the_registry_with_their_descriptions():
     register("toy-listed", GreedyAgent, {"level": Int(0, 9)}, "a toy agent for this test")
     try:
-        text = available()
+        text = help_text()
         assert "  toy-listed" in text and "a toy agent for this test" in text and "parameters: level" in text
         for entry in REGISTRY.values():
             assert f"  {entry.usage()} " in text and entry.help in text
@@ -179,3 +179,10 @@ def test_the_leaderboard_describes_its_agents_with_the_registry_s_descriptions()
     page = render(cards)
     for _, card in cards:
         assert f"- `{card['agent']}`: {REGISTRY[card['agent']].help}\n" in page
+
+
+def test_the_package_front_lists_the_registered_names():
+    from agents import Agent, available, make_agent  # noqa: F401  (the names the front keeps)
+
+    assert available() == list(REGISTRY)
+    assert {"random", "greedy", "expert", "search", "neural-2p"} <= set(available())

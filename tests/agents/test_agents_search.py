@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from agents.moves import enumerate_moves, lowest_card
-from agents.search import OracleAgent, SearchAgent, expected_points, rollout_actions, rollout_values
+from agents.search.pimc import OracleAgent, SearchAgent, expected_points, rollout_actions, rollout_values
 from agents.worlds import take_games
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 from tests.agents.test_agents_heuristics import decide, position
 from tests.helpers import C
 

@@ -7,8 +7,8 @@ import pytest
 
 from agents.worlds import observation_masks, take_games, worlds_from_observations
 from escoba_env import EscobaEngine, Rules
-from escoba_env.engine import sample_actions
-from escoba_env.observation import PLANE, encode
+from escoba_env.executors.engine import sample_actions
+from escoba_env.executors.observation import PLANE, encode
 
 RULES = [Rules(), Rules(num_players=3), Rules(num_players=4), Rules(num_players=4, partnerships=True),
          Rules(prefer_single=True)]

@@ -8,12 +8,12 @@ import pytest
 import torch
 
 from agents.base import RandomAgent
-from agents.greedy import GreedyAgent
-from agents.neural import NeuralAgent, PolicyValueNet, checkpoint_dict, save_checkpoint
+from agents.heuristic.greedy import GreedyAgent
+from agents.nets.neural import NeuralAgent, PolicyValueNet, checkpoint_dict, save_checkpoint
 from agents.training import Config, Trainer
 from agents.training.distill import collect_labels, load_labels, main, save_labels
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +152,7 @@ def test_cli_writes_labels_and_reports_bad_agents(tmp_path, capsys):
 
 
 def test_search_labels_can_carry_the_teachers_action_values(tmp_path):
-    from agents.search import SearchAgent
+    from agents.search.pimc import SearchAgent
 
     rules = Rules()
     data = collect_labels(SearchAgent(rules, seed=2, sims=40), [RandomAgent(rules, seed=1)], rules, 40,

@@ -1,4 +1,5 @@
-"""agents.endgame: exact 2-player endgame values (empty stock), pinned against a brute-force minimax.
+"""agents.heuristic.endgame: exact 2-player endgame values (empty stock), pinned against a brute-force
+minimax.
 
 The reference here (``brute_values``) is deliberately naive: recursive minimax over 1-game engine
 copies of the *true* state, trying every legal action in every order (every naming order of a
@@ -14,14 +15,14 @@ from functools import cache
 import numpy as np
 import pytest
 
-from agents.endgame import EndgameAgent, endgame_rows, endgame_values, solve
-from agents.evaluation import play_duplicate
-from agents.registry import make_agent
+from agents.heuristic.endgame import EndgameAgent, endgame_rows, endgame_values, solve
+from agents.spec.registry import make_agent
+from agents.tournament.duplicate import play_duplicate
 from agents.training import distill
 from agents.worlds import take_games, worlds_from_observations
 from escoba_env import EscobaEngine, Rules, card_name
-from escoba_env.engine import sample_actions, unpack_mask
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.engine import sample_actions, unpack_mask
+from escoba_env.executors.observation import action_masks, encode
 from tests.helpers import C, M, set_position
 
 SPECS = ("expert", "greedy", "random")

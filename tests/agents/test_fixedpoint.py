@@ -1,4 +1,4 @@
-"""Fixed-point network evaluation (agents.fixedpoint): exact integers, so the same move on every machine.
+"""Fixed-point network evaluation (agents.nets.fixedpoint): exact integers, so the same move on every machine.
 
 The move a network chooses must not depend on the batch a position comes in, the thread count, the
 order of a sum or the instruction set. These tests check the arithmetic against an independent exact
@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 import torch
 
-from agents.fixedpoint import (
+from agents import make_agent
+from agents.nets.fixedpoint import (
     ACT_BITS,
     CAPACITY,
     UNIT,
@@ -26,11 +27,10 @@ from agents.fixedpoint import (
     quantize,
     symmetric_move_values,
 )
-from agents.registry import make_agent
-from agents.solo import EndgameNet, suit_permutations
-from agents.tablenet import table_inputs
+from agents.nets.solo import EndgameNet, suit_permutations
+from agents.nets.tablenet import table_inputs
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 
 THREE = Rules(num_players=3)
 

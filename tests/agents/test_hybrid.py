@@ -1,15 +1,15 @@
-"""agents.hybrid: the search before the stock runs out, the exact endgame after it."""
+"""agents.search.hybrid: the search before the stock runs out, the exact endgame after it."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from agents.endgame import endgame_rows
-from agents.hybrid import HybridAgent
-from agents.registry import make_agent
+from agents.heuristic.endgame import endgame_rows
+from agents.search.hybrid import HybridAgent
+from agents.spec.registry import make_agent
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 
 
 def play_along(rules: Rules, games: int, seed: int, sims: int):

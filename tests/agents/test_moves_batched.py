@@ -8,8 +8,8 @@ import pytest
 from agents.moves import _enumerate_moves_loop, enumerate_moves, subset_options
 from agents.worlds import obs_layout, observation_masks
 from escoba_env import EscobaVectorEnv, Rules, capture_options
-from escoba_env.capture import option_summary
-from escoba_env.observation import PLANE
+from escoba_env.executors.observation import PLANE
+from escoba_env.rulebook.capture import option_summary
 
 
 @pytest.mark.parametrize("rules", [Rules(), Rules(num_players=4, partnerships=True)])

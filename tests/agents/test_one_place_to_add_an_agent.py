@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from agents.base import Agent
-from agents.registry import REGISTRY, available, canonical_spec, register
-from agents.spec_values import Int
+from agents.spec.registry import REGISTRY, canonical_spec, help_text, register
+from agents.spec.values import Int
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,7 +43,7 @@ def toy():
 def test_a_registered_agent_plays_a_tournament_through_escoba_evaluate(toy, tmp_path, capsys):
     from agents.tournament.cli import build_parser, main
 
-    assert "\n  toy " in build_parser().format_help() and "plays its highest legal card" in available()
+    assert "\n  toy " in build_parser().format_help() and "plays its highest legal card" in help_text()
     out = tmp_path / "ev"
     assert main(["--agents", "toy:level=03", "greedy", "--rounds", "4", "--block-deals", "2", "--workers",
                  "1", "--no-progress", "--no-plot", "--out", str(out)]) == 0
@@ -56,7 +56,7 @@ def _fake_distribution(tmp_path: Path) -> None:
     """Install pyproject's ``escoba_env.opponents`` entry points as a distribution's metadata."""
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
-    from escoba_env.opponent_specs import GROUP
+    from escoba_env.faces.opponent_specs import GROUP
 
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][GROUP]
     info = tmp_path / "escoba_registry_entry-1.0.dist-info"

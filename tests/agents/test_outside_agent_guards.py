@@ -10,7 +10,7 @@ from agents import make_agent
 from agents.tournament import TournamentConfig
 from agents.tournament.runner import make_tasks, run_task
 from escoba_env import EscobaEngine
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 
 MODULE = '''
 import numpy as np

@@ -13,10 +13,11 @@ import pytest
 
 import escoba_env  # noqa: F401
 from agents.base import Agent, RandomAgent
-from agents.outside import FunctionAgent, SB3Agent
-from agents.registry import make_agent
+from agents.external.python_factory import FunctionAgent
+from agents.external.sb3_model import SB3Agent
+from agents.spec.registry import make_agent
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 
 ROOT = Path(__file__).resolve().parents[2]
 

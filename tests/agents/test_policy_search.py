@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from agents.base import RandomAgent
-from agents.expert import ExpertAgent
-from agents.registry import make_agent
-from agents.search import SearchAgent
+from agents.heuristic.expert import ExpertAgent
+from agents.search.pimc import SearchAgent
+from agents.spec.registry import make_agent
 from agents.worlds import worlds_from_observations
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 from tests.helpers import other_hand_swapped, played_out  # one-game references
 
 

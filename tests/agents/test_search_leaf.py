@@ -1,7 +1,7 @@
 """search:leaf=...: rollouts that stop at the empty stock and take the 2-player endgame's value.
 
 At a 2-player endgame decision the exact leaf makes every move's rollout value the move's minimax
-value, so it is pinned there against ``agents.endgame.solve``; the sign of a leaf taken with the
+value, so it is pinned there against ``agents.heuristic.endgame.solve``; the sign of a leaf taken with the
 other seat to act is pinned with a hand-made leaf; the network leaf is checked against the exact
 one on real endgames.
 """
@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.endgame import solve
+from agents.heuristic.endgame import solve
 from agents.moves import enumerate_moves
-from agents.registry import make_agent
-from agents.search import SearchAgent, rollout_values
+from agents.search.pimc import SearchAgent, rollout_values
+from agents.spec.registry import make_agent
 from agents.worlds import observation_masks, take_games
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import PLANE, action_masks, encode
+from escoba_env.executors.observation import PLANE, action_masks, encode
 from tests.agents.test_endgame import endgame_positions, play_round
 
 RULES = Rules()

@@ -15,10 +15,10 @@ import hashlib
 import numpy as np
 import pytest
 
-from agents.search import SearchAgent, rollout_actions
+from agents.search.pimc import SearchAgent, rollout_actions
 from escoba_env import EscobaEngine, Rules
-from escoba_env.engine import sample_actions
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.engine import sample_actions
+from escoba_env.executors.observation import action_masks, encode
 
 RULES = {
     "2p": Rules(),

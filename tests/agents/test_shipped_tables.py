@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.neural import NeuralAgent
-from agents.registry import make_agent
-from agents.shipped import DEFAULT_OPPONENT_TABLES, DEFAULT_OPPONENTS, SHIPPED_CHECKPOINTS
+from agents.nets.neural import NeuralAgent
+from agents.nets.shipped import DEFAULT_OPPONENT_TABLES, DEFAULT_OPPONENTS, SHIPPED_CHECKPOINTS
+from agents.spec.registry import make_agent
 from escoba_arena import terminal as play
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 
 TABLES = [("neural-2v2", Rules(num_players=4, partnerships=True)), ("neural-3p", Rules(num_players=3))]
 

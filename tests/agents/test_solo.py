@@ -1,4 +1,5 @@
-"""agents.solo: the network-only 2-player agent (plain network, then an endgame network at an empty stock)."""
+"""agents.nets.solo: the network-only 2-player agent (plain network, then an endgame network at an empty
+stock)."""
 
 from __future__ import annotations
 
@@ -10,19 +11,19 @@ import numpy as np
 import pytest
 import torch
 
-import agents.endgame
-import agents.search
-from agents.endgame import EndgameAgent
-from agents.evaluation import play_duplicate
-from agents.expert import ExpertAgent
-from agents.greedy import GreedyAgent
-from agents.loader import load_checkpoint_agent
-from agents.neural import NeuralAgent, save_checkpoint
-from agents.registry import make_agent
-from agents.solo import ENDGAME_INPUTS, EndgameNet, SoloAgent, endgame_inputs, solo_checkpoint_dict
+import agents.heuristic.endgame
+import agents.search.pimc
+from agents.heuristic.endgame import EndgameAgent
+from agents.heuristic.expert import ExpertAgent
+from agents.heuristic.greedy import GreedyAgent
+from agents.nets.loader import load_checkpoint_agent
+from agents.nets.neural import NeuralAgent, save_checkpoint
+from agents.nets.solo import ENDGAME_INPUTS, EndgameNet, SoloAgent, endgame_inputs, solo_checkpoint_dict
+from agents.spec.registry import make_agent
+from agents.tournament.duplicate import play_duplicate
 from agents.training.distill import collect_labels, save_labels
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 from tests.helpers import C, M, set_position
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -146,8 +147,8 @@ def no_solver(monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("the solver or the search was called at decision time")
 
-    for mod, name in ((agents.endgame, "solve"), (agents.endgame, "endgame_values"),
-                      (agents.search.SearchAgent, "act_batch")):
+    for mod, name in ((agents.heuristic.endgame, "solve"), (agents.heuristic.endgame, "endgame_values"),
+                      (agents.search.pimc.SearchAgent, "act_batch")):
         monkeypatch.setattr(mod, name, boom)
 
 
@@ -161,7 +162,7 @@ def test_the_agent_plays_whole_rounds_legally_without_solver_or_search(no_solver
         obs, masks = encode(eng, eng.to_act[live], live), action_masks(eng, eng.to_act[live], live)
         acts = agent.act_batch(obs, masks)
         assert masks[np.arange(live.size), acts].all()
-        endgame_decisions += int(agents.endgame.endgame_rows(obs, Rules()).sum())
+        endgame_decisions += int(agents.heuristic.endgame.endgame_rows(obs, Rules()).sum())
         full = np.zeros(eng.num_games, np.int64)
         full[live] = acts
         eng.step(full)

@@ -1,4 +1,4 @@
-"""agents.solo's move inputs where the hands differ in size, at every phase of a deal, checked by
+"""agents.nets.solo's move inputs where the hands differ in size, at every phase of a deal, checked by
 hand and against counts made here from the true game state; and the midgame network's inputs and
 choices unchanged when the hidden cards (the other hand and the stock) are dealt differently."""
 
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from agents.endgame import endgame_rows
-from agents.neural import NeuralAgent
-from agents.solo import (
+from agents.heuristic.endgame import endgame_rows
+from agents.nets.neural import NeuralAgent
+from agents.nets.solo import (
     ENDGAME_INPUTS,
     MIDGAME_INPUTS,
     MIDGAME_SETS,
@@ -25,7 +25,7 @@ from agents.solo import (
     midgame_inputs,
 )
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 from tests.agents.test_solo import PLAIN
 from tests.helpers import C, M, set_position
 

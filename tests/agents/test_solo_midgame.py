@@ -1,4 +1,4 @@
-"""agents.solo's midgame network: move values while the stock lasts, read from the observation only."""
+"""agents.nets.solo's midgame network: move values while the stock lasts, read from the observation only."""
 
 from __future__ import annotations
 
@@ -14,15 +14,13 @@ import numpy as np
 import pytest
 import torch
 
-from agents.endgame import EndgameAgent
-from agents.expert import ExpertAgent
-from agents.greedy import GreedyAgent
-from agents.loader import load_checkpoint_agent
+from agents.heuristic.endgame import EndgameAgent
+from agents.heuristic.expert import ExpertAgent
+from agents.heuristic.greedy import GreedyAgent
 from agents.moves import best_per_row, move_actions
-from agents.neural import NeuralAgent, load_checkpoint, save_checkpoint
-from agents.registry import make_agent
-from agents.search import SearchAgent
-from agents.solo import (
+from agents.nets.loader import load_checkpoint_agent
+from agents.nets.neural import NeuralAgent, load_checkpoint, save_checkpoint
+from agents.nets.solo import (
     MIDGAME_ANSWER_INPUTS,
     MIDGAME_INPUTS,
     EndgameNet,
@@ -32,9 +30,11 @@ from agents.solo import (
     midgame_inputs,
     solo_checkpoint_dict,
 )
+from agents.search.pimc import SearchAgent
+from agents.spec.registry import make_agent
 from agents.training.distill import collect_labels, save_labels
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 from tests.agents.test_solo import PLAIN, ROOT
 from tests.helpers import C, M, record_recipe, replay_recipe, set_position
 

@@ -1,7 +1,7 @@
 """Guards of agent specs: the canonical text of a spec reads back as the same agent, whatever its values.
 
 A canonical spec is what tournament seeds, journals, cards and the arena's seats are keyed by
-(``agents.registry.canonical_spec``): if it does not read back as the agent it was written for, a
+(``agents.spec.registry.canonical_spec``): if it does not read back as the agent it was written for, a
 seed, a resumed run or a seat names another agent.
 """
 
@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.registry import REGISTRY, canonical_spec, entry_of, value, write_spec
-from agents.spec_values import AgentSpec, Choice, File, Flag, Int, Number, Param, Text
+from agents.spec.registry import REGISTRY, canonical_spec, entry_of, value, write_spec
+from agents.spec.values import AgentSpec, Choice, File, Flag, Int, Number, Param, Text
 
 _FREE = string.ascii_letters + string.digits + "._-/:=+~@# "
 """Characters a free-text value may hold in a spec (a comma separates parameters, so it cannot)."""

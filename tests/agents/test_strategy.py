@@ -1,4 +1,4 @@
-"""The strategy's pieces (``agents.strategy``) against independent statements of what they mean, and
+"""The strategy's pieces (``agents.heuristic.strategy``) against independent statements of what they mean, and
 the rollout policy as a pure function of its arrays (what a compiled twin must reproduce)."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ from math import comb
 import numpy as np
 import pytest
 
-from agents.search import rollout_actions
-from agents.strategy import (
+from agents.heuristic.strategy import (
     HOLD,
     ROLLOUT_WEIGHTS,
     Weights,
@@ -19,9 +18,10 @@ from agents.strategy import (
     table_sweepers,
     take_choice,
 )
+from agents.search.pimc import rollout_actions
 from escoba_env import EscobaEngine, Rules
-from escoba_env.capture import CARD_VALUES, capture_options
-from escoba_env.engine import sample_actions
+from escoba_env.executors.engine import sample_actions
+from escoba_env.rulebook.capture import CARD_VALUES, capture_options
 from tests.helpers import M
 
 

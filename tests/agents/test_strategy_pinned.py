@@ -18,12 +18,12 @@ import hashlib
 import numpy as np
 import pytest
 
-from agents.expert import ExpertAgent
-from agents.greedy import GreedyAgent
-from agents.search import rollout_actions
+from agents.heuristic.expert import ExpertAgent
+from agents.heuristic.greedy import GreedyAgent
+from agents.search.pimc import rollout_actions
 from escoba_env import EscobaEngine, Rules
-from escoba_env.engine import sample_actions
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.engine import sample_actions
+from escoba_env.executors.observation import action_masks, encode
 from tests.agents.test_agents_heuristics import decide, position
 from tests.helpers import C, M, set_position
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.hybrid import HybridAgent
 from agents.moves import enumerate_moves
-from agents.registry import make_agent
-from agents.search import rollout_actions, rollout_values
-from agents.shipped import STRONG_AGENTS
+from agents.nets.shipped import STRONG_AGENTS
+from agents.search.hybrid import HybridAgent
+from agents.search.pimc import rollout_actions, rollout_values
+from agents.spec.registry import make_agent
 from agents.worlds import take_games
 from escoba_arena import terminal as play
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 
 TWO_V_TWO = Rules(num_players=4, partnerships=True)
 THREE = Rules(num_players=3)

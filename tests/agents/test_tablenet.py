@@ -1,4 +1,4 @@
-"""agents.tablenet: the move network of the 3-player and 2v2 tables, read from the observation only."""
+"""agents.nets.tablenet: the move network of the 3-player and 2v2 tables, read from the observation only."""
 
 from __future__ import annotations
 
@@ -11,25 +11,25 @@ import numpy as np
 import pytest
 import torch
 
-from agents.expert import ExpertAgent
-from agents.greedy import GreedyAgent
-from agents.loader import load_checkpoint_agent
+from agents.heuristic.expert import ExpertAgent
+from agents.heuristic.greedy import GreedyAgent
 from agents.moves import best_per_row, move_actions
-from agents.neural import NeuralAgent, load_checkpoint, save_checkpoint
-from agents.registry import make_agent
-from agents.search import SearchAgent
-from agents.shipped import MOVE_CHECKPOINTS, package_file, shipped_checkpoint
-from agents.solo import EndgameNet
-from agents.tablenet import (
+from agents.nets.loader import load_checkpoint_agent
+from agents.nets.neural import NeuralAgent, load_checkpoint, save_checkpoint
+from agents.nets.shipped import MOVE_CHECKPOINTS, package_file, shipped_checkpoint
+from agents.nets.solo import EndgameNet
+from agents.nets.tablenet import (
     TableNetAgent,
     last_input_names,
     move_checkpoint_dict,
     table_input_names,
     table_inputs,
 )
+from agents.search.pimc import SearchAgent
+from agents.spec.registry import make_agent
 from agents.training.distill import collect_labels, save_labels
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 from tests.helpers import C, M, record_recipe, replay_recipe, set_position
 
 THREE = Rules(num_players=3)
@@ -306,7 +306,7 @@ def test_a_symmetric_agent_plays_suit_permuted_deals_the_same_way(rules):
 def test_the_answer_inputs_permute_with_the_plain_suits(rules):
     """Suit-permuted deals: the symmetric values over the answer inputs' nine 40-card blocks agree move
     for move; permuting only the first five blocks (the move network's) does not make them agree."""
-    from agents.solo import symmetric_values
+    from agents.nets.solo import symmetric_values
 
     torch.manual_seed(3)
     net = EndgameNet([32, 32], len(last_input_names(rules, "answers")))

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.expert import ExpertAgent
-from agents.greedy import GreedyAgent
+from agents.heuristic.expert import ExpertAgent
+from agents.heuristic.greedy import GreedyAgent
 from agents.moves import enumerate_moves, move_actions
-from agents.registry import make_agent
+from agents.spec.registry import make_agent
 from agents.tournament.play import agent_actions
 from agents.worlds import (
     capture_summary,
@@ -30,10 +30,10 @@ from agents.worlds import (
 )
 from escoba_arena.terminal import default_opponent
 from escoba_env import EscobaEngine, Rules
-from escoba_env.capture import capture_options
-from escoba_env.engine import sample_actions
-from escoba_env.observation import PLANE, action_masks, encode
-from escoba_env.render import render_text
+from escoba_env.executors.engine import sample_actions
+from escoba_env.executors.observation import PLANE, action_masks, encode
+from escoba_env.faces.render import render_text
+from escoba_env.rulebook.capture import capture_options
 from tests.frontends.test_play import run_game
 from tests.helpers import C, M
 

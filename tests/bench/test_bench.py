@@ -15,7 +15,7 @@ from agents.bench import card as card_mod
 from agents.bench.card import card_config
 from agents.bench.cli import main
 from agents.bench.leaderboard import LEADERBOARD_DIR, PAGE, load_cards, render, seating_pairs, validate
-from agents.registry import make_agent
+from agents.spec.registry import make_agent
 from agents.tournament.runner import lineups as tournament_lineups
 from escoba_env import EscobaEngine
 
@@ -70,7 +70,7 @@ def test_v1_deal_sets_and_panels_are_frozen(table):
 
 def test_the_digest_is_of_the_dealt_cards():
     """Dealing the set by hand with the engine and hashing it gives the digest; another seed does not."""
-    from escoba_env.engine import EscobaEngine
+    from escoba_env.executors.engine import EscobaEngine
 
     p = protocol("bench-v1")
     e = EscobaEngine(20, p.table("2p").rules(), single_round=True)
@@ -367,7 +367,7 @@ def test_a_best_response_can_start_from_a_shipped_network(tiny, tmp_path, capsys
     import torch
 
     from agents.bench.exploit import exploit_config
-    from agents.shipped import PLAIN_CHECKPOINT, package_file
+    from agents.nets.shipped import PLAIN_CHECKPOINT, package_file
     from agents.training.trainer import Trainer
 
     # the learner's first weights are the shipped network's, not a fresh network's
@@ -502,7 +502,7 @@ def test_every_baseline_and_shipped_agent_has_a_card_or_a_reason_not_to():
     """``escoba-bench todo`` lists ``EXPECTED``: every registry name that plays a table is expected
     there or named in ``NOT_CARDED`` with its reason, so a newly shipped agent cannot be forgotten."""
     from agents.bench.leaderboard import EXPECTED, NOT_CARDED
-    from agents.registry import make_agent, names
+    from agents.spec.registry import make_agent, names
 
     for table, expected in EXPECTED.items():
         rules = protocol("v1").table(table).rules()
@@ -638,7 +638,7 @@ def test_cards_of_two_deterministic_agents_agree_on_their_pair(table):
     seats; at 2v2 each agent plays both seats of its team), so each card's difference is the other's
     with the sign flipped: a check of the cards' seat rotations and signs on the files the
     leaderboard keeps (2 players and 2v2, full and quick)."""
-    from escoba_env.observation import action_masks, encode
+    from escoba_env.executors.observation import action_masks, encode
 
     rules = protocol("v1").table(table).rules()
     e = EscobaEngine(12, rules, single_round=True)

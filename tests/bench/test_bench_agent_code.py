@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from agents.bench.cli import main
-from agents.fingerprint import outside_runtime_env, spec_fingerprint
+from agents.spec.fingerprint import outside_runtime_env, spec_fingerprint
 from agents.tournament.journal import run_key
 from agents.tournament.runner import TournamentConfig
 
@@ -90,7 +90,7 @@ def test_a_card_names_the_outside_agent_s_code_and_weights(tiny3, in_folder):
     config = TournamentConfig(agents=("random",), vs=spec, deals=4)
     key = run_key(config, record=False)
     np.save(weights, np.zeros(64))
-    from agents.registry import make_agent
+    from agents.spec.registry import make_agent
 
     make_agent(spec)  # builds it again, as a resumed run does, reading the new weights
     assert run_key(config, record=False) != key
@@ -156,7 +156,7 @@ def test_a_ray_job_carries_the_outside_modules_to_its_workers(in_folder, monkeyp
     (a cluster) get them; a Ray worker on another node would not find the module otherwise."""
     from contextlib import nullcontext
 
-    import agents.raycluster as raycluster
+    import agents.tournament.raycluster as raycluster
     from agents.tournament import runner
 
     _write_agent(in_folder, "outside_c")
@@ -180,14 +180,16 @@ def test_a_ray_job_carries_the_outside_modules_to_its_workers(in_folder, monkeyp
 def test_a_card_s_version_is_the_checkout_s_not_a_stale_editable_install_s(tmp_path, monkeypatch):
     """An editable install keeps the version it was installed at in its metadata (0.2.0 after the
     checkout moved to 0.3.0: cards played so said 0.2.0); from a checkout the version is the
-    checkout's pyproject.toml, elsewhere the installed distribution's."""
+    checkout's ``escoba_env.__version__`` (what its pyproject.toml reads), elsewhere the installed
+    distribution's."""
     import re
 
     from agents.bench.card import project_version
     from agents.tournament import report
 
     root = Path(__file__).resolve().parents[2]
-    want = re.search(r'^version = "([^"]+)"', (root / "pyproject.toml").read_text(), re.M).group(1)
+    init = (root / "escoba_env" / "__init__.py").read_text()
+    want = re.search(r'^__version__ = "([^"]+)"', init, re.M).group(1)
     monkeypatch.setattr(report.metadata, "version", lambda name: "0.0.1")
     assert project_version() == want == report.versions()["escoba-env"]
     assert report.escoba_version(tmp_path) == "0.0.1"  # no checkout: the installed version

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from escoba_env import Rules, capture_options
-from escoba_env.capture import option_summary
+from escoba_env.rulebook.capture import option_summary
 from tests.helpers import C, M
 from tests.reference import all_subsets_with_sum
 from tests.reference import capture_options as ref_capture_options

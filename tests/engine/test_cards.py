@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from escoba_env import card_name, cards_of, mask_of, parse_card
-from escoba_env import cards as cards_mod
+from escoba_env.rulebook import cards as cards_mod
 
 
 def test_card_id_is_four_times_value_minus_one_plus_suit():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from escoba_env import EscobaEngine, Rules
-from escoba_env.engine import sample_actions
+from escoba_env.executors.engine import sample_actions
 from tests.helpers import state_arrays
 
 FIELDS = ("actor", "captured", "escoba", "round_over", "round_points", "scores", "game_over",

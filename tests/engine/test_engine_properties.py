@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from escoba_env import EscobaEngine, Rules
-from escoba_env.engine import sample_actions
+from escoba_env.executors.engine import sample_actions
 from tests.helpers import assert_same_state, state_arrays
 
 ONE = np.uint64(1)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from escoba_env import EscobaEngine, Rules
-from escoba_env.engine import sample_actions
+from escoba_env.executors.engine import sample_actions
 from tests.reference import CATEGORIES, RefGame, compare_state, value
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from escoba_env import EscobaEngine, Rules, capture_options
-from escoba_env.engine import sample_actions
+from escoba_env.executors.engine import sample_actions
 from tests.helpers import C, M, conserved, ids, play, start_script
 
 # ---------------------------------------------------------------------------------------------

@@ -13,8 +13,11 @@ import numpy as np
 import pytest
 
 from escoba_env import Rules, escoba_v0
-from escoba_env.cards import parse_cards
-from escoba_env.deal_rules import (
+from escoba_env.executors.engine import EscobaEngine
+from escoba_env.executors.game import Game
+from escoba_env.executors.observation import encode_one
+from escoba_env.rulebook.cards import parse_cards
+from escoba_env.rulebook.deal_rules import (
     INITIAL_FIFTEEN,
     groups_making_15,
     hash_key,
@@ -25,9 +28,6 @@ from escoba_env.deal_rules import (
     shuffled_deck,
     shuffled_decks,
 )
-from escoba_env.engine import EscobaEngine
-from escoba_env.game import Game
-from escoba_env.observation import encode_one
 from tests.reference import RefGame, can_make, compare_state
 
 
@@ -234,7 +234,7 @@ def test_step_path_makes_no_numpy_call():
 
 
 def test_capture_action_names_an_offered_card_then_stops_with_the_played_card():
-    from escoba_env.game import capture_action
+    from escoba_env.executors.game import capture_action
 
     bits = lambda *cs: sum(1 << c for c in cs)  # noqa: E731
     # an offered card of the chosen option is named, lowest id first

@@ -11,6 +11,10 @@ finished game starts its next episode in both (new deals from the same counters)
 
 At least 10^5 steps per configuration in the fast tests; the slow one plays 10^5 more per
 configuration from another seed (``-m slow`` alone; CI runs both).
+
+This is the check of the executor contract (``escoba_env.executors``): every batched executor in
+``BATCHED_EXECUTORS`` is played against ``Game`` here, so a new one (a compiled or accelerator
+engine) is added to that table and is done when it passes.
 """
 
 from __future__ import annotations
@@ -21,10 +25,13 @@ import numpy as np
 import pytest
 
 from escoba_env import Rules
-from escoba_env.engine import EscobaEngine
-from escoba_env.faces import game_step_rewards, step_rewards
-from escoba_env.game import Game
-from escoba_env.observation import encode, obs_size
+from escoba_env.executors.engine import EscobaEngine
+from escoba_env.executors.game import Game
+from escoba_env.executors.observation import encode, obs_size
+from escoba_env.faces.common import game_step_rewards, step_rewards
+
+BATCHED_EXECUTORS = {"numpy": EscobaEngine}
+"""The batched executors held to ``Game``, by name (``escoba_env.executors``' contract)."""
 
 # Every Rules field away from its default at least once, jokers 1 and 2, mesa, 2/3/4 players and
 # 2v2, whole games (to the target or cut by max_rounds) and single rounds.
@@ -85,9 +92,10 @@ def _compare_step(eng: EscobaEngine, info, steps: list, where: str) -> None:
             assert r[i] == game_step_rewards(rules, st, kind), f"{w}, {kind} rewards"
 
 
-def _play(rules: Rules, options: dict, min_steps: int, seed: int, batch: int = 64) -> int:
+def _play(rules: Rules, options: dict, min_steps: int, seed: int, batch: int = 64,
+          executor: type = EscobaEngine) -> int:
     """Play until ``min_steps`` Game steps have been compared; return the number of steps."""
-    eng = EscobaEngine(batch, rules, **options)
+    eng = executor(batch, rules, **options)
     eng.reset(seed)
     games = [Game(rules, **options) for _ in range(batch)]
     for i, g in enumerate(games):
@@ -118,14 +126,17 @@ def _play(rules: Rules, options: dict, min_steps: int, seed: int, batch: int = 6
     return steps
 
 
+@pytest.mark.parametrize("executor", list(BATCHED_EXECUTORS))
 @pytest.mark.parametrize("name", list(CONFIGS))
-def test_game_matches_engine(name):
+def test_game_matches_engine(name, executor):
     rules, options = CONFIGS[name]
-    assert _play(rules, options, 100_000, seed=13) >= 100_000
+    assert _play(rules, options, 100_000, seed=13, executor=BATCHED_EXECUTORS[executor]) >= 100_000
 
 
 @pytest.mark.slow
-def test_game_matches_engine_more_seeds():
+@pytest.mark.parametrize("executor", list(BATCHED_EXECUTORS))
+def test_game_matches_engine_more_seeds(executor):
     # 10^5 more steps per configuration from another seed and wider batches (about a minute).
     for rules, options in CONFIGS.values():
-        assert _play(rules, options, 100_000, seed=2026, batch=128) >= 100_000
+        steps = _play(rules, options, 100_000, seed=2026, batch=128, executor=BATCHED_EXECUTORS[executor])
+        assert steps >= 100_000

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from escoba_env import EscobaEngine, Rules
-from escoba_env.game import Game
+from escoba_env.executors.game import Game
 from tests.helpers import M
 from tests.reference import RefGame
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from escoba_env import EscobaEngine, EscobaVectorEnv, Rules, capture_options, escoba_v0, score_round
-from escoba_env.cards import cards_of, parse_card
-from escoba_env.rules import SEED_LIMIT, check_seed
+from escoba_env.rulebook.cards import cards_of, parse_card
+from escoba_env.rulebook.rules import SEED_LIMIT, check_seed
 
 
 @pytest.mark.parametrize("table", [3.7, "3", True, np.float64(3.0), None])

@@ -7,9 +7,10 @@ import re
 import numpy as np
 import pytest
 
-from escoba_env import EscobaEngine, Rules, observation
-from escoba_env.engine import sample_actions
-from escoba_env.observation import (
+from escoba_env import EscobaEngine, Rules
+from escoba_env.executors import observation
+from escoba_env.executors.engine import sample_actions
+from escoba_env.executors.observation import (
     OBS_SIZE,
     PLANE,
     SCALARS,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from escoba_env import Rules, score_round
-from escoba_env.scoring import score_round_batch, side_escobas, side_piles
+from escoba_env.rulebook.scoring import score_round_batch, side_escobas, side_piles
 from tests.helpers import M
 
 FULL = (1 << 40) - 1

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from escoba_env import EscobaEngine, Rules, capture_options, card_name, parse_card, score_round
-from escoba_env import cards as cards_mod
-from escoba_env.capture import joker_summary
-from escoba_env.engine import sample_actions
+from escoba_env.executors.engine import sample_actions
+from escoba_env.rulebook import cards as cards_mod
+from escoba_env.rulebook.capture import joker_summary
 from tests import reference
 
 J1, J2 = 40, 41
@@ -323,7 +323,7 @@ def test_standard_deals_are_unchanged_and_joker_deals_differ():
 
 
 def test_makes_fifteen_states_the_joker_rule_for_group_sums():
-    from escoba_env.capture import makes_fifteen
+    from escoba_env.rulebook.capture import makes_fifteen
 
     # no joker: exactly 15; k jokers: 15 - total between k and 10k
     assert makes_fifteen(np.array([15, 14, 16]), 0).tolist() == [True, False, False]

@@ -12,9 +12,9 @@ import pytest
 
 import escoba_env  # noqa: F401  (registers the id)
 from escoba_env import Rules, escoba_v0
-from escoba_env.gym_vector import EscobaGymVectorEnv
-from escoba_env.observation import scalar_offsets, score_cap
-from escoba_env.state import round_cap, state_bounds
+from escoba_env.executors.observation import scalar_offsets, score_cap
+from escoba_env.executors.state import round_cap, state_bounds
+from escoba_env.faces.gym_vector import EscobaGymVectorEnv
 
 RULES = [Rules(), Rules(jokers=2, bonus_sweeps=True),
          Rules(num_players=4, partnerships=True, target_score=11)]
@@ -74,7 +74,7 @@ def test_sb3_vec_normalize_runs():
     pytest.importorskip("stable_baselines3")
     from stable_baselines3.common.vec_env import VecNormalize
 
-    from escoba_env.sb3 import EscobaSB3VecEnv
+    from escoba_env.faces.sb3 import EscobaSB3VecEnv
 
     env = VecNormalize(EscobaSB3VecEnv(4, episode="round"), norm_obs_keys=["observation"])
     obs = env.reset()

@@ -35,7 +35,7 @@ def _command(tmp_path: Path, name: str, *args: str) -> subprocess.CompletedProce
     (site / "sitecustomize.py").write_text(BLOCK)
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
-    code = (f"import sys\nfrom agents.commands import {name}\nsys.argv = ['escoba-{name}']\n"
+    code = (f"import sys\nfrom escoba_arena.commands import {name}\nsys.argv = ['escoba-{name}']\n"
             f"sys.exit({name}({list(args)!r}))\n")
     env = {"PYTHONPATH": f"{site}:{ROOT}", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     return subprocess.run([sys.executable, "-c", code], cwd=work, env=env, capture_output=True, text=True,

@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from escoba_env import EscobaVectorEnv, SingleAgentEscobaEnv, escoba_v0, observation
-from escoba_env.engine import sample_actions
+from escoba_env import EscobaVectorEnv, SingleAgentEscobaEnv, escoba_v0
+from escoba_env.executors import observation
+from escoba_env.executors.engine import sample_actions
 from tests.envs.test_pettingzoo import VARIANTS, assert_player_0_sees_the_same, random_action
 from tests.helpers import M, ids
 

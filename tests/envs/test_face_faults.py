@@ -7,9 +7,9 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 from escoba_env import Rules, SingleAgentEscobaEnv, escoba_v0
-from escoba_env.gym_vector import PLACEHOLDER_ACTION, EscobaGymVectorEnv
-from escoba_env.opponent_specs import RandomOpponent
-from escoba_env.state import PLANES
+from escoba_env.executors.state import PLANES
+from escoba_env.faces.gym_vector import PLACEHOLDER_ACTION, EscobaGymVectorEnv
+from escoba_env.faces.opponent_specs import RandomOpponent
 
 
 def test_same_step_final_info_seat_is_the_seat_of_the_game_that_ended():
@@ -49,7 +49,7 @@ def test_seat_none_draws_every_seat(rules):
 def test_sb3_vec_env_later_resets_deal_new_games():
     """Planted: the SB3 VecEnv keeps the ``seed()`` seed for every later ``reset()`` (the same games)."""
     pytest.importorskip("stable_baselines3")
-    from escoba_env.sb3 import EscobaSB3VecEnv
+    from escoba_env.faces.sb3 import EscobaSB3VecEnv
 
     env = EscobaSB3VecEnv(4, opponents="random")
     env.seed(7)

@@ -10,8 +10,8 @@ from pettingzoo.test.state_test import test_state_space as pettingzoo_state_spac
 from pettingzoo.utils.conversions import turn_based_aec_to_parallel
 
 from escoba_env import escoba_v0
-from escoba_env.cards import parse_card
-from escoba_env.state import state_size
+from escoba_env.executors.state import state_size
+from escoba_env.rulebook.cards import parse_card
 
 
 def play_whole_game(env, seed: int) -> list[np.ndarray]:

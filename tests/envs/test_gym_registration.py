@@ -13,9 +13,9 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import escoba_env
-from agents.greedy import GreedyAgent
+from agents.heuristic.greedy import GreedyAgent
 from escoba_env import SingleAgentEscobaEnv
-from escoba_env.opponent_specs import GROUP, RandomOpponent, make_opponent, registered_names
+from escoba_env.faces.opponent_specs import GROUP, RandomOpponent, make_opponent, registered_names
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,7 +83,7 @@ def _fake_distribution(tmp_path: Path, entries: dict[str, str]) -> None:
 
 def test_spec_strings_resolve_through_the_entry_point_group(tmp_path, monkeypatch):
     (tmp_path / "fake_opponents.py").write_text(
-        "from escoba_env.opponent_specs import RandomOpponent\n"
+        "from escoba_env.faces.opponent_specs import RandomOpponent\n"
         "def make(spec, rules, seed=None):\n"
         "    agent = RandomOpponent(rules, seed)\n"
         "    agent.spec = spec\n"
@@ -97,11 +97,11 @@ def test_spec_strings_resolve_through_the_entry_point_group(tmp_path, monkeypatc
 
 def test_the_project_declares_one_entry_point_that_resolves_every_registry_name(tmp_path, monkeypatch):
     """pyproject's one entry point lists every registry name; declared as installed, they resolve."""
-    from agents.registry import REGISTRY
+    from agents.spec.registry import REGISTRY
 
     tomllib = pytest.importorskip("tomllib")  # Python 3.11+
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"][GROUP]
-    assert declared == {"agents": "agents.registry:OPPONENTS"}
+    assert declared == {"agents": "agents.spec.registry:OPPONENTS"}
     _fake_distribution(tmp_path, declared)
     monkeypatch.syspath_prepend(str(tmp_path))
     assert set(REGISTRY) <= set(registered_names())
@@ -131,7 +131,7 @@ def test_an_entry_point_that_lists_its_names_resolves_them(tmp_path, monkeypatch
     Fails with make_opponent looking up only the entry point named like the spec's first word.
     """
     (tmp_path / "fake_zoo.py").write_text(
-        "from escoba_env.opponent_specs import RandomOpponent\n"
+        "from escoba_env.faces.opponent_specs import RandomOpponent\n"
         "class Zoo:\n"
         "    def names(self):\n"
         "        return ['zebra']\n"

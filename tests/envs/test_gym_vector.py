@@ -9,10 +9,10 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.wrappers.vector import DictInfoToList, FilterObservation, RecordEpisodeStatistics
 
 import escoba_env  # noqa: F401  (registers the id)
-from agents.greedy import GreedyAgent
+from agents.heuristic.greedy import GreedyAgent
 from escoba_env import EscobaEngine, SingleAgentEscobaEnv
-from escoba_env.gym_vector import PLACEHOLDER_ACTION, EscobaGymVectorEnv
-from escoba_env.opponent_specs import RandomOpponent
+from escoba_env.faces.gym_vector import PLACEHOLDER_ACTION, EscobaGymVectorEnv
+from escoba_env.faces.opponent_specs import RandomOpponent
 
 
 def lowest(masks: np.ndarray) -> np.ndarray:

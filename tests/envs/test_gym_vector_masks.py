@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import escoba_env  # noqa: F401  (registers the id)
-from escoba_env.gym_vector import PLACEHOLDER_ACTION
+from escoba_env.faces.gym_vector import PLACEHOLDER_ACTION
 
 
 def sample(masks: np.ndarray, gen: torch.Generator) -> tuple[np.ndarray, torch.Tensor, torch.Tensor]:

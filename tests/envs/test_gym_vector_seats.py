@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from gymnasium.vector import AutoresetMode
 
-from agents.greedy import GreedyAgent
+from agents.heuristic.greedy import GreedyAgent
 from escoba_env import SingleAgentEscobaEnv
-from escoba_env.gym_vector import EscobaGymVectorEnv
+from escoba_env.faces.gym_vector import EscobaGymVectorEnv
 
 
 def lowest(masks: np.ndarray) -> np.ndarray:

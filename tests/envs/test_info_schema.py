@@ -15,7 +15,7 @@ import pytest
 
 import escoba_env  # noqa: F401  (registers the id)
 from escoba_env import escoba_v0
-from escoba_env.opponent_specs import make_opponent
+from escoba_env.faces.opponent_specs import make_opponent
 
 ID = "escoba_env/Escoba-v0"
 CONFIG = {"target_score": 15, "opponents": "greedy", "seat": 0}
@@ -85,7 +85,7 @@ def test_vector_env_reports_what_the_single_env_reports():
 
 def test_sb3_vec_env_reports_what_the_single_env_reports():
     pytest.importorskip("stable_baselines3")
-    from escoba_env.sb3 import EscobaSB3VecEnv
+    from escoba_env.faces.sb3 import EscobaSB3VecEnv
 
     actions, ends = _single()
     env = EscobaSB3VecEnv(2, **CONFIG)

@@ -24,8 +24,8 @@ import numpy as np
 import pytest
 
 from escoba_env import EscobaGymVectorEnv, EscobaVectorEnv, Rules, SingleAgentEscobaEnv, escoba_v0
-from escoba_env.faces import observation_space
-from escoba_env.observation import scalar_offsets, score_cap
+from escoba_env.executors.observation import scalar_offsets, score_cap
+from escoba_env.faces.common import observation_space
 
 DEAL_14 = [12, 13, 14, 8, 9, 10, 36, 16, 32, 20, 11, 0, 1, 15, 24, 28, 25, 29, 26, 30, 27, 31, 17, 37, 18,
            38, 19, 39, 21, 33, 22, 34, 23, 35, 4, 5, 6, 7, 2, 3]
@@ -126,7 +126,7 @@ def _openspiel_game(rules: Rules, dealer: int, decks: list[list[int]], episode: 
     """Play an OpenSpiel episode dealt from ``decks`` (one a round, first dealer ``dealer``) by script;
     return every player's observation tensor at every decision, and at the end."""
     pytest.importorskip("pyspiel")
-    from escoba_env import openspiel as eos
+    from escoba_env.faces import openspiel as eos
 
     game = eos.load_game(**rules.to_dict(), episode=episode)
     state, seen, rnd = game.new_initial_state(), [], 0

@@ -138,7 +138,7 @@ def test_selfplay_vector_observations_and_final_observations_lie_in_their_space(
 def test_sb3_vec_env_observations_and_terminal_observations_lie_in_their_space(name):
     """The SB3 ``VecEnv`` (same-step autoreset): observations and every terminal observation."""
     pytest.importorskip("stable_baselines3")
-    from escoba_env.sb3 import EscobaSB3VecEnv
+    from escoba_env.faces.sb3 import EscobaSB3VecEnv
 
     rng, env = np.random.default_rng(4), EscobaSB3VecEnv(8, Dice(), seat=None, rules=RULES[name])
     space = env.observation_space["observation"]
@@ -157,8 +157,8 @@ def test_openspiel_observation_tensors_lie_in_the_faces_space(name):
     every player's tensor at every decision of whole games, and at their end, lies in the faces'
     space."""
     pytest.importorskip("pyspiel")
-    from escoba_env import openspiel as eos
-    from escoba_env.faces import observation_space
+    from escoba_env.faces import openspiel as eos
+    from escoba_env.faces.common import observation_space
 
     rules, rng = RULES[name], np.random.default_rng(5)
     game = eos.load_game(**rules.to_dict(), episode="game")
@@ -182,7 +182,7 @@ def test_openspiel_observation_tensors_lie_in_the_faces_space(name):
 def test_rllib_observations_lie_in_their_spaces(name):
     """RLlib's envs (masking keys renamed): every observation of whole games, multi- and single-agent."""
     pytest.importorskip("ray")
-    from escoba_env.rllib import EscobaMultiAgentEnv, EscobaSingleAgentEnv
+    from escoba_env.faces.rllib import EscobaMultiAgentEnv, EscobaSingleAgentEnv
 
     rules, rng = RULES[name], np.random.default_rng(6)
     multi = EscobaMultiAgentEnv({"rules": rules})

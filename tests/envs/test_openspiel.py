@@ -1,4 +1,5 @@
-"""The OpenSpiel game ``python_escoba`` (escoba_env.openspiel) and the IS-MCTS agent (agents.ismcts)."""
+"""The OpenSpiel game ``python_escoba`` (escoba_env.faces.openspiel) and the IS-MCTS agent
+(agents.search.ismcts)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ import pytest
 pyspiel = pytest.importorskip("pyspiel")
 
 from escoba_env import EscobaEngine, Rules  # noqa: E402
-from escoba_env import openspiel as eos  # noqa: E402
-from escoba_env.cards import cards_of, parse_card  # noqa: E402
-from escoba_env.observation import encode_one  # noqa: E402
+from escoba_env.executors.observation import encode_one  # noqa: E402
+from escoba_env.faces import openspiel as eos  # noqa: E402
+from escoba_env.rulebook.cards import cards_of, parse_card  # noqa: E402
 
 CONFIGS = [
     {},
@@ -268,7 +269,7 @@ def test_state_from_world_starts_at_the_observed_position():
 
 
 def test_ismcts_agent_is_legal_and_deterministic():
-    from agents.registry import make_agent
+    from agents.spec.registry import make_agent
     game = eos.load_game()
     s = _random_decision_state(game, np.random.default_rng(4), 2)
     p = s.current_player()
@@ -321,10 +322,10 @@ def test_agent_without_openspiel_is_a_clear_error(monkeypatch):
     import sys
 
     import escoba_env
-    from agents.registry import make_agent
+    from agents.spec.registry import make_agent
 
     monkeypatch.setitem(sys.modules, "pyspiel", None)  # as if OpenSpiel were not installed
-    monkeypatch.delitem(sys.modules, "escoba_env.openspiel")
-    monkeypatch.delattr(escoba_env, "openspiel")
+    monkeypatch.delitem(sys.modules, "escoba_env.faces.openspiel")
+    monkeypatch.delattr(escoba_env.faces, "openspiel")
     with pytest.raises(ValueError, match=r"needs OpenSpiel: pip install 'escoba-env\[openspiel\]'"):
         make_agent("openspiel-ismcts")

@@ -17,7 +17,7 @@ import pytest
 
 pyspiel = pytest.importorskip("pyspiel")
 
-from escoba_env import openspiel as eos  # noqa: E402
+from escoba_env.faces import openspiel as eos  # noqa: E402
 
 
 def node_kind(s) -> str:

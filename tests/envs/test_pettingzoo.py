@@ -14,8 +14,9 @@ import pettingzoo
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
-from escoba_env import Rules, escoba_v0, observation
-from escoba_env.cards import FULL_DECK
+from escoba_env import Rules, escoba_v0
+from escoba_env.executors import observation
+from escoba_env.rulebook.cards import FULL_DECK
 from tests.helpers import C, M, ids
 
 CONFIGS = {

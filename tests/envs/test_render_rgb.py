@@ -11,7 +11,7 @@ from pettingzoo.test import render_test
 
 import escoba_env  # noqa: F401
 from escoba_env import escoba_v0
-from escoba_env.render_rgb import HEIGHT, WIDTH
+from escoba_env.faces.render_rgb import HEIGHT, WIDTH
 
 # A hand-made deal (2 players, dealer 1, so player_0 acts first): hands, table, then the stock.
 HAND_0 = ["1o", "2o", "3o"]

@@ -1,4 +1,4 @@
-"""escoba_env.rllib: RLlib's own action-masking PPO example runs on it, multi-agent and single-agent."""
+"""escoba_env.faces.rllib: RLlib's own action-masking PPO example runs on it, multi-agent and single-agent."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def ray_local():
 
 
 def test_observations_carry_rllib_masking_keys():
-    from escoba_env.rllib import EscobaMultiAgentEnv, EscobaSingleAgentEnv
+    from escoba_env.faces.rllib import EscobaMultiAgentEnv, EscobaSingleAgentEnv
 
     ma = EscobaMultiAgentEnv({"episode": "round"})
     obs, _ = ma.reset(seed=0)
@@ -51,7 +51,7 @@ def _masking_ppo(env, env_config, multi_agent: bool):
 
 
 def test_rllib_masking_example_one_iteration_multi_and_single_agent(ray_local, capfd):
-    from escoba_env.rllib import EscobaMultiAgentEnv, EscobaSingleAgentEnv
+    from escoba_env.faces.rllib import EscobaMultiAgentEnv, EscobaSingleAgentEnv
 
     algo = _masking_ppo(EscobaMultiAgentEnv, {"episode": "round", "reward": "round_points"}, True)
     result = algo.train()
@@ -75,7 +75,7 @@ def test_rllib_masking_example_one_iteration_multi_and_single_agent(ray_local, c
 def test_the_multi_agent_env_honours_the_reset_seed():
     """Fails with EscobaMultiAgentEnv.reset dropping ``seed`` (each reset a fresh random deal)."""
     from escoba_env import escoba_v0
-    from escoba_env.rllib import EscobaMultiAgentEnv
+    from escoba_env.faces.rllib import EscobaMultiAgentEnv
 
     ma = EscobaMultiAgentEnv({"episode": "round"})
     first = ma.reset(seed=11)[0]
@@ -97,7 +97,7 @@ def test_rllibs_env_checker_steps_only_legal_actions():
 
     from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
-    from escoba_env.rllib import EscobaMultiAgentEnv
+    from escoba_env.faces.rllib import EscobaMultiAgentEnv
 
     env = EscobaMultiAgentEnv({"episode": "round"})
     step, played = env.step, []

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import escoba_env  # noqa: F401  (registers the id)
-from escoba_env.seeding import slot_seed
+from escoba_env.faces.seeding import slot_seed
 
 ID = "escoba_env/Escoba-v0"
 SEED = 2024

@@ -1,4 +1,4 @@
-"""escoba_env.sb3: an SB3 VecEnv on the batched engine that MaskablePPO uses directly."""
+"""escoba_env.faces.sb3: an SB3 VecEnv on the batched engine that MaskablePPO uses directly."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_suppo
 from stable_baselines3.common.vec_env import VecEnv
 
 import escoba_env  # noqa: F401
-from escoba_env.sb3 import EscobaSB3VecEnv, make_vec_env
+from escoba_env.faces.sb3 import EscobaSB3VecEnv, make_vec_env
 
 
 def test_slot_zero_is_the_single_agent_game_and_finished_games_restart_at_once():

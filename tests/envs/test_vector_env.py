@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from escoba_env import EscobaEngine, EscobaVectorEnv, Rules
-from escoba_env.engine import sample_actions
-from escoba_env.observation import OBS_SIZE, action_masks, encode
+from escoba_env.executors.engine import sample_actions
+from escoba_env.executors.observation import OBS_SIZE, action_masks, encode
 
 
 def random_actions(env, rng):

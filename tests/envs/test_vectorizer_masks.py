@@ -14,7 +14,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import escoba_env  # noqa: F401  (registers the id)
-from escoba_env.faces import PLACEHOLDER_ACTION
+from escoba_env.faces.common import PLACEHOLDER_ACTION
 
 torch = pytest.importorskip("torch")
 

@@ -38,7 +38,7 @@ def run_evaluate(out: Path, *args: str) -> None:
 
 def hidden_cards(state, seat: int) -> set[int]:
     """Return the cards ``seat`` cannot see now in a ``OneGame``: the other hands and the stock."""
-    from escoba_env.cards import cards_of
+    from escoba_env.rulebook.cards import cards_of
 
     out = set()
     for q in range(state.rules.num_players):

@@ -192,7 +192,7 @@ def finish_game(rooms, room) -> None:
             rooms.play(room, seat, mv["card"], rng.choice(mv["options"]))
         else:
             s, card, capture = game.bot_move()
-            from escoba_env.cards import cards_of
+            from escoba_env.rulebook.cards import cards_of
 
             rooms.play(room, s, card, cards_of(capture), bot=True)
     rooms.after_move(room)

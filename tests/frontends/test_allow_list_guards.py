@@ -11,8 +11,8 @@ import pytest
 
 pytest.importorskip("starlette")
 
-from agents.registry import REGISTRY  # noqa: E402
-from agents.spec_values import AgentSpec  # noqa: E402
+from agents.spec.registry import REGISTRY  # noqa: E402
+from agents.spec.values import AgentSpec  # noqa: E402
 from escoba_arena.web.allow import AllowList, Refused  # noqa: E402
 
 DEPTH = 3

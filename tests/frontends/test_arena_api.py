@@ -10,13 +10,13 @@ import pytest
 
 pytest.importorskip("starlette")
 
-from agents import registry  # noqa: E402
 from agents.base import Agent  # noqa: E402
+from agents.spec import registry  # noqa: E402
 from agents.tournament.replay import check_replay  # noqa: E402
 from escoba_arena.web.game import WebGame  # noqa: E402
-from escoba_env.cards import cards_of  # noqa: E402
-from escoba_env.engine import EscobaEngine  # noqa: E402
-from escoba_env.rules import Rules  # noqa: E402
+from escoba_env.executors.engine import EscobaEngine  # noqa: E402
+from escoba_env.rulebook.cards import cards_of  # noqa: E402
+from escoba_env.rulebook.rules import Rules  # noqa: E402
 from tests.frontends.arena_support import card_fields, client, hidden_cards, run_evaluate  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")

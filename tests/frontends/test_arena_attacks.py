@@ -16,15 +16,15 @@ import pytest
 
 pytest.importorskip("starlette")
 
-from agents import registry  # noqa: E402
 from agents.base import Agent  # noqa: E402
-from agents.greedy import GreedyAgent  # noqa: E402
-from agents.spec_values import AgentSpec, Int, Number, Text  # noqa: E402
+from agents.heuristic.greedy import GreedyAgent  # noqa: E402
+from agents.spec import registry  # noqa: E402
+from agents.spec.values import AgentSpec, Int, Number, Text  # noqa: E402
 from escoba_arena.web.allow import AllowList, Refused  # noqa: E402
 from escoba_arena.web.guard import HostOriginGuard  # noqa: E402
 from escoba_arena.web.one_game import OneGame  # noqa: E402
-from escoba_env.cards import cards_of  # noqa: E402
-from escoba_env.rules import Rules  # noqa: E402
+from escoba_env.rulebook.cards import cards_of  # noqa: E402
+from escoba_env.rulebook.rules import Rules  # noqa: E402
 from tests.frontends.arena_support import card_fields, client, hidden_cards  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")

@@ -16,9 +16,9 @@ import sys
 import pytest
 
 from agents.tournament.replay import check_replay
-from escoba_env.cards import SUIT_NAMES, cards_of
-from escoba_env.engine import EscobaEngine
-from escoba_env.rules import Rules
+from escoba_env.executors.engine import EscobaEngine
+from escoba_env.rulebook.cards import SUIT_NAMES, cards_of
+from escoba_env.rulebook.rules import Rules
 from tests.frontends.arena_support import ROOT, client, run_evaluate
 
 REQUIRED = os.environ.get("ARENA_BROWSER_REQUIRED") == "1"

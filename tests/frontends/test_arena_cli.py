@@ -72,7 +72,7 @@ def test_module_entry_point_has_help():
 
 def test_the_web_package_never_reaches_into_escoba_env():
     # escoba_env must not import escoba_arena (nor agents).
-    code = ("import sys, escoba_env, escoba_env.escoba_v0; "
+    code = ("import sys, escoba_env, escoba_env.faces.escoba_v0; "
             "print(any(m.split('.')[0] in ('escoba_arena', 'agents') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.stdout.strip() == "False", out.stderr

@@ -20,8 +20,8 @@ import pytest
 pytest.importorskip("starlette")
 
 from benchmarks.arena_attack import HEAVY, cpu_seconds, silent_socket  # noqa: E402
-from escoba_env.game import Game  # noqa: E402
-from escoba_env.rules import Rules  # noqa: E402
+from escoba_env.executors.game import Game  # noqa: E402
+from escoba_env.rulebook.rules import Rules  # noqa: E402
 from tests.frontends.arena_support import client  # noqa: E402
 from tests.frontends.rooms_support import (  # noqa: E402
     Server,
@@ -331,8 +331,8 @@ def test_a_model_that_drips_its_answer_is_hung_up_on_when_the_move_times_out():
 
 def test_a_persons_words_never_reach_a_models_prompt():
     """Prompt injection (a probe that held): a person names themself with an instruction; the language
-    model at the table is asked about its own view only (``escoba_env.text``), never about names."""
-    from agents.llm_standin import StandIn
+    model at the table is asked about its own view only (``escoba_env.faces.text``), never about names."""
+    from agents.external.llm_standin import StandIn
     from tests.frontends.rooms_support import play_people
 
     standin = StandIn()

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from agents.base import Agent, RandomAgent
-from agents.greedy import GreedyAgent
+from agents.heuristic.greedy import GreedyAgent
 from escoba_arena.web.bot_pool import BotPool, Job, pooled
 from escoba_arena.web.bot_worker import AgentFailure
 from escoba_arena.web.one_game import OneGame
-from escoba_env.rules import Rules
+from escoba_env.rulebook.rules import Rules
 
 
 class _Sleepy(Agent):
@@ -163,7 +163,7 @@ def test_many_moves_at_once_use_at_most_one_thread_per_worker(pool):
 
 def test_a_pooled_agent_carries_no_key(monkeypatch):
     """A model's key stays in the environment: the agent sent to the workers holds none of it."""
-    from agents.llm import LLMAgent
+    from agents.external.llm import LLMAgent
 
     key = "sk-probe-0123456789abcdefghij"
     monkeypatch.setenv("OPENAI_API_KEY", key)

@@ -1,14 +1,14 @@
 """The terminal game and the web arena face the same default opponent at each table size: one table,
-``agents.shipped.DEFAULT_OPPONENTS``, read by both."""
+``agents.nets.shipped.DEFAULT_OPPONENTS``, read by both."""
 
 from __future__ import annotations
 
 import pytest
 
-from agents.shipped import DEFAULT_OPPONENTS, table_name
-from agents.shipped_agents import default_opponent
+from agents.nets.shipped import DEFAULT_OPPONENTS, table_name
+from agents.spec.shipped_agents import default_opponent
 from escoba_arena import terminal
-from escoba_env.rules import Rules
+from escoba_env.rulebook.rules import Rules
 
 TABLES = [Rules(), Rules(num_players=3), Rules(num_players=4, partnerships=True)]
 

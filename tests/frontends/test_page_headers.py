@@ -102,7 +102,7 @@ def test_suit_drawings_are_shipped_svg_with_nothing_from_outside():
 
 
 def test_page_card_names_follow_the_engines_names():
-    from escoba_env.cards import RANK_NAMES, SUIT_NAMES
+    from escoba_env.rulebook.cards import RANK_NAMES, SUIT_NAMES
 
     js = (STATIC / "common.js").read_text()
     assert f"const SUITS = {list(SUIT_NAMES)!r};".replace("'", '"') in js

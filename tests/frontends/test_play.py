@@ -12,7 +12,7 @@ import pytest
 from escoba_arena import terminal as play
 from escoba_arena.terminal import main
 from escoba_env import Rules, parse_card
-from escoba_env.cards import mask_of, move_words, parse_cards
+from escoba_env.rulebook.cards import mask_of, move_words, parse_cards
 
 HAND = re.compile(r"^Your hand: (.*)$", re.M)
 OPTION = re.compile(r"^  (\d+)\) (.*?)(  escoba!)?$")
@@ -219,7 +219,7 @@ def test_french_card_names_are_accepted_as_input():
     out2 = io.StringIO()
     main(["--no-color", "--french", "--opponent", "random", "--seed", "1"], stdin=io.StringIO(first + "\n"),
          stdout=out2)
-    from escoba_env.cards import card_words
+    from escoba_env.rulebook.cards import card_words
 
     assert f"> You: {card_words(parse_card(first), french=True)}" in out2.getvalue()
 
@@ -241,7 +241,7 @@ def test_bad_command_line_gives_one_error_line_and_status_2(argv, message):
 
 
 def test_default_opponent_falls_back_to_expert_without_a_checkpoint(monkeypatch, tmp_path):
-    from agents import shipped
+    from agents.nets import shipped
 
     missing = tmp_path / "gone.pt"
     monkeypatch.setitem(shipped.DEFAULT_OPPONENTS, (2, False), f"checkpoint:{missing}")
@@ -290,7 +290,8 @@ def test_the_escoba_play_command_runs_this_terminal_game():
 
     pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8")
     scripts = re.search(r"^\[project\.scripts\]\n(.*?)^\[", pyproject, re.M | re.S).group(1)
-    assert 'escoba-play = "agents.commands:play"' in scripts.splitlines()  # runs escoba_arena.terminal:main
+    # It runs escoba_arena.terminal:main.
+    assert 'escoba-play = "escoba_arena.commands:play"' in scripts.splitlines()
     find = re.search(r"^\[tool\.setuptools\.packages\.find\]\ninclude = (.*)$", pyproject, re.M).group(1)
     assert '"escoba_arena*"' in find
     assert play.main is main

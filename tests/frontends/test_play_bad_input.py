@@ -78,8 +78,8 @@ def test_opponent_help_lists_every_built_in_agent():
 
 
 def test_search_budgets_are_bounded_in_the_registry():
-    from agents.registry import make_agent
-    from agents.spec_values import MAX_SIMS
+    from agents.spec.registry import make_agent
+    from agents.spec.values import MAX_SIMS
 
     assert make_agent(f"search:sims={MAX_SIMS}").sims == MAX_SIMS
     for bad in (MAX_SIMS + 1, 10**12, "9" * 5000):

@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("starlette")
 
 from agents.tournament.replay import check_replay  # noqa: E402
-from escoba_env.cards import cards_of  # noqa: E402
+from escoba_env.rulebook.cards import cards_of  # noqa: E402
 from tests.frontends.arena_support import card_fields, hidden_cards  # noqa: E402
 from tests.frontends.rooms_support import (  # noqa: E402
     Person,

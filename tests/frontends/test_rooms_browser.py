@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from agents.tournament.replay import check_replay
-from escoba_env.cards import SUIT_NAMES, card_words
+from escoba_env.rulebook.cards import SUIT_NAMES, card_words
 from tests.frontends.arena_support import ROOT
 from tests.frontends.test_arena_browser import _need, browser, csp_watch  # noqa: F401  (the fixture)
 

@@ -9,7 +9,7 @@ pytest.importorskip("starlette")
 from escoba_arena.web.guard import ApiError  # noqa: E402
 from escoba_arena.web.lobby import Arena  # noqa: E402
 from escoba_arena.web.rooms import Rooms  # noqa: E402
-from escoba_env.cards import cards_of  # noqa: E402
+from escoba_env.rulebook.cards import cards_of  # noqa: E402
 from tests.frontends.rooms_support import (  # noqa: E402
     close_all,
     finish_game,

@@ -30,7 +30,7 @@ def _play(rooms: Rooms, room, moves: int) -> None:
             mv = game.view_for(s)["moves"][0]
             rooms.play(room, s, mv["card"], mv["options"][0])
         else:
-            from escoba_env.cards import cards_of
+            from escoba_env.rulebook.cards import cards_of
 
             _, card, capture = game.bot_move()
             rooms.play(room, s, card, cards_of(capture), bot=True)

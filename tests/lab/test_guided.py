@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.registry import make_agent
-from agents.search import rollout_actions
+from agents.search.pimc import rollout_actions
+from agents.spec.registry import make_agent
 from escoba_env import Rules
-from escoba_env.observation import encode
+from escoba_env.executors.observation import encode
 from lab.guided import GuidedSearchAgent
 from tests.agents.test_agents_heuristics import decide, position
 from tests.agents.test_strong_tables import THREE, TWO_V_TWO, _observations

@@ -8,10 +8,10 @@ import os
 import numpy as np
 import pytest
 
-from agents.endgame import EndgameAgent
-from agents.expert import ExpertAgent
-from agents.greedy import GreedyAgent
-from agents.search import SearchAgent
+from agents.heuristic.endgame import EndgameAgent
+from agents.heuristic.expert import ExpertAgent
+from agents.heuristic.greedy import GreedyAgent
+from agents.search.pimc import SearchAgent
 from agents.training.distill import collect_labels, save_labels
 from escoba_env import Rules
 

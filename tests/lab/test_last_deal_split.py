@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.registry import make_agent
+from agents.spec.registry import make_agent
 from agents.worlds import observation_scalars
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 from lab import last_deal_split
 
 

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from agents.endgame import endgame_rows
-from agents.greedy import GreedyAgent
+from agents.heuristic.endgame import endgame_rows
+from agents.heuristic.greedy import GreedyAgent
 from agents.moves import best_per_row, enumerate_moves, move_actions
-from agents.neural import NeuralAgent, load_checkpoint, save_checkpoint
-from agents.solo import MIDGAME_INPUTS, EndgameNet, midgame_inputs, solo_checkpoint_dict
+from agents.nets.neural import NeuralAgent, load_checkpoint, save_checkpoint
+from agents.nets.solo import MIDGAME_INPUTS, EndgameNet, midgame_inputs, solo_checkpoint_dict
 from agents.worlds import observation_masks
 from escoba_env import EscobaEngine, Rules
 from lab.playout import (
@@ -175,7 +175,7 @@ def test_a_playout_checkpoint_is_played_by_the_lab_and_refused_by_the_library(tm
     with torch.no_grad():
         best = best_per_row(moves, agent.midgame(torch.from_numpy(x)).numpy())
     assert agent.act_batch(obs, mask).tolist() == move_actions(moves, best, obs, mask).tolist()
-    from agents.registry import make_agent
+    from agents.spec.registry import make_agent
 
     with pytest.raises(ValueError, match="unknown midgame inputs 'playout'"):
         make_agent(f"checkpoint:{path}")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.expert import ExpertAgent
-from agents.registry import make_agent
+from agents.heuristic.expert import ExpertAgent
+from agents.spec.registry import make_agent
 from agents.training.distill import collect_labels
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 from lab.policy_oracle import PolicyOracleAgent, make
 from tests.helpers import other_hand_swapped, played_out
 

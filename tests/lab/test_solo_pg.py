@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 import torch
 
-from agents.expert import ExpertAgent
-from agents.registry import make_agent
-from agents.solo import SoloAgent, midgame_inputs
+from agents.heuristic.expert import ExpertAgent
+from agents.nets.solo import SoloAgent, midgame_inputs
+from agents.spec.registry import make_agent
 from escoba_env import EscobaEngine
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 from lab import solo_pg
 from lab.solo_pg import (
     Decisions,

@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 
 from agents.bench.card import card_config, card_dict, headline_text
-from agents.llm import LLMError, Usage
-from agents.llm_standin import StandIn
-from agents.registry import make_agent
+from agents.external.llm import LLMError, Usage
+from agents.external.llm_standin import StandIn
+from agents.spec.registry import make_agent
 from agents.tournament.runner import TournamentConfig, run_tournament, with_overrides
-from escoba_env.engine import EscobaEngine
-from escoba_env.observation import action_masks, encode
-from escoba_env.rules import Rules
-from escoba_env.single_agent import SingleAgentEscobaEnv
+from escoba_env.executors.engine import EscobaEngine
+from escoba_env.executors.observation import action_masks, encode
+from escoba_env.faces.single_agent import SingleAgentEscobaEnv
+from escoba_env.rulebook.rules import Rules
 
 
 @pytest.fixture
@@ -84,7 +84,7 @@ def test_prose_with_numbers_in_it_is_never_read_as_a_move(standin):
 
 
 def test_a_forfeit_plays_the_lowest_legal_discard_and_random_a_seeded_move(standin):
-    from escoba_env.text import forfeit_move, legal_moves, move_action
+    from escoba_env.faces.text import forfeit_move, legal_moves, move_action
 
     obs, masks = _batch()
     rules = Rules()
@@ -263,8 +263,8 @@ def test_the_agent_plays_from_inside_a_running_event_loop(standin):
 
 
 def test_a_capture_choice_is_carried_out_without_asking_again(standin):
-    from escoba_env.game import Game
-    from escoba_env.text import legal_moves
+    from escoba_env.executors.game import Game
+    from escoba_env.faces.text import legal_moves
 
     rules = Rules()
     a = make_agent(f"llm:base_url={standin.url},model=legal", rules=rules)

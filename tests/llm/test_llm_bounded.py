@@ -11,12 +11,12 @@ import time
 import numpy as np
 import pytest
 
-from agents.llm import LLMError
-from agents.llm_standin import StandIn
-from agents.registry import make_agent
-from escoba_env.engine import EscobaEngine
-from escoba_env.observation import action_masks, encode
-from escoba_env.rules import Rules
+from agents.external.llm import LLMError
+from agents.external.llm_standin import StandIn
+from agents.spec.registry import make_agent
+from escoba_env.executors.engine import EscobaEngine
+from escoba_env.executors.observation import action_masks, encode
+from escoba_env.rulebook.rules import Rules
 
 KEY = "sk-proj-Q7xV2mK9pL4tR8wZ3nB6c"  # 29 characters, as in the probe
 

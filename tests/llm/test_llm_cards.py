@@ -10,8 +10,8 @@ import pytest
 
 from agents.bench.card import card_config, card_dict, headline_text
 from agents.bench.leaderboard import LEADERBOARD_DIR, load_cards, render, summary, validate
-from agents.fingerprint import spec_fingerprint
-from agents.llm_standin import StandIn
+from agents.external.llm_standin import StandIn
+from agents.spec.fingerprint import spec_fingerprint
 from agents.tournament.journal import run_key
 from agents.tournament.runner import run_tournament, with_overrides
 

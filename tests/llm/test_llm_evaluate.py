@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.llm_standin import StandIn
+from agents.external.llm_standin import StandIn
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-standin-9c8b7a6f5e4d"

@@ -7,8 +7,8 @@ import io
 import re
 from pathlib import Path
 
-from agents.llm_standin import StandIn
-from escoba_env.text import main as text_main
+from agents.external.llm_standin import StandIn
+from escoba_env.faces.text import main as text_main
 from tests.frontends.test_play import run_game
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,7 +38,8 @@ def test_escoba_play_ends_with_one_line_when_the_model_endpoint_fails():
 
 def test_the_docs_prompt_is_what_the_command_prints():
     page = (ROOT / "docs/llm.md").read_text(encoding="utf-8")
-    m = re.search(r"<!-- prompt: python -m escoba_env\.text (.*?) -->\n```text\n(.*?)\n```", page, re.S)
+    m = re.search(r"<!-- prompt: python -m escoba_env\.faces\.text (.*?) -->\n```text\n(.*?)\n```", page,
+                  re.S)
     assert m, "docs/llm.md lost its prompt block"
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
@@ -49,8 +50,8 @@ def test_the_docs_prompt_is_what_the_command_prints():
 def test_the_web_games_log_phrases_every_move_with_the_shared_words():
     from agents.base import RandomAgent
     from escoba_arena.web.game import WebGame
-    from escoba_env.cards import move_words
-    from escoba_env.rules import Rules
+    from escoba_env.rulebook.cards import move_words
+    from escoba_env.rulebook.rules import Rules
 
     game = WebGame(Rules(), {1: RandomAgent(seed=1)}, {1: "random"}, seat=0, seed=5)
     for _ in range(4):

@@ -5,8 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from escoba_env import text
-from escoba_env.cards import (
+from escoba_env.executors.game import Game
+from escoba_env.executors.observation import encode_state
+from escoba_env.faces import text
+from escoba_env.faces.common import legal_moves as face_moves
+from escoba_env.rulebook.cards import (
     MAX_CARDS,
     card_name,
     card_words,
@@ -14,10 +17,7 @@ from escoba_env.cards import (
     parse_card,
     parse_card_words,
 )
-from escoba_env.faces import legal_moves as face_moves
-from escoba_env.game import Game
-from escoba_env.observation import encode_state
-from escoba_env.rules import Rules
+from escoba_env.rulebook.rules import Rules
 
 
 def C(name: str) -> int:

@@ -1,7 +1,7 @@
 """Guards of the text face and of TextArena: behaviours no test caught when a fault was planted.
 
 Each test is written against what a player (a language model) sees and what its answer does, not
-against the lines of ``escoba_env.text``, so that it holds across a rewrite of the parser.
+against the lines of ``escoba_env.faces.text``, so that it holds across a rewrite of the parser.
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import re
 import numpy as np
 import pytest
 
-from escoba_env import Rules, capture_options, text
-from escoba_env.game import Game
+from escoba_env import Rules, capture_options
+from escoba_env.executors.game import Game
+from escoba_env.faces import text
 
 
 def _position(rules: Rules, seed: int, moves: int) -> Game:
@@ -41,7 +42,7 @@ def test_textarena_refuses_an_answer_of_zero_and_plays_nothing():
     """TextArena counts an answer of 0 as an invalid move: the same player is asked again and the
     position is unchanged."""
     pytest.importorskip("textarena")
-    from escoba_env.textarena_env import EscobaTextArenaEnv
+    from escoba_env.faces.textarena_env import EscobaTextArenaEnv
 
     env = EscobaTextArenaEnv(single_round=True, error_allowance=3)
     env.reset(num_players=2, seed=5)
@@ -117,7 +118,7 @@ def test_at_2v2_the_prompt_shows_each_teams_captures():
 
 def _first_hand(seed: int | None) -> str:
     """Return the hand line of the first position TextArena shows after ``reset(seed=seed)``."""
-    from escoba_env.textarena_env import EscobaTextArenaEnv
+    from escoba_env.faces.textarena_env import EscobaTextArenaEnv
 
     env = EscobaTextArenaEnv(single_round=True)
     env.reset(num_players=2, seed=seed)

@@ -8,9 +8,9 @@ import pytest
 
 ta = pytest.importorskip("textarena")
 
-from agents.llm_standin import StandIn  # noqa: E402
-from escoba_env.rules import Rules  # noqa: E402
-from escoba_env.textarena_env import EscobaTextArenaEnv, register  # noqa: E402
+from agents.external.llm_standin import StandIn  # noqa: E402
+from escoba_env.faces.textarena_env import EscobaTextArenaEnv, register  # noqa: E402
+from escoba_env.rulebook.rules import Rules  # noqa: E402
 
 
 def _first_move(observation: str) -> str:
@@ -47,7 +47,7 @@ def test_a_player_sees_only_its_own_hand_and_every_move_played():
     text = "\n".join(m for _, m, _ in messages)
     assert "You are Player" in text and "Your legal moves:" in text
     hidden = env.game.hands[1 - player]
-    from escoba_env.cards import card_words, cards_of
+    from escoba_env.rulebook.cards import card_words, cards_of
 
     assert not any(f"{card_words(c)}" in text.split("Your hand:")[1].split("\n")[0] for c in cards_of(hidden))
     done, _ = env.step(_first_move(text))
@@ -77,7 +77,7 @@ def test_an_illegal_answer_is_refused_with_the_reason_then_forfeited_and_the_gam
 
 
 def test_the_forfeit_is_the_llm_agents_forfeit_and_random_is_seeded():
-    from escoba_env.text import forfeit_move, legal_moves
+    from escoba_env.faces.text import forfeit_move, legal_moves
 
     def after_a_failure(on_fail: str, seed: int) -> tuple[int, int, dict]:
         env = EscobaTextArenaEnv(single_round=True, error_allowance=0, on_fail=on_fail)
@@ -99,7 +99,7 @@ def test_with_moves_hidden_the_position_lists_no_move_and_a_written_move_plays()
     player, messages = env.get_observation()
     text = "\n".join(m for _, m, _ in messages)
     assert "Your legal moves:" not in text and "Your hand:" in text and "think it through first" in text
-    from escoba_env.text import legal_moves
+    from escoba_env.faces.text import legal_moves
 
     move = legal_moves(env.game.observe(player), env.rules)[0]
     done, _ = env.step(f"[I will play it safe.\nAnswer: {move.words()}]")

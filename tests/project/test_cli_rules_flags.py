@@ -1,4 +1,5 @@
-"""One Rules-flags builder (``escoba_env.cli.add_rules_arguments``) for every program, same flag names."""
+"""One Rules-flags builder (``escoba_env.faces.cli.add_rules_arguments``) for every program, same flag
+names."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from escoba_env import Rules
-from escoba_env.cli import add_rules_arguments, rules_from_args
+from escoba_env.faces.cli import add_rules_arguments, rules_from_args
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES_FLAGS = ("--players", "--partnerships", "--target-score", "--sevens-rule", "--bonus-sweeps",
@@ -65,11 +66,11 @@ def _string_flags(path: Path) -> set[str]:
 
 
 def test_no_program_spells_a_rules_flag_of_its_own():
-    # The flag names live in escoba_env/cli.py only; a second definition would drift from it.
+    # The flag names live in escoba_env/faces/cli.py only; a second definition would drift from it.
     sources = [p for d in ("escoba_env", "agents", "escoba_arena", "benchmarks", "scripts")
                for p in (ROOT / d).rglob("*.py")] + [ROOT / "train.py", ROOT / "evaluate.py"]
     owners = {str(p.relative_to(ROOT)) for p in sources if _string_flags(p)}
-    assert owners == {"escoba_env/cli.py"}
+    assert owners == {"escoba_env/faces/cli.py"}
 
 
 @pytest.mark.parametrize("module", ["agents.tournament.cli", "agents.training.cli", "agents.training.distill",

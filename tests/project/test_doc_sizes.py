@@ -41,9 +41,14 @@ def test_every_changelog_section_is_within_its_size_and_unreleased_comes_first()
     assert not big, f"CHANGELOG sections over {SECTION_LIMIT} lines: {big}"
     versions = re.findall(r"^## (.+)$", text, re.M)
     assert versions[0] == "Unreleased"
-    tomllib = pytest.importorskip("tomllib")
-    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-    assert versions[1].startswith(f"{version} ("), (versions[1], version)
+    # The package's version (one constant, which pyproject.toml reads) is the last release's, or the next
+    # one, which the Unreleased notes then announce.
+    version = re.search(r'^__version__ = "([^"]+)"', (ROOT / "escoba_env" / "__init__.py").read_text(),
+                        re.M).group(1)
+    released = versions[1].split(" (")[0]
+    unreleased = text[text.index("## Unreleased"):text.index(f"## {versions[1]}")]
+    newer = tuple(map(int, version.split("."))) > tuple(map(int, released.split(".")))
+    assert version == released or newer and f"({version})" in unreleased, (version, versions[1])
 
 
 def test_the_section_counter_sees_an_oversized_section():
@@ -55,7 +60,7 @@ def test_the_model_card_is_product_text_and_the_journal_holds_the_record():
     card = CARD.read_text(encoding="utf-8")
     dated = re.findall(r"^#+ .*\b20\d\d-\d\d-\d\d\b.*$", card, re.M)
     assert not dated, f"dated sections belong in lab/JOURNAL.md: {dated}"
-    from agents import shipped
+    from agents.nets import shipped
 
     files = {Path(f).name for f in [*shipped.SHIPPED_CHECKPOINTS.values(), shipped.PLAIN_CHECKPOINT,
                                     shipped.SOLO_CHECKPOINT, *shipped.MOVE_CHECKPOINTS.values()]}

@@ -5,7 +5,7 @@
 one thread (NumPy without its AVX-512 targets, ATen's AVX2 kernels, MKL's AVX2 code, OpenBLAS's
 Haswell kernels), and with no SIMD beyond SSE4.2 on three threads. Before the networks decided in
 fixed point, the move networks' digests pinned on a machine without AVX-512 failed on one with it
-(``agents.fixedpoint``). The script without ``--quick`` runs twelve settings one at a time.
+(``agents.nets.fixedpoint``). The script without ``--quick`` runs twelve settings one at a time.
 """
 
 from __future__ import annotations

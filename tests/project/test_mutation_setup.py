@@ -27,7 +27,7 @@ def test_the_mutmut_section_names_the_packages_and_files_that_exist():
     assert "only_mutate" not in section  # the script adds the module of each run
 
 
-@pytest.mark.parametrize("args", [[], ["escoba_env/text.py"], ["no_such_module.py", "tests/llm"],
+@pytest.mark.parametrize("args", [[], ["escoba_env/faces/text.py"], ["no_such_module.py", "tests/llm"],
                                   ["README.md", "tests/llm"]])
 def test_the_script_answers_bad_usage_in_one_line(args):
     r = subprocess.run(["bash", str(SCRIPT), *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
@@ -36,7 +36,7 @@ def test_the_script_answers_bad_usage_in_one_line(args):
 
 def test_the_script_names_a_missing_test_folder_in_one_line():
     pytest.importorskip("mutmut")
-    r = subprocess.run(["bash", str(SCRIPT), "escoba_env/text.py", "tests/no_such_folder"], cwd=ROOT,
+    r = subprocess.run(["bash", str(SCRIPT), "escoba_env/faces/text.py", "tests/no_such_folder"], cwd=ROOT,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stderr.strip() == "mutation.sh: no test path tests/no_such_folder"
 
@@ -49,7 +49,7 @@ def test_the_plugin_starts_children_without_the_mutant_switch():
             "os.environ.get(\"KEEP\"))']\n"
             "for env in (None, dict(os.environ)):\n"
             "    print(subprocess.run(show, env=env, capture_output=True, text=True).stdout.strip())\n")
-    env = {**os.environ, "MUTANT_UNDER_TEST": "escoba_env.text.x_f__mutmut_1", "KEEP": "yes"}
+    env = {**os.environ, "MUTANT_UNDER_TEST": "escoba_env.faces.text.x_f__mutmut_1", "KEEP": "yes"}
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 0, r.stderr

@@ -20,7 +20,7 @@ def test_the_readme_engine_snippet_draws_new_numbers_every_step():
     assert "default_rng" not in loop  # a generator made inside the loop repeats its numbers
     code = code.replace("4096", "64")  # the same snippet, smaller
     seen = []
-    import escoba_env.engine as engine_mod
+    import escoba_env.executors.engine as engine_mod
 
     real = engine_mod.sample_actions
 
@@ -47,10 +47,10 @@ def test_results_and_replays_are_ignored_by_git():
 
 
 def test_evaluate_agent_help_lists_every_registered_agent():
-    from agents.registry import REGISTRY, available
+    from agents.spec.registry import REGISTRY, help_text
 
     text = build_parser().format_help()
-    assert available() in text
+    assert help_text() in text
     for entry in REGISTRY.values():
         assert f"\n  {entry.usage()} " in text and entry.help in text
     for name in ("random", "hybrid", "neural-2p", "neural-solo", "neural-2v2", "neural-3p", "strong-2v2",

@@ -34,7 +34,9 @@ def test_torch_and_the_tools_come_as_extras():
 
 def test_importing_escoba_env_imports_no_heavy_dependency():
     code = ("import sys, escoba_env\n"
-            "from escoba_env import escoba_v0, single_agent, selfplay_vector, engine\n"
+            "from escoba_env import escoba_v0\n"
+            "from escoba_env.faces import single_agent, selfplay_vector\n"
+            "from escoba_env.executors import engine\n"
             "escoba_v0.env().reset(seed=0)\n"
             "heavy = sorted({m.split('.')[0] for m in sys.modules} & "
             "{'torch', 'matplotlib', 'tqdm', 'openskill', 'tensorboard', 'agents', 'ray'})\n"

@@ -6,7 +6,7 @@ computed on the code before a refactor that must not change behaviour. A change 
 agent's choice, a move feature or the shaping changes a digest: update one only for a change that
 is meant to alter behaviour, and say why in the commit.
 
-The networks' moves hold on every machine: they are computed in fixed point (``agents.fixedpoint``),
+The networks' moves hold on every machine: they are computed in fixed point (``agents.nets.fixedpoint``),
 whose results do not depend on the instruction set, the BLAS, the thread count or the batch.
 ``bash scripts/check_move_digests.sh`` runs these tests under every CPU setting NumPy, PyTorch, MKL
 and OpenBLAS let a process force (``--quick``: three combined ones, as ``test_moves_any_cpu`` does).
@@ -30,9 +30,9 @@ import hashlib
 import numpy as np
 import pytest
 
-from agents.registry import make_agent
+from agents.spec.registry import make_agent
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 
 TABLES = {"2p": Rules(), "2p_jokers": Rules(jokers=2), "3p": Rules(num_players=3),
           "2v2": Rules(num_players=4, partnerships=True)}
@@ -130,7 +130,7 @@ TABLE_DIGESTS = {  # table: (move features of the first 200 positions, shaping p
 
 @pytest.mark.parametrize("table", list(TABLES))
 def test_move_features_are_pinned(boards, table):
-    from agents.neural import move_features
+    from agents.nets.neural import move_features
 
     obs, _ = boards[table]
     assert sha(move_features(obs[:200], TABLES[table])) == TABLE_DIGESTS[table][0]
@@ -149,9 +149,9 @@ MOVE_INPUTS = {  # the move networks' inputs of the first 300 positions (2p: of 
 
 def move_inputs(kind: str, obs: np.ndarray, masks: np.ndarray, rules: Rules) -> tuple[np.ndarray, ...]:
     """Return the arrays of ``kind``'s move inputs of the positions: inputs, member, and the moves."""
-    from agents.endgame import endgame_rows
-    from agents.solo import endgame_inputs, midgame_inputs
-    from agents.tablenet import table_inputs
+    from agents.heuristic.endgame import endgame_rows
+    from agents.nets.solo import endgame_inputs, midgame_inputs
+    from agents.nets.tablenet import table_inputs
 
     if kind == "endgame" or kind.startswith("midgame"):
         rows = endgame_rows(obs, rules) == (kind == "endgame")
@@ -258,7 +258,7 @@ def drift(ckpt, initial: dict) -> dict[str, tuple[float, float]]:
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_trainer_weights_and_resume_are_pinned(tmp_path, variant):
-    from agents.neural import load_checkpoint
+    from agents.nets.neural import load_checkpoint
     from agents.training import Config, train
     from agents.training.trainer import Trainer
 

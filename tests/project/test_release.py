@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.registry import OPPONENTS, REGISTRY, make_agent
+from agents.spec.registry import OPPONENTS, REGISTRY, make_agent
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,7 +51,7 @@ def test_a_missing_torch_is_one_line_naming_the_extra(tmp_path, argv, prog):
 
 
 def test_the_blocker_blocks_torch_and_leaves_the_core_working(tmp_path):
-    r = _without_torch(tmp_path, "-c", "import escoba_env, agents.registry\nimport torch")
+    r = _without_torch(tmp_path, "-c", "import escoba_env, agents.spec.registry\nimport torch")
     assert r.returncode == 1 and "No module named 'torch'" in r.stderr
     r = _without_torch(tmp_path, "-m", "agents.tournament", "--agents", "random", "greedy", "--rounds", "2",
                        "--no-plot", "--no-progress", "--workers", "1", "--out", "r/x")
@@ -88,14 +88,14 @@ def test_every_registered_agent_is_a_gymnasium_opponent_entry_point():
     tomllib = pytest.importorskip("tomllib")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     eps = project["entry-points"]["escoba_env.opponents"]
-    assert eps == {"agents": "agents.registry:OPPONENTS"}  # one entry point for the whole registry
+    assert eps == {"agents": "agents.spec.registry:OPPONENTS"}  # one entry point for the whole registry
     assert OPPONENTS.names() == list(REGISTRY)
 
 
 @pytest.mark.parametrize("name, file", [("neural-2p", "escoba_2p.pt"), ("neural", "escoba_2p.pt"),
                                         ("neural-solo", "escoba_2p_solo.pt")])
 def test_shipped_networks_load_by_name_from_any_folder(tmp_path, monkeypatch, name, file):
-    from escoba_env.rules import Rules
+    from escoba_env.rulebook.rules import Rules
 
     monkeypatch.chdir(tmp_path)  # nothing relative to the checkout
     agent = make_agent(name, rules=Rules(), seed=0)
@@ -105,7 +105,13 @@ def test_shipped_networks_load_by_name_from_any_folder(tmp_path, monkeypatch, na
 def test_the_release_files():
     tomllib = pytest.importorskip("tomllib")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert project["version"] == "0.3.0" and project["license"] == "MIT"
+    # One version constant: the distribution reads escoba_env.__version__ (none written twice).
+    import escoba_env
+
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "version" not in project and project["dynamic"] == ["version"]
+    assert setuptools["dynamic"]["version"] == {"attr": "escoba_env.__version__"}
+    assert escoba_env.__version__ == "0.4.0" and project["license"] == "MIT"
     assert project["license-files"] == ["LICENSE"] and "MIT License" in (ROOT / "LICENSE").read_text()
     assert set(project["scripts"]) == {"escoba-arena", "escoba-play", "escoba-evaluate", "escoba-train",
                                       "escoba-bench"}

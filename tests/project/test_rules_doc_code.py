@@ -70,6 +70,6 @@ def test_every_cited_name_exists(name):
 
 def test_resolve_rejects_a_name_that_does_not_exist():
     with pytest.raises(AttributeError):
-        resolve("escoba_env.deal_rules.no_such_function")
+        resolve("escoba_env.rulebook.deal_rules.no_such_function")
     with pytest.raises(AttributeError):
-        resolve("escoba_env.engine.EscobaEngine.no_such_step")
+        resolve("escoba_env.executors.engine.EscobaEngine.no_such_step")

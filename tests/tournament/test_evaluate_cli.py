@@ -85,7 +85,7 @@ def test_cli_same_seed_writes_the_same_numbers(tmp_path):
 
 def _checkpoints(tmp_path: Path) -> dict[str, Path]:
     """Write a corrupt checkpoint and one for 3 players; return their paths."""
-    from agents.neural import PolicyValueNet, checkpoint_dict, save_checkpoint
+    from agents.nets.neural import PolicyValueNet, checkpoint_dict, save_checkpoint
     from escoba_env import Rules
 
     corrupt = tmp_path / "corrupt.pt"

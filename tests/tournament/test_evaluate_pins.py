@@ -11,8 +11,8 @@ import pytest
 
 import agents.tournament.runner as runner
 from agents.base import Agent, RandomAgent
-from agents.expert import ExpertAgent
-from agents.greedy import GreedyAgent
+from agents.heuristic.expert import ExpertAgent
+from agents.heuristic.greedy import GreedyAgent
 from agents.tournament import analysis
 from agents.tournament.cli import run_and_report
 from agents.tournament.journal import Journal, journal_path, run_key
@@ -27,7 +27,7 @@ from agents.tournament.runner import (
     run_tournament,
 )
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 
 
 class _Lowest(Agent):

@@ -114,7 +114,7 @@ def test_a_malformed_ray_address_is_one_line_and_nothing_is_written(tmp_path, ca
 
 
 def test_loopback_addresses_are_kept_and_others_are_not():
-    from agents.raycluster import head_address, is_loopback
+    from agents.tournament.raycluster import head_address, is_loopback
 
     assert head_address("127.0.0.1:6379") == ("127.0.0.1", 6379)
     assert head_address("[::1]:6379") == ("::1", 6379)

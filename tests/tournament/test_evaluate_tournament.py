@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.expert import ExpertAgent
-from agents.greedy import GreedyAgent
+from agents.heuristic.expert import ExpertAgent
+from agents.heuristic.greedy import GreedyAgent
 from agents.tournament import analysis
 from agents.tournament.play import CATEGORIES, play_block
 from agents.tournament.runner import TournamentConfig, TournamentRun, lineups, run_tournament

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 import torch
 
-from agents.evaluation import play_duplicate
-from agents.expert import ExpertAgent
-from agents.neural import NeuralAgent, load_checkpoint
-from agents.registry import make_agent
+from agents.heuristic.expert import ExpertAgent
+from agents.nets.neural import NeuralAgent, load_checkpoint
+from agents.spec.registry import make_agent
+from agents.tournament.duplicate import play_duplicate
 from agents.training import Config, Trainer, export_agent, train
 from escoba_env import EscobaEngine, Rules
-from escoba_env.observation import action_masks, encode
+from escoba_env.executors.observation import action_masks, encode
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 

@@ -143,7 +143,7 @@ def test_evaluate_on_the_cluster_gives_the_local_results_and_survives_a_lost_nod
 
 OUTSIDE = (
     "import json, os, sys\n"
-    "from agents.registry import make_agent\n"
+    "from agents.spec.registry import make_agent\n"
     "\n"
     "def make(rules, seed=0):\n"
     "    # the copies of this module the process could import: those Ray shipped with the job\n"
@@ -194,7 +194,7 @@ def _train(name: str, updates: int, *extra: str) -> list[str]:
 
 
 def _weights(path: Path) -> dict[str, torch.Tensor]:
-    from agents.neural import load_checkpoint
+    from agents.nets.neural import load_checkpoint
 
     return load_checkpoint(str(path))["model"]
 
@@ -237,7 +237,7 @@ def test_train_on_the_cluster_survives_a_lost_node_and_resumes_to_the_local_weig
     # the actor's death, or (depending on which call meets it first) a lost object of that node
     assert line.startswith(("train.py: error: a Ray rollout actor died",
                             "train.py: error: Ray lost a rollout actor or its data")) and "checkpoint" in line
-    from agents.neural import load_checkpoint
+    from agents.nets.neural import load_checkpoint
 
     cut = load_checkpoint(str(tmp_path / "runs/cut" / ckpt))
     done = int(cut["update"])

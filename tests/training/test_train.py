@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import torch
 
-from agents.evaluation import play_duplicate
-from agents.greedy import GreedyAgent
-from agents.neural import NeuralAgent, PolicyValueNet, load_checkpoint, sample_masked, save_checkpoint
+from agents.heuristic.greedy import GreedyAgent
+from agents.nets.neural import NeuralAgent, PolicyValueNet, load_checkpoint, sample_masked, save_checkpoint
+from agents.tournament.duplicate import play_duplicate
 from agents.training import Config, Trainer, compute_gae, config_from_args, export_agent, train
 from escoba_env import EscobaEngine, EscobaVectorEnv, Rules
-from escoba_env.observation import OBS_SIZE, action_masks, encode
+from escoba_env.executors.observation import OBS_SIZE, action_masks, encode
 
 TINY = dict(num_envs=32, num_steps=16, hidden=(32,), total_steps=32 * 16 * 4, eval_interval=1024,
             eval_deals=16, snapshot_interval=512, save_interval=1024, opp_self=0.4, opp_snapshot=0.2,
@@ -191,7 +191,7 @@ def _observations(n: int = 256, seed: int = 5):
     obs, _ = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     for _ in range(int(rng.integers(3, 9))):
-        from escoba_env.engine import sample_actions
+        from escoba_env.executors.engine import sample_actions
 
         obs, *_ = env.step(sample_actions(env.engine.legal, rng.random(n)))
     return obs["observation"].copy(), obs["action_mask"].copy()
@@ -312,7 +312,7 @@ def test_shaping_sums_to_minus_the_initial_potential_over_an_episode(tmp_path):
 
 
 def test_registry_checkpoint_spec_builds_the_neural_agent(trained):
-    from agents.registry import make_agent
+    from agents.spec.registry import make_agent
 
     _, summary = trained
     path = summary["checkpoint"]
@@ -404,10 +404,10 @@ def test_variants_train_with_the_grown_action_space_and_play_legally(tmp_path, r
 
 
 def test_move_features_of_jokers_score_a_joker_capture():
-    from agents.neural import MOVE_FEATURES, move_features
-    from escoba_env.cards import parse_card
-    from escoba_env.engine import EscobaEngine
-    from escoba_env.observation import encode
+    from agents.nets.neural import MOVE_FEATURES, move_features
+    from escoba_env.executors.engine import EscobaEngine
+    from escoba_env.executors.observation import encode
+    from escoba_env.rulebook.cards import parse_card
 
     r = Rules(jokers=2)
     e = EscobaEngine(1, r)
@@ -429,7 +429,7 @@ def test_move_features_of_jokers_score_a_joker_capture():
 
 def test_privileged_state_holds_the_other_hands_and_the_stock_order():
     from agents.training import privileged
-    from escoba_env.engine import EscobaEngine
+    from escoba_env.executors.engine import EscobaEngine
 
     e = EscobaEngine(1, Rules(num_players=3))
     deck = list(range(40))  # hands: dealer 0 deals to 1, 2, 0: seat 1 gets 0, 3, 6; seat 2 1, 4, 7
@@ -475,7 +475,7 @@ def test_critic_warmup_leaves_the_policy_unchanged(tmp_path):
 
 
 def test_nonlinear_moves_head_starts_at_the_torso_logits_trains_and_round_trips(tmp_path):
-    from agents.neural import move_features
+    from agents.nets.neural import move_features
 
     net = PolicyValueNet((32,), head="moves_mlp", move_hidden=8)
     obs, mask = _observations(64)
@@ -500,8 +500,8 @@ def test_nonlinear_moves_head_starts_at_the_torso_logits_trains_and_round_trips(
 
 
 def test_endgame_features_are_the_exact_values_and_a_trained_agent_round_trips(tmp_path):
-    from agents.endgame import endgame_rows, solve
-    from agents.neural import ENDGAME_FEATURES, endgame_features
+    from agents.heuristic.endgame import endgame_rows, solve
+    from agents.nets.neural import ENDGAME_FEATURES, endgame_features
 
     rules = Rules()
     e = EscobaEngine(64, rules, single_round=True)
@@ -553,8 +553,8 @@ def test_endgame_features_are_the_exact_values_and_a_trained_agent_round_trips(t
 def test_shipped_agent_plays_the_exact_endgame():
     """The shipped agent has learnt to follow its endgame features: in 2-player endgames with a
     choice it picks a minimax-best action almost always (the plain network: about 96%)."""
-    from agents.endgame import endgame_rows, solve
-    from agents.expert import ExpertAgent
+    from agents.heuristic.endgame import endgame_rows, solve
+    from agents.heuristic.expert import ExpertAgent
 
     rules = Rules()
     path = os.path.join(os.path.dirname(__file__), "..", "..", "agents", "pretrained", "escoba_2p.pt")

@@ -15,7 +15,7 @@ from collections import Counter
 import pytest
 import torch
 
-from agents.neural import NeuralAgent, load_checkpoint
+from agents.nets.neural import NeuralAgent, load_checkpoint
 from agents.training import Config, Trainer, export_agent
 from agents.training.cli import config_from_args, main
 

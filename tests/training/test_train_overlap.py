@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from agents.neural import load_checkpoint
+from agents.nets.neural import load_checkpoint
 from agents.training import Config, Trainer, WorkerError, train
 from agents.training.workers import LocalProcesses, _state_dicts
 from tests.training.test_train_workers import same, tiny, weights

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.neural import load_checkpoint
+from agents.nets.neural import load_checkpoint
 from agents.training import Config, Trainer, WorkerError, train
 from agents.training.cli import main
 from agents.training.league import SNAP0
@@ -152,7 +152,7 @@ def test_ray_backend_trains_stops_on_a_dead_actor_resumes_and_evaluates(tmp_path
 
 def test_league_rollout_computes_the_move_features_once_per_step_with_the_same_values(tmp_path, monkeypatch):
     """The learner's and the snapshots' games share one feature call a step, equal to separate calls."""
-    from agents.neural import PolicyValueNet
+    from agents.nets.neural import PolicyValueNet
     from agents.training.league import LEARNER
 
     t = Trainer(tiny(tmp_path, opp_self=0.0, opp_snapshot=1.0, opp_greedy=0.0, opp_expert=0.0))

@@ -1,9 +1,9 @@
 // Shared helpers of the arena pages: card drawing, names, results and JSON calls.
 "use strict";
-// The engine's names (escoba_env/cards.py): suit 0 oros, 1 copas, 2 espadas, 3 bastos; ranks 1-7, S, C, R.
+// The engine's names (escoba_env/rulebook/cards.py): suit 0 oros, 1 copas, 2 espadas, 3 bastos; ranks 1-7, S, C, R.
 const SUITS = ["oros", "copas", "espadas", "bastos"];
 const RANKS = ["1", "2", "3", "4", "5", "6", "7", "S", "C", "R"];
-// Full names as escoba_env.cards.card_words writes them (the server phrases moves with move_words).
+// Full names as escoba_env.rulebook.cards.card_words writes them (the server phrases moves with move_words).
 const RANK_WORDS = ["as", "2", "3", "4", "5", "6", "7", "sota", "caballo", "rey"];
 
 // "7 de oros", "sota de copas"; a joker of the jokers variant is "joker 1".
