@@ -304,3 +304,21 @@ EXECUTOR_CONFIGS = {
     "mesa, 2 jokers, 2v2": (Rules(mesa_deal=True, jokers=2, num_players=4, partnerships=True), {}),
     "single rounds, 4 players, 1 joker": (Rules(num_players=4, jokers=1), {"single_round": True}),
 }
+
+
+def tagged_pids(var: str, value: str) -> list[int]:
+    """Return the live processes (other than this one) whose environment holds ``var=value``, from
+    /proc: what a test gives a program it starts, inherited by everything that program starts (a
+    zombie's environment reads empty, so a dead, unreaped process is not counted)."""
+    import os
+    from pathlib import Path
+
+    tag = f"{var}={value}".encode()
+    out = []
+    for env in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if tag in env.read_bytes().split(b"\0"):
+                out.append(int(env.parent.name))
+        except (OSError, ValueError):
+            continue
+    return [p for p in out if p != os.getpid()]
