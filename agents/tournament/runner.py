@@ -22,6 +22,7 @@ that is another order of play: who plays after whom matters.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import multiprocessing
 import os
@@ -195,6 +196,23 @@ def build_agent(spec: str, rules: Rules, seed: int = 0) -> Agent:
     return make_agent(spec, rules=rules, seed=seed)
 
 
+@contextlib.contextmanager
+def one_torch_thread():
+    """Run the block on one thread of torch, as a pool worker does (``_worker_init``), so that
+    ``--workers 1`` costs one core too (torch's own pool would spin on the others for the small
+    products of the networks); the caller's thread count is restored after. The moves do not change:
+    the networks decide in fixed point (``agents.nets.fixedpoint``)."""
+    torch = sys.modules.get("torch")
+    before = torch.get_num_threads() if torch is not None else 1
+    if before != 1:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if before != 1:
+            torch.set_num_threads(before)
+
+
 _AGENTS: dict[tuple[str, Rules], Agent] = {}
 """Agents built in this process, reused across tasks (re-seeded at the start of each)."""
 
@@ -214,9 +232,10 @@ def run_task(task: Task) -> Block:
             seen.add(id(a))
             a.reset(agent_seed(task.seed, task.specs, task.block, pos))
             usage_of(a)  # a language model's counts start at this block
-    block = play_block(agents, rules, np.arange(task.lo, task.hi), task.seed, games=task.games,
-                       duplicate=task.duplicate, max_rounds=task.max_rounds, record=task.record,
-                       lineup=task.lineup, block=task.block)
+    with one_torch_thread():
+        block = play_block(agents, rules, np.arange(task.lo, task.hi), task.seed, games=task.games,
+                           duplicate=task.duplicate, max_rounds=task.max_rounds, record=task.record,
+                           lineup=task.lineup, block=task.block)
     block.usage = lineup_usage(task.specs, agents)
     return block
 

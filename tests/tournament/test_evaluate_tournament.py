@@ -7,7 +7,7 @@ import pytest
 
 from agents.heuristic.expert import ExpertAgent
 from agents.heuristic.greedy import GreedyAgent
-from agents.tournament import analysis
+from agents.tournament import analysis, runner
 from agents.tournament.play import CATEGORIES, play_block
 from agents.tournament.runner import TournamentConfig, TournamentRun, lineups, run_tournament
 from agents.tournament.stats import group_means
@@ -94,6 +94,28 @@ def test_workers_1_and_2_give_identical_numbers():
     two = _run(**kw, workers=2)
     assert analysis.pair_stats(one) == analysis.pair_stats(two)
     assert analysis.fit_ratings(one) == analysis.fit_ratings(two)
+
+
+def test_workers_1_plays_on_one_torch_thread_and_gives_the_caller_its_threads_back(monkeypatch):
+    # --workers 1 plays in this process: on one thread of torch, as each pool worker does.
+    torch = pytest.importorskip("torch")
+    seen = []
+
+    class Probe(GreedyAgent):
+        def act_batch(self, observations, action_masks, state=None):
+            seen.append(torch.get_num_threads())
+            return super().act_batch(observations, action_masks, state)
+
+    monkeypatch.setattr(runner, "build_agent", lambda spec, rules, seed=0: Probe(rules, seed))
+    monkeypatch.setattr(runner, "_AGENTS", {})
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        _run(("greedy", "expert"), deals=20, workers=1)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+    assert seen and set(seen) == {1}
 
 
 def test_same_seed_gives_the_same_numbers_and_another_seed_does_not():
