@@ -11,6 +11,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+BUCKETS = 64
+"""The hidden cards are first spread over this many buckets by their uniform (``floor(u * BUCKETS)``,
+exact for a power of two, so a smaller uniform never lands in a later bucket), then sorted by insertion
+within each bucket: the order of one stable sort, in about one pass."""
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bucket(key):
+    b = np.int64(np.floor(key * BUCKETS))  # clamped: still never decreasing in the key
+    return 0 if b < 0 else (BUCKETS - 1 if b >= BUCKETS else b)
+
 
 @njit(cache=True, nogil=True)
 def deal_hidden_kernel(unseen, uniforms, hand_sizes, own_hand, deck, hands):
@@ -18,25 +29,35 @@ def deal_hidden_kernel(unseen, uniforms, hand_sizes, own_hand, deck, hands):
     order, then the hidden ones by their uniforms, ties to the lower id (what a stable sort gives)."""
     n, nc = uniforms.shape
     keys = np.empty(nc)
+    fill = np.empty(BUCKETS, np.int64)
+    low = np.empty(BUCKETS, np.int64)
     for r in range(n):
         u = np.int64(unseen[r])
         pos = 0
-        for j in range(nc):  # the public cards first, in id order
+        fill[:] = 0
+        for j in range(nc):  # the public cards first, in id order; count the hidden ones per bucket
             if not (u >> j) & 1:
                 deck[r, pos] = j
                 pos += 1
+            else:
+                fill[_bucket(uniforms[r, j])] += 1
         start = pos
-        for j in range(nc):  # then the hidden ones, inserted by key (a later id after an equal key)
+        for b in range(BUCKETS):  # each bucket's first place, where its cards go next
+            low[b] = pos
+            pos += fill[b]
+            fill[b] = low[b]
+        for j in range(nc):  # the hidden ones in id order, each inserted by key within its bucket
             if (u >> j) & 1:
                 key = uniforms[r, j]
-                i = pos
-                while i > start and keys[i - 1] > key:
+                b = _bucket(key)
+                i = fill[b]
+                while i > low[b] and keys[i - 1] > key:  # a later id after an equal key
                     keys[i] = keys[i - 1]
                     deck[r, i] = deck[r, i - 1]
                     i -= 1
                 keys[i] = key
                 deck[r, i] = j
-                pos += 1
+                fill[b] += 1
         pos = start
         hands[r, 0] = own_hand[r]
         for seat in range(1, hand_sizes.shape[1]):
