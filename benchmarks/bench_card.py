@@ -4,9 +4,10 @@ Each run plays ``escoba-bench card SPEC --table TABLE --quick`` (the set's first
 for the whole set) with one worker process, in a fresh process on the checkout (this one, then each
 ``--baseline DIR``, e.g. ``git archive main | tar -x -C /tmp/old``), and reports the CPU seconds of that
 process and its workers, the wall seconds, and whether the card's results (every number but the
-timings) equal this checkout's.
+timings) equal this checkout's. With ``--repeats N`` the checkouts take turns N times and the table
+gives each one's median.
 
-    python benchmarks/bench_card.py expert --table 2p --baseline /tmp/old
+    python benchmarks/bench_card.py expert --table 2p --baseline /tmp/old --repeats 2
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -22,7 +24,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)  # run from a checkout
 
-from escoba_env.faces.cli import OneLineParser, guarded_main  # noqa: E402
+from escoba_env.faces.cli import OneLineParser, guarded_main, positive_int  # noqa: E402
 
 RESULTS = ("deal_set", "headline", "opponents", "rating")
 """The parts of a card that are its numbers (the rest: timings, machine, versions, git state)."""
@@ -59,6 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--table", default="2p", choices=("2p", "3p", "2v2"))
     ap.add_argument("--full", action="store_true", help="the whole card, not --quick")
     ap.add_argument("--baseline", metavar="DIR", nargs="*", default=[])
+    ap.add_argument("--repeats", type=positive_int, default=1, help="turns of every checkout (medians)")
     args = ap.parse_args(argv)
     dirs = [os.path.abspath(d) for d in args.baseline]
     codes = [("this", ROOT)] + [(os.path.basename(d), d) for d in dirs]
@@ -67,13 +70,19 @@ def main(argv: list[str] | None = None) -> None:
           f"load average {load:.1f}")
     print(f"{'code':>16} {'CPU s':>9} {'wall s':>9} {'CPU vs this':>12} {'same results':>13}")
     with tempfile.TemporaryDirectory() as work:
-        got = {}
-        for name, code in codes:
-            out = os.path.join(work, f"{name}.json")
-            got[name] = (*run(code, args.spec, args.table, args.full, out), results(out))
-        ours = got["this"]
-        for name, (cpu, wall, res) in got.items():
-            print(f"{name:>16} {cpu:>9.1f} {wall:>9.1f} {cpu / ours[0]:>11.2f}x {str(res == ours[2]):>13}")
+        runs: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in codes}
+        res = {}
+        for turn in range(args.repeats):
+            for name, code in codes:
+                out = os.path.join(work, f"{name}.json")
+                runs[name].append(run(code, args.spec, args.table, args.full, out))
+                res[name] = results(out)
+                print(f"  turn {turn + 1}: {name} {runs[name][-1][0]:.1f} CPU s", flush=True)
+        med = {name: (statistics.median(c for c, _ in r), statistics.median(w for _, w in r))
+               for name, r in runs.items()}
+        for name, (cpu, wall) in med.items():
+            print(f"{name:>16} {cpu:>9.1f} {wall:>9.1f} {cpu / med['this'][0]:>11.2f}x "
+                  f"{str(res[name] == res['this']):>13}")
 
 
 if __name__ == "__main__":
