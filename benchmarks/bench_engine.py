@@ -43,24 +43,11 @@ from escoba_env import EscobaEngine, Rules  # noqa: E402
 
 try:  # this layout; an older checkout measured with --baseline has the flat one
     from escoba_env.executors.engine import sample_actions  # noqa: E402
-    from escoba_env.faces.cli import (  # noqa: E402
-        OneLineParser,
-        add_rules_arguments,
-        guarded_main,
-        non_negative_int,
-        positive_int,
-        rules_from_args,
-    )
+    from escoba_env.faces import cli  # noqa: E402
 except ImportError:
-    from escoba_env.cli import (  # noqa: E402
-        OneLineParser,
-        add_rules_arguments,
-        guarded_main,
-        non_negative_int,
-        positive_int,
-        rules_from_args,
-    )
     from escoba_env.engine import sample_actions  # noqa: E402
+
+    from escoba_env import cli  # noqa: E402
 
 
 def measure(batch: int, steps: int, rules: dict, seed: int = 0) -> dict[str, float]:
@@ -116,22 +103,22 @@ def run_worker(path: str, batch: int, steps: int, rules, seed: int, baseline: st
 
 def main() -> None:
     """Parse arguments, take turns measuring every path, print the medians and ratios."""
-    ap = OneLineParser(prog="bench_engine.py", description=__doc__)
-    ap.add_argument("--batches", type=positive_int, nargs="+", default=[1, 4096])
-    ap.add_argument("--steps", type=non_negative_int, default=0,
+    ap = cli.OneLineParser(prog="bench_engine.py", description=__doc__)
+    ap.add_argument("--batches", type=cli.positive_int, nargs="+", default=[1, 4096])
+    ap.add_argument("--steps", type=cli.non_negative_int, default=0,
                     help="batched steps per run (default: scaled)")
-    ap.add_argument("--repeats", type=positive_int, default=3)
+    ap.add_argument("--repeats", type=cli.positive_int, default=3)
     ap.add_argument("--baseline", metavar="DIR",
                     help="another checkout whose NumPy engine is measured too")
     ap.add_argument("--no-reference", action="store_true", help="skip the C playout")
-    add_rules_arguments(ap.add_argument_group("rules (defaults: escoba_env.Rules, docs/rules.md)"))
+    cli.add_rules_arguments(ap.add_argument_group("rules (defaults: escoba_env.Rules, docs/rules.md)"))
     args = ap.parse_args()
     if args.baseline and not os.path.isdir(os.path.join(args.baseline, "escoba_env")):
         ap.error(f"--baseline {args.baseline!r} is not a checkout (no escoba_env folder in it)")
     numba = importlib.util.find_spec("numba") is not None  # the compiled path needs it (the [fast] extra)
     paths = ["numpy"] + (["compiled"] if numba else []) + (
         ["baseline"] if args.baseline else [])
-    _report(args, rules_from_args(args), paths)
+    _report(args, cli.rules_from_args(args), paths)
 
 
 def _report(args, rules, paths: list[str]) -> None:
@@ -168,4 +155,4 @@ if __name__ == "__main__":
         batch, steps, seed = (int(x) for x in sys.argv[2:5])
         print(json.dumps(measure(batch, steps, json.loads(sys.argv[5]), seed)))
     else:
-        raise SystemExit(guarded_main("bench_engine.py", main))
+        raise SystemExit(cli.guarded_main("bench_engine.py", main))

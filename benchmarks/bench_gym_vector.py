@@ -35,26 +35,12 @@ import gymnasium  # noqa: E402
 import numpy as np  # noqa: E402
 
 import escoba_env  # noqa: E402,F401  (registers the env id)
+from escoba_env import Rules  # noqa: E402
 
 try:  # this layout; an older checkout measured with --baseline has the flat one
-    from escoba_env.faces.cli import (  # noqa: E402
-        OneLineParser,
-        add_rules_arguments,
-        guarded_main,
-        positive_float,
-        positive_int,
-        rules_from_args,
-    )
+    from escoba_env.faces import cli  # noqa: E402
 except ImportError:
-    from escoba_env.cli import (  # noqa: E402
-        OneLineParser,
-        add_rules_arguments,
-        guarded_main,
-        positive_float,
-        positive_int,
-        rules_from_args,
-    )
-from escoba_env import Rules  # noqa: E402
+    from escoba_env import cli  # noqa: E402
 
 
 def bench(num_envs: int, opponents: str, seconds: float, rules: Rules) -> tuple[float, float]:
@@ -87,19 +73,19 @@ def run_worker(code: str, num_envs: int, opponents: str, seconds: float, rules: 
 
 def main(argv: list[str] | None = None) -> None:
     """Print a table of learner steps per second (medians of the runs)."""
-    ap = OneLineParser(prog="bench_gym_vector.py", description=__doc__.splitlines()[0])
-    ap.add_argument("--batches", type=positive_int, nargs="+", default=[1, 64, 1024])
+    ap = cli.OneLineParser(prog="bench_gym_vector.py", description=__doc__.splitlines()[0])
+    ap.add_argument("--batches", type=cli.positive_int, nargs="+", default=[1, 64, 1024])
     ap.add_argument("--opponents", nargs="+", default=["random", "greedy"])
-    ap.add_argument("--seconds", type=positive_float, default=3.0)
-    ap.add_argument("--repeats", type=positive_int, default=1)
+    ap.add_argument("--seconds", type=cli.positive_float, default=3.0)
+    ap.add_argument("--repeats", type=cli.positive_int, default=1)
     ap.add_argument("--baseline", metavar="DIR", nargs="+", default=[],
                     help="other checkouts, measured in turn with this one (named by their folder)")
-    add_rules_arguments(ap.add_argument_group("rules (defaults: escoba_env.Rules, docs/rules.md)"))
+    cli.add_rules_arguments(ap.add_argument_group("rules (defaults: escoba_env.Rules, docs/rules.md)"))
     args = ap.parse_args(argv)
     for d in args.baseline:
         if not os.path.isdir(os.path.join(d, "escoba_env")):
             ap.error(f"--baseline {d!r} is not a checkout (no escoba_env folder in it)")
-    rules = rules_from_args(args)
+    rules = cli.rules_from_args(args)
     dirs = [os.path.abspath(d) for d in args.baseline]
     codes = [("this", ROOT)] + [(os.path.basename(d), d) for d in dirs]
     load = f", load average {os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else ""
@@ -122,4 +108,4 @@ if __name__ == "__main__":
         n, opp, secs = int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
         print(json.dumps(bench(n, opp, secs, Rules.from_dict(json.loads(sys.argv[5])))))
     else:
-        raise SystemExit(guarded_main("bench_gym_vector.py", main))
+        raise SystemExit(cli.guarded_main("bench_gym_vector.py", main))
