@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..external.llm import is_llm_spec
+from ..spec.registry import Spec, read_spec
 from ..tournament.report import machine, timing_fields
 from ..tournament.runner import TournamentConfig, TournamentRun
 from .protocol import protocol
@@ -51,12 +51,14 @@ DATA = Path(__file__).with_name("data")
 """The panels' reference ratings (``bench-<version>-<table>-panel.json``)."""
 
 
-def card_config(spec: str, version: str = "v1", table: str = "2p", *, quick: bool = False,
+def card_config(spec: str | Spec, version: str = "v1", table: str = "2p", *, quick: bool = False,
                 workers: int = 1, backend: str = "local", ray_address: str | None = None) -> TournamentConfig:
-    """Return the tournament a card plays: ``spec`` against the table's panel on its deal set."""
+    """Return the tournament a card plays: ``spec`` against the table's panel on its deal set (the panel
+    without ``spec``'s agent, however it is spelt: ``search:sims=400`` is the panel's ``search``)."""
     p = protocol(version)
     t = p.table(table)
-    panel = tuple(a for a in t.panel if a != spec)
+    spec = read_spec(spec)
+    panel = tuple(a for a in map(read_spec, t.panel) if a.canonical != spec.canonical)
     return TournamentConfig(agents=panel, vs=spec, rules=t.rules(),
                             deals=t.quick_deals if quick else t.deals, seed=p.seed(table),
                             block_deals=t.block_deals, workers=workers, backend=backend,
@@ -79,13 +81,15 @@ def panel_reference_path(version: str, table: str, quick: bool = False) -> Path:
     return DATA / f"bench-{v}-{table}-panel{'-quick' if quick else ''}.json"
 
 
-def headline(per_deal: dict, spec: str, panel: tuple[str, ...], confidence: float = 0.95) -> dict:
+def headline(per_deal: dict, spec: str, panel: tuple[str, ...], confidence: float = 0.95,
+             member: bool | None = None) -> dict:
     """Return the card's headline margin (module docstring) from its per-deal points per round.
 
     Per lineup and deal: SPEC's points per round minus the mean of the other sides' (SPEC is the
     first agent of every lineup); per deal the mean over lineups; the interval over deals. With 2
     sides a panel member's mirror match counts 0 (its expected margin, by symmetry), so that every
-    2-side headline averages over the whole panel.
+    2-side headline averages over the whole panel. ``member``: whether SPEC is one of the panel, played
+    without its mirror match (default: SPEC is written as in ``panel``).
     """
     from ..tournament.stats import mean_ci
 
@@ -96,7 +100,7 @@ def headline(per_deal: dict, spec: str, panel: tuple[str, ...], confidence: floa
             raise ValueError(f"lineup {lu} does not start with {spec!r}")
         per_lineup.append(x[:, 0] - x[:, 1:].mean(axis=1))
     samples = np.mean(np.stack(per_lineup), axis=0)
-    if len(per_deal["lineups"][0]) == 2 and spec in panel:
+    if len(per_deal["lineups"][0]) == 2 and (spec in panel if member is None else member):
         samples = samples * (len(panel) - 1) / len(panel)
     mean, lo, hi = mean_ci(samples, confidence)
     return {"name": "margin", "mean": mean, "lo": lo, "hi": hi, "confidence": confidence,
@@ -175,7 +179,7 @@ def anchored_rating(per_deal: dict, spec: str, reference: dict[str, dict] | None
                       for a in names[1:]}}
 
 
-def decision_times(spec: str, config: TournamentConfig, deals: int = 8) -> dict:
+def decision_times(spec: str | Spec, config: TournamentConfig, deals: int = 8) -> dict:
     """Return SPEC's decision time in ms (mean, p95, count): one game at a time against the first
     panel member, on the first ``deals`` deals of the set, SPEC in every seat rotation."""
     from escoba_env.executors.engine import EscobaEngine
@@ -230,7 +234,7 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
     from .protocol import deal_set_digest
 
     c = run.config
-    spec = c.vs
+    spec = c.entrants[0]  # the vs agent, as written
     pairs = analysis.pair_stats(run)
     opponents = []
     for pr in pairs:
@@ -258,15 +262,16 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
                  else "the full deal set"),
         "table": table,
         "agent": spec,
-        "panel": list(c.agents),
+        "panel": list(map(str, c.agents)),
         "deal_set": {"seed": c.seed, "deals": c.deals, "rotations": c.rules.num_sides,
                      "digest": deal_set_digest(version, table, c.deals), "rules": c.rules.to_dict(),
                      "block_deals": c.block_deals, **({"orders": c.orders} if c.orders > 1 else {})},
-        "headline": headline(per_deal, spec, p.table(table).panel, c.confidence),
+        "headline": headline(per_deal, spec, p.table(table).panel, c.confidence,
+                             member=len(c.agents) < len(p.table(table).panel)),
         "opponents": opponents,
         "rating": anchored_rating(per_deal, spec, reference, c.confidence),
         "decision_time": times,
-        "agent_code": spec_fingerprint(spec),
+        "agent_code": spec_fingerprint(c.vs),
         "project_version": project_version(),
         "versions": versions(),
         "git": git_state() if git is None else git,
@@ -365,7 +370,7 @@ def play(config: TournamentConfig, out: Path, *, resume: bool, overwrite: bool, 
     return run, journal, provenance(journal.sittings, sitting, total)
 
 
-def run_card(spec: str, *, version: str = "v1", table: str = "2p", quick: bool = False,
+def run_card(spec: str | Spec, *, version: str = "v1", table: str = "2p", quick: bool = False,
              out: str | Path | None = None, resume: bool = False, overwrite: bool = False,
              workers: int = 1, progress: bool = False, timing_deals: int = 8) -> tuple[dict, Path]:
     """Play and write a report card; return (card, path). Refuses before playing an engine that
@@ -375,14 +380,15 @@ def run_card(spec: str, *, version: str = "v1", table: str = "2p", quick: bool =
 
     check_deals(version, table, quick)
     config = card_config(spec, version, table, quick=quick, workers=workers)
-    path = Path(out) if out else default_out(spec, version, table, quick)
+    spec = config.vs  # read once, by card_config
+    path = Path(out) if out else default_out(str(spec), version, table, quick)
     if path.suffix != ".json":
         raise ValueError(f"--out must name a .json file, got {str(path)!r}")
     reference = load_reference(version, table, quick)
     source = git_state()  # the source this process loaded: a card plays for hours
     run, journal, provenance = play(config, path, resume=resume, overwrite=overwrite, progress=progress,
                                     source=source)
-    model = is_llm_spec(spec)  # its calls' latencies are on the card: no extra games
+    model = spec.name == "llm"  # its calls' latencies are on the card: no extra games
     times = decision_times(spec, config, timing_deals) if timing_deals and not model else None
     card = card_dict(run, version, table, quick, reference, times, git=source, provenance=provenance)
     write_atomic(path, card)

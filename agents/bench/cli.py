@@ -7,7 +7,7 @@ import argparse
 import os
 from pathlib import Path
 
-from escoba_env.faces.cli import DefaultsFormatter
+from escoba_env.faces.cli import DefaultsFormatter, OneLineParser
 
 PROG = "escoba-bench"
 EPILOG = """examples:
@@ -25,8 +25,9 @@ in a checkout of the escoba-env repository (its own leaderboard):
 """
 
 
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line on stderr (exit status 2)."""
+class _Parser(OneLineParser):
+    """The project's one-line parser (``escoba_env.faces.cli.OneLineParser``), its errors named
+    ``escoba-bench`` whatever the sub-command."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
         """Print the error as one line and exit with status 2."""
@@ -226,11 +227,13 @@ def _main(argv: list[str] | None) -> int:
             print(f"  against {k}: {d['mean']:+.3f} [{d['lo']:+.3f}, {d['hi']:+.3f}] points per round")
         print(f"wrote {path} and {path.with_suffix('.png')}")
         return 0
+    from ..spec.registry import read_specs
     from .card import headline_text, run_card
 
     if args.timing_deals < 0:
         raise ValueError(f"--timing-deals must be 0 or more, got {args.timing_deals}")
-    card, path = run_card(args.agent, version=args.version, table=args.table, quick=args.quick,
+    spec = read_specs([args.agent], PROG)[0]  # read here, once
+    card, path = run_card(spec, version=args.version, table=args.table, quick=args.quick,
                           out=args.out, resume=args.resume, overwrite=args.overwrite, workers=args.workers,
                           progress=args.progress, timing_deals=args.timing_deals)
     print(headline_text(card))

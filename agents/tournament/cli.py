@@ -23,7 +23,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from escoba_env.faces.cli import DefaultsFormatter, add_rules_arguments, rules_from_args, seed_arg
+from escoba_env.faces.cli import (
+    DefaultsFormatter,
+    OneLineParser,
+    add_rules_arguments,
+    rules_from_args,
+    seed_arg,
+)
 from escoba_env.faces.cli import positive_int as _positive
 
 DEFAULT_AGENTS = ("random", "greedy", "expert", "search")
@@ -46,14 +52,6 @@ pair plays 2N rounds (or games).
 """
 
 
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line on stderr (exit status 2)."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        """Print the error as one line and exit with status 2."""
-        self.exit(2, f"{PROG}: error: {message} (see --help)\n")
-
-
 def _confidence(text: str) -> float:
     """Return ``text`` as a confidence level in (0, 1) (an argparse type)."""
     try:
@@ -69,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of evaluate.py."""
     from agents.spec.registry import help_text
 
-    p = _Parser(prog=PROG, description="Benchmark Escoba agents against each other: duplicate deals, "
+    p = OneLineParser(prog=PROG, description="Benchmark Escoba agents against each other: duplicate deals, "
                 "confidence intervals, ratings.", formatter_class=DefaultsFormatter,
                 epilog=f"{EPILOG}\nagents:\n{help_text()}\n")
     who = p.add_argument_group("agents")
@@ -212,15 +210,17 @@ def _main(argv: list[str] | None) -> int:
               f"({time.perf_counter() - t0:.1f} s)")
         return 0
     rules = rules_from_args(args)
+    from ..spec.registry import read_specs
     from .runner import TournamentConfig
 
-    agents = tuple(args.agents) if args.agents else DEFAULT_AGENTS
-    config = TournamentConfig(agents=agents, vs=args.vs, rules=rules,
+    # each spec is read here, once: the config, its tasks and the workers take the values read
+    agents = read_specs(args.agents or DEFAULT_AGENTS, PROG)
+    vs = read_specs([args.vs], PROG)[0] if args.vs is not None else None
+    config = TournamentConfig(agents=agents, vs=vs, rules=rules,
                               deals=args.games or args.rounds or DEFAULT_DEALS, games=args.games is not None,
                               duplicate=args.duplicate, seed=args.seed, max_rounds=args.max_rounds,
                               block_deals=args.block_deals, confidence=args.confidence, workers=args.workers,
                               backend=args.backend, ray_address=args.ray_address)
-    config.check()
     return run_and_report(config, out=args.out, plot=args.plot, progress=args.progress,
                           replays=args.save_replays, resume=args.resume, overwrite=args.overwrite)
 
