@@ -88,7 +88,12 @@ def help_text() -> str:
 
 
 class UnknownName(ValueError):
-    """An agent or parameter name the registry does not know: the message names the closest ones."""
+    """An agent or parameter name the registry does not know: the message names the closest ones
+    (``listed``: it lists every name instead, none being close)."""
+
+    def __init__(self, message: str, listed: bool = False) -> None:
+        super().__init__(message)
+        self.listed = listed
 
 
 @dataclass(frozen=True)
@@ -148,8 +153,8 @@ def entry_of(spec: str) -> tuple[Entry, dict[str, str]]:
     entry, unknown = REGISTRY[name], [k for k in raw if k not in REGISTRY[name].params]
     if unknown:
         closest = did_you_mean(unknown[0], entry.params)
-        raise UnknownName(f"agent {name!r} has no parameter {unknown[0]!r}{closest} "
-                          f"(parameters: {', '.join(entry.params) or 'none'})")
+        listing = "" if closest else f" (parameters: {', '.join(entry.params) or 'none'})"
+        raise UnknownName(f"agent {name!r} has no parameter {unknown[0]!r}{closest}{listing}", not closest)
     return entry, raw
 
 
@@ -166,9 +171,11 @@ def value(entry: Entry, key: str, text: str, how: str = "read") -> Any:
         return out
     except ValueError as exc:
         nested = f" ({str(exc).splitlines()[0]})" if isinstance(param, AgentSpec) and str(exc) != text else ""
-        kind = UnknownName if isinstance(exc, UnknownName) else ValueError
-        raise kind(f"bad value {text!r} for parameter {key!r} of agent {entry.name!r}: expected "
-                   f"{param.expected()}{nested}") from None
+        message = (f"bad value {text!r} for parameter {key!r} of agent {entry.name!r}: expected "
+                   f"{param.expected()}{nested}")
+        if isinstance(exc, UnknownName):
+            raise UnknownName(message, exc.listed) from None
+        raise ValueError(message) from None
 
 
 def write_spec(entry: Entry, values: dict[str, str]) -> str:
@@ -198,7 +205,7 @@ def read_specs(texts: Iterable[str | Spec], prog: str) -> tuple[Spec, ...]:
     try:
         return tuple(read_spec(t) for t in texts)
     except UnknownName as exc:
-        raise UnknownName(f"{exc} ({prog} --help lists them)") from None
+        raise (exc if exc.listed else UnknownName(f"{exc} ({prog} --help lists them)", True)) from None
 
 
 def canonical_spec(spec: str | Spec) -> str:

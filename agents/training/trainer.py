@@ -359,8 +359,13 @@ class Trainer:
         taken = [f for f in ("metrics.csv", os.path.join("checkpoints", "latest.pt"))
                  if os.path.exists(os.path.join(self.run_dir, f))]
         if taken and self._resumed_dir != os.path.abspath(self.run_dir):
-            raise ValueError(f"run folder {self.run_dir!r} already holds a run ({', '.join(taken)}); choose "
-                             f"another --run-name, continue it with --resume {self.ckpt_path}, or delete it")
+            held = f"run folder {self.run_dir!r} already holds a run ({', '.join(taken)})"
+            if os.path.exists(self.ckpt_path):
+                raise ValueError(f"{held}; choose another --run-name, continue it with --resume "
+                                 f"{self.ckpt_path}, or delete it")
+            # a run killed before its first checkpoint: nothing to resume, so none is named
+            raise ValueError(f"{held} with no checkpoint to continue from; choose another --run-name, or "
+                             "delete the folder to start over")
 
     # ---------------------------------------------------------------------------------- loop
 

@@ -14,6 +14,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from escoba_env.faces.cli import OneLineParser
+
 from .room_table import (
     BURST,
     CONNECTIONS_PER_LINK,
@@ -38,8 +40,13 @@ PUBLIC_WARNING = (
 )
 
 
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line on stderr (exit status 2)."""
+class _Parser(OneLineParser):
+    """The project's one-line parser (``escoba_env.faces.cli.OneLineParser``: a misspelt option or choice
+    is named), with argparse's plain help layout and its errors named ``escoba-arena``."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", argparse.HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         """Print the error as one line and exit with status 2."""
@@ -242,6 +249,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: the web arena needs the [web] extra ({exc.name} is missing): "
               'pip install "escoba-env[web]"', file=sys.stderr)
         return 2
+    from agents.spec.registry import read_specs
+
+    try:  # the operator's specs, read once here: a misspelt one is named now, not when a request misses it
+        allow_agents = read_specs(args.allow_agent, PROG)
+    except ValueError as exc:
+        print(f"{PROG}: error: --allow-agent: {exc}", file=sys.stderr)
+        return 2
     if not is_loopback_address(args.host) and not args.public:
         print(f"{PROG}: error: --host {args.host} can be reached from other machines; add --public to "
               "serve the arena to them (see --help)", file=sys.stderr)
@@ -285,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         trusted_proxies=list(args.trusted_proxy), serve_records=args.serve_records)
     pool = BotPool(args.bot_workers)
     try:
-        app = create_app(roots, args.bot_timeout, allowed, allow_agents=args.allow_agent, rooms=rooms,
+        app = create_app(roots, args.bot_timeout, allowed, allow_agents=allow_agents, rooms=rooms,
                          bot_pool=pool)
     except DealKeyError as exc:
         pool.close()
