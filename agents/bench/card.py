@@ -234,7 +234,7 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
     from .protocol import deal_set_digest
 
     c = run.config
-    spec = c.entrants[0]  # the vs agent, as written
+    spec = c.vs
     pairs = analysis.pair_stats(run)
     opponents = []
     for pr in pairs:
@@ -262,7 +262,7 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
                  else "the full deal set"),
         "table": table,
         "agent": spec,
-        "panel": list(map(str, c.agents)),
+        "panel": list(c.agents),
         "deal_set": {"seed": c.seed, "deals": c.deals, "rotations": c.rules.num_sides,
                      "digest": deal_set_digest(version, table, c.deals), "rules": c.rules.to_dict(),
                      "block_deals": c.block_deals, **({"orders": c.orders} if c.orders > 1 else {})},
@@ -381,7 +381,7 @@ def run_card(spec: str | Spec, *, version: str = "v1", table: str = "2p", quick:
     check_deals(version, table, quick)
     config = card_config(spec, version, table, quick=quick, workers=workers)
     spec = config.vs  # read once, by card_config
-    path = Path(out) if out else default_out(str(spec), version, table, quick)
+    path = Path(out) if out else default_out(spec, version, table, quick)
     if path.suffix != ".json":
         raise ValueError(f"--out must name a .json file, got {str(path)!r}")
     reference = load_reference(version, table, quick)

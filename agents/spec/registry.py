@@ -96,26 +96,38 @@ class UnknownName(ValueError):
         self.listed = listed
 
 
-@dataclass(frozen=True)
-class Spec:
-    """An agent spec read once (``read_spec``); picklable (a worker process or a Ray node builds from it
-    without parsing) and immutable.
+class Spec(str):
+    """An agent spec read once (``read_spec``): the text as written, which it is (so every table, file,
+    journal key and replay shows it, and compares it, exactly as the text), carrying what reading it
+    found. Immutable; picklable without parsing again (a worker process or a Ray node builds from it).
 
-    ``text``: as written (what tables, journals and replays show); ``canonical``: its one written form
-    (``canonical_spec``: seeds and duplicate checks use it); ``name``: the registry name; ``params``: the
-    parameters given, read (another agent's spec as a ``Spec``), in the registry's order. ``str()`` is
-    the text as written."""
+    ``canonical``: its one written form (``canonical_spec``: seeds and duplicate checks use it, so
+    ``search`` and ``search:sims=400`` are one agent); ``name``: the registry name; ``params``: the
+    parameters given, read (another agent's spec as a ``Spec``), in the registry's order."""
 
-    text: str
     canonical: str
     name: str
-    params: tuple[tuple[str, Any], ...] = ()
+    params: tuple[tuple[str, Any], ...]
 
-    def __str__(self) -> str:
-        return self.text
+    def __new__(cls, text: str, canonical: str, name: str, params: tuple[tuple[str, Any], ...] = ()) -> Spec:
+        self = super().__new__(cls, text)
+        for key, val in (("canonical", str(canonical)), ("name", str(name)), ("params", tuple(params))):
+            object.__setattr__(self, key, val)
+        return self
 
-    def __repr__(self) -> str:
-        return f"Spec({self.text!r})"
+    def __setattr__(self, key: str, val: Any) -> None:
+        raise AttributeError(f"a Spec is immutable: cannot set {key!r}")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError(f"a Spec is immutable: cannot delete {key!r}")
+
+    def __reduce__(self) -> tuple[Any, tuple]:
+        return Spec, (str(self), self.canonical, self.name, self.params)
+
+    @property
+    def text(self) -> str:
+        """Return the text as written (a plain ``str``)."""
+        return str(self)
 
     def get(self, key: str, default: Any = None) -> Any:
         """Return the value read of parameter ``key`` (``default`` when the spec does not give it)."""

@@ -44,10 +44,9 @@ def run_key(config: TournamentConfig, record: bool) -> str:
     from ..spec.fingerprint import dealt_digest, spec_fingerprint
 
     # the same spec with other weights or code is another run; the same seed dealt otherwise too
-    files = {str(spec): spec_fingerprint(spec) for spec in config.specs}
+    files = {spec: spec_fingerprint(spec) for spec in config.entrants}
     data = {"dealt": dealt_digest(config.rules, config.seed, config.deals), "orders": config.orders,
-            "entrants": list(config.entrants), "vs": config.entrants[0] if config.vs is not None else None,
-            "rules": config.rules.to_dict(),
+            "entrants": list(config.entrants), "vs": config.vs, "rules": config.rules.to_dict(),
             "deals": config.deals, "games": config.games, "duplicate": config.duplicate,
             "seed": int(config.seed), "max_rounds": config.max_rounds if config.games else None,
             "block_deals": config.block_deals, "record": bool(record), "files": files}

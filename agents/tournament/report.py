@@ -94,8 +94,7 @@ def config_dict(run: TournamentRun) -> dict:
     """Return the full config of a run as plain data."""
     c = run.config
     return {
-        "entrants": list(c.entrants), "agents": list(map(str, c.agents)),
-        "vs": c.entrants[0] if c.vs is not None else None,
+        "entrants": list(c.entrants), "agents": list(c.agents), "vs": c.vs,
         "rules": c.rules.to_dict(), "mode": "games" if c.games else "rounds",
         "deals_per_lineup": c.deals, "duplicate": c.duplicate,
         "rotations": c.rules.num_sides if c.duplicate else 1,

@@ -37,6 +37,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -89,15 +90,10 @@ class TournamentConfig:
         object.__setattr__(self, "vs", None if self.vs is None else _read(self.vs))
 
     @property
-    def specs(self) -> tuple[Spec | str, ...]:
-        """Return every agent spec of the tournament as read (the ``vs`` agent first)."""
+    def entrants(self) -> tuple[Spec | str, ...]:
+        """Return every agent spec of the tournament (the ``vs`` agent first), as read: a ``Spec`` is the
+        text as written, the name tables, files and the journal show."""
         return ((self.vs,) if self.vs is not None else ()) + tuple(self.agents)
-
-    @property
-    def entrants(self) -> tuple[str, ...]:
-        """Return every agent spec of the tournament as written (the ``vs`` agent first): the names its
-        tables, files and journal show."""
-        return tuple(str(s) for s in self.specs)
 
     def check(self) -> None:
         """Raise ValueError naming the first invalid setting."""
@@ -116,12 +112,12 @@ class TournamentConfig:
             raise ValueError("--ray-address needs --backend ray")
         if not isinstance(self.rules, Rules):
             raise ValueError("rules must be an escoba_env.Rules")
-        if any(not isinstance(s, (str, Spec)) or not str(s).strip() for s in self.specs):
+        if any(not isinstance(s, str) or not s.strip() for s in self.entrants):
             raise ValueError("agent specs must be non-empty strings")
         _check_entrants(self.agents, self.vs)
 
 
-def _read(spec: object) -> object:
+def _read(spec: Any) -> Any:
     """Return a spec text read into a ``Spec``; a ``Spec``, a text the registry cannot read (kept as text,
     as ``seed_spec`` keeps it) or anything else (``check`` refuses it) as it is."""
     if not isinstance(spec, str):
@@ -148,8 +144,8 @@ def _check_entrants(agents: Sequence[Spec | str], vs: Spec | str | None) -> None
     if vs is not None:
         same = written.get(key(vs))
         if same:
-            also = "" if same == [str(vs)] else f" (as {same[0]!r}: one agent)"
-            raise ValueError(f"the --vs agent {str(vs)!r} is also in the opponent list{also}")
+            also = "" if same == [vs] else f" (as {same[0]!r}: one agent)"
+            raise ValueError(f"the --vs agent {vs!r} is also in the opponent list{also}")
         if not agents:
             raise ValueError("--vs needs at least one opponent")
     elif len(agents) < 2:
@@ -199,7 +195,7 @@ class Task:
 
 def make_tasks(config: TournamentConfig, record: bool = False) -> list[Task]:
     """Return the tasks, block-major (every lineup's block 0, then block 1, ...) for a fair ETA."""
-    ent = config.specs
+    ent = config.entrants
     ls = lineups(config)
     b = config.block_deals
     tasks = []
@@ -253,7 +249,7 @@ def run_task(task: Task) -> Block:
     block = play_block(agents, rules, np.arange(task.lo, task.hi), task.seed, games=task.games,
                        duplicate=task.duplicate, max_rounds=task.max_rounds, record=task.record,
                        lineup=task.lineup, block=task.block)
-    block.usage = lineup_usage(tuple(map(str, task.specs)), agents)
+    block.usage = lineup_usage(task.specs, agents)
     return block
 
 
@@ -339,7 +335,7 @@ def _run_ray(tasks: list[Task], config: TournamentConfig, done: Callable[[int, B
     from .raycluster import join, loopback_only
 
     # python: agents from the driver's folder travel with the job (Ray's runtime env, py_modules)
-    extra = outside_runtime_env(config.specs)
+    extra = outside_runtime_env(config.entrants)
     started = False
     if not ray.is_initialized():
         if config.ray_address:
@@ -409,15 +405,15 @@ def prepare_agents(config: TournamentConfig) -> list[str]:
     rules = config.rules
     cheating = []
     _AGENTS.clear()  # a checkpoint file may have changed since the last tournament in this process
-    for spec in config.specs:
+    for spec in config.entrants:
         if (spec, rules) not in _AGENTS:
             try:
                 _AGENTS[(spec, rules)] = build_agent(spec, rules)
             except Exception as exc:
                 msg = one_line(exc)
-                raise ValueError(msg if str(spec) in msg else f"agent {str(spec)!r}: {msg}") from exc
+                raise ValueError(msg if spec in msg else f"agent {spec!r}: {msg}") from exc
         if _AGENTS[(spec, rules)].needs_state:
-            cheating.append(str(spec))
+            cheating.append(spec)
     return cheating
 
 

@@ -28,9 +28,9 @@ class DefaultsFormatter(argparse.RawDescriptionHelpFormatter):
         return f"{text} (default: {shown.replace('%', '%%')})"
 
 
-def did_you_mean(word: str, options: Iterable[str]) -> str:
-    """Return ``"; did you mean X?"`` naming the (up to three) ``options`` closest to ``word``, or ``""``."""
-    close = difflib.get_close_matches(word, list(options), n=3, cutoff=0.6)
+def did_you_mean(word: str, options: Iterable[str], n: int = 3) -> str:
+    """Return ``"; did you mean X?"`` naming the (up to ``n``) ``options`` closest to ``word``, or ``""``."""
+    close = difflib.get_close_matches(word, list(options), n=n, cutoff=0.6)
     if not close:
         return ""
     return f"; did you mean {close[0] if len(close) == 1 else ', '.join(close[:-1]) + ' or ' + close[-1]}?"
@@ -59,7 +59,7 @@ class OneLineParser(argparse.ArgumentParser):
         if extras:
             known = [o for p in self._parsers() for a in p._actions for o in a.option_strings]
             typed = [e.partition("=")[0] for e in extras if e.startswith("-")]
-            hint = next(filter(None, (did_you_mean(t, known) for t in typed)), "")
+            hint = next(filter(None, (did_you_mean(t, known, n=1) for t in typed)), "")
             self.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
         return ns
 
