@@ -27,6 +27,11 @@ from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
 
+import numpy as np
+
+from escoba_env.executors.engine import EscobaEngine
+from escoba_env.rulebook.rules import Rules
+
 from ..external.provenance import LOADED, cwd_importable, file_sha256
 from .registry import Spec, make_agent, read_spec
 
@@ -97,13 +102,9 @@ def llm_fingerprint(spec: str | Spec) -> dict:
     return {"model": agent.model, "harness": agent.harness}
 
 
-def dealt_digest(rules, seed: int, deals: int) -> str:
+def dealt_digest(rules: Rules, seed: int, deals: int) -> str:
     """Return the SHA-256 of the decks and dealers that today's engine deals for game ids
     ``0 .. deals - 1`` under ``seed`` (first rounds)."""
-    import numpy as np
-
-    from escoba_env.executors.engine import EscobaEngine
-
     engine = EscobaEngine(int(deals), rules, single_round=True)
     engine.reset(int(seed), game_ids=np.arange(int(deals)))
     h = hashlib.sha256()

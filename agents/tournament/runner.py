@@ -47,6 +47,7 @@ from ..base import Agent
 from ..external.llm import lineup_usage, usage_of
 from ..spec.fingerprint import outside_runtime_env
 from ..spec.registry import Spec, make_agent, read_spec
+from . import raycluster
 from .play import Block, play_block
 
 
@@ -329,19 +330,18 @@ def _stop_pool(pool: ProcessPoolExecutor, wait: bool) -> None:
 def _run_ray(tasks: list[Task], config: TournamentConfig, done: Callable[[int, Block], None]) -> None:
     """Run the tasks as Ray tasks (a local instance on 127.0.0.1 unless ``ray_address`` is given)."""
     try:
-        import ray
+        import ray  # the [ray] extra
     except ImportError as exc:
         raise ValueError("--backend ray needs Ray: pip install 'escoba-env[ray]'") from exc
-    from .raycluster import join, leave, loopback_only
 
     # python: agents from the driver's folder travel with the job (Ray's runtime env, py_modules)
     extra = outside_runtime_env(config.entrants)
     started = False
     if not ray.is_initialized():
         if config.ray_address:
-            join(ray, config.ray_address, **extra)
+            raycluster.join(ray, config.ray_address, **extra)
         else:
-            with loopback_only():
+            with raycluster.loopback_only():
                 ray.init(**local_ray_options(config.workers), **extra)
         started = True
     pending = []
@@ -367,7 +367,7 @@ def _run_ray(tasks: list[Task], config: TournamentConfig, done: Callable[[int, B
             for ref in pending:
                 ray.cancel(ref, force=True)
         else:
-            leave(ray)
+            raycluster.leave(ray)
 
 
 def local_ray_options(workers: int) -> dict:
@@ -435,7 +435,7 @@ def run_tournament(config: TournamentConfig, *, progress: bool = False,
     t0, c0 = time.perf_counter(), _cpu_time()
     bar = None
     if progress:
-        from tqdm import tqdm
+        from tqdm import tqdm  # the [agents] extra: only for a progress bar
 
         tqdm.monitor_interval = 0  # no monitor thread: worker processes are forked after this
         reps = rules.num_sides if config.duplicate else 1

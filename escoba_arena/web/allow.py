@@ -29,6 +29,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import agents
 from agents.spec.registry import REGISTRY, Spec, entry_of, make_agent, read_spec, write_spec
 from agents.spec.values import AgentSpec, File, Param
 from escoba_env.rulebook.rules import Rules
@@ -99,8 +100,6 @@ def _short(text: str, n: int = 60) -> str:
 
 def repo_root() -> Path:
     """Return the repository root (the folder that holds ``agents/``)."""
-    import agents
-
     return Path(agents.__file__).resolve().parent.parent
 
 
