@@ -69,8 +69,8 @@ def _confidence(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of evaluate.py."""
     p = OneLineParser(prog=PROG, description="Benchmark Escoba agents against each other: duplicate deals, "
-                "confidence intervals, ratings.", formatter_class=DefaultsFormatter,
-                epilog=f"{EPILOG}\nagents:\n{help_text()}\n")
+                      "confidence intervals, ratings.", formatter_class=DefaultsFormatter,
+                      epilog=f"{EPILOG}\nagents:\n{help_text()}\n")
     who = p.add_argument_group("agents")
     who.add_argument("--agents", nargs="+", metavar="SPEC",
                      help=f"agent specs, name[:key=value,...] (the agents are listed below). A round robin, "
