@@ -33,7 +33,7 @@ from agents.base import Agent
 from agents.external.llm import LLMError
 from agents.nets.shipped import DEFAULT_OPPONENTS, FALLBACK_OPPONENT, table_name
 from agents.programs import missing_extra
-from agents.spec.registry import help_text, make_agent
+from agents.spec.registry import Spec, help_text, make_agent, read_specs
 from agents.spec.shipped_agents import default_opponent
 from escoba_env.executors.game import Game, GameStep, capture_action
 from escoba_env.faces.cli import (
@@ -88,7 +88,7 @@ class Quit(Exception):
     """The player asked to stop (``q`` or end of input)."""
 
 
-def make_bot(spec: str, rules: Rules, seed: int) -> Agent:
+def make_bot(spec: str | Spec, rules: Rules, seed: int) -> Agent:
     """Return the agent that ``spec`` names for ``rules``, built by ``agents.spec.registry``."""
     return make_agent(spec, rules=rules, seed=seed)
 
@@ -473,9 +473,8 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _bot_label(spec: str) -> str:
-    name = spec.split(":", 1)[0]
-    return "neural" if name == "checkpoint" else name
+def _bot_label(spec: Spec) -> str:
+    return "neural" if spec.name == "checkpoint" else spec.name
 
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
@@ -520,9 +519,9 @@ def _main(argv: Sequence[str] | None, stdin: TextIO | None, stdout: TextIO | Non
     try:
         if args.opponent is None:
             spec, note = default_opponent(rules)
-            specs = [spec] * len(bot_seats)
-        elif len(args.opponent) in (1, len(bot_seats)):
-            specs = list(args.opponent) * (len(bot_seats) if len(args.opponent) == 1 else 1)
+            specs = list(read_specs([spec], PROG)) * len(bot_seats)
+        elif len(args.opponent) in (1, len(bot_seats)):  # each spec read once, for all its seats
+            specs = list(read_specs(args.opponent, PROG)) * (len(bot_seats) if len(args.opponent) == 1 else 1)
         else:
             raise ValueError(f"--opponent takes 1 spec or {len(bot_seats)} (one per bot seat), "
                              f"got {len(args.opponent)}")
