@@ -27,7 +27,7 @@ def load_checkpoint_agent(path: str | os.PathLike, rules: Rules | None = None, s
         raise ValueError(f"symmetric applies to move networks (agents.nets.tablenet); {str(path)!r} "
                          "is not one")
     if "move_net" in ckpt:
-        from .tablenet import TableNetAgent
+        from .tablenet import TableNetAgent  # the [agents] extra
 
         return TableNetAgent.from_checkpoint(path, rules=rules, seed=seed, **params)
     if "endgame_net" in ckpt:

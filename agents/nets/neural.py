@@ -61,6 +61,7 @@ from escoba_env.rulebook.cards import (
 from escoba_env.rulebook.rules import Rules
 
 from ..base import Agent
+from ..heuristic.endgame import endgame_values
 from ..heuristic.weights import CARD_WEIGHTS
 from .fixedpoint import policy_logits
 
@@ -138,8 +139,6 @@ def endgame_features(obs: np.ndarray, rules: Rules) -> np.ndarray:
     other decisions, other player counts, and actions that are not legal. ``rules`` are the game's full rules
     (the scoring decides the values). Read from the observation only.
     """
-    from ..heuristic.endgame import endgame_values
-
     obs = np.asarray(obs, np.float32)
     v = endgame_values(obs, rules)
     ok = np.isfinite(v)

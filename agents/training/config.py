@@ -209,7 +209,7 @@ def _check_run_name(name: str) -> None:
 
 def _check_device(device: str) -> None:
     """Raise ValueError unless ``device`` is a torch device this machine has; return None."""
-    import torch
+    import torch  # the [train] extra
 
     try:
         dev = torch.device(device)

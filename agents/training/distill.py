@@ -97,7 +97,7 @@ def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, lab
     got = 0
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # the [train] extra
         bar = tqdm(total=labels, unit="label", dynamic_ncols=True)
     try:
         while got < labels:

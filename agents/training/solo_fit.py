@@ -54,11 +54,18 @@ import numpy as np
 import torch
 
 from escoba_env.faces.cli import OneLineParser, positive_float, positive_int, seed_arg
+from escoba_env.rulebook.rules import Rules
 
 from ..heuristic.endgame import endgame_rows
-from ..moves import best_per_row, move_actions
-from ..nets.neural import NeuralAgent, save_checkpoint
-from ..nets.shipped import PLAIN_CHECKPOINT, SOLO_CHECKPOINT
+from ..moves import Moves, best_per_row, move_actions
+from ..nets.neural import NeuralAgent, load_checkpoint, save_checkpoint
+from ..nets.shipped import (
+    MOVE_CHECKPOINTS,
+    PLAIN_CHECKPOINT,
+    SOLO_CHECKPOINT,
+    package_file,
+    shipped_checkpoint,
+)
 from ..nets.solo import (
     ENDGAME_INPUTS,
     MIDGAME_INPUTS,
@@ -111,9 +118,6 @@ def input_names(phase: str, rules, answers: bool = False) -> tuple[str, ...]:
 def _labels_table_network(path: str, kind: str = "table") -> str:
     """Return the shipped network of the table a labels file was collected at: its PPO network
     (``--phase table``, ``kind="table"``) or its move network (``--phase last``, ``kind="move"``)."""
-    from escoba_env.rulebook.rules import Rules
-
-    from ..nets.shipped import MOVE_CHECKPOINTS, package_file, shipped_checkpoint
 
     rules = Rules.from_dict(load_labels(path)[1]["rules"])
     if kind == "move":
@@ -215,7 +219,6 @@ def _join_moves(parts: list, first_rows: list[int]):
     """Return one ``agents.moves.Moves`` of consecutive chunks (``first_rows``: each chunk's first row)."""
     if len(parts) == 1:
         return parts[0]
-    from ..moves import Moves
 
     shift = np.concatenate([[0], np.cumsum([p.start[-1] for p in parts])[:-1]])
     start = np.concatenate([p.start[:-1] + s for p, s in zip(parts, shift, strict=True)]
@@ -378,8 +381,6 @@ def main(argv: list[str] | None = None) -> int:
             plain_path = args.plain or _labels_table_network(args.labels[0])
             plain, endgame = NeuralAgent.from_checkpoint(plain_path), None
         elif args.phase == "last":
-            from ..nets.neural import load_checkpoint
-
             args.base = args.base or _labels_table_network(args.labels[0], "move")
             base_ckpt = load_checkpoint(args.base, map_location="cpu")
             plain, endgame = NeuralAgent.from_checkpoint(args.base), None
@@ -398,8 +399,6 @@ def main(argv: list[str] | None = None) -> int:
         torch.manual_seed(args.seed)
         need = len(input_names(args.phase, plain.rules, args.answers))
         if args.init:
-            from ..nets.neural import load_checkpoint
-
             init = load_checkpoint(args.init, map_location="cpu")
             phase = args.phase
             if phase == "table" or (phase == "last" and "last_net" not in init):
@@ -433,8 +432,6 @@ def main(argv: list[str] | None = None) -> int:
             elif endgame is None:
                 ckpt = solo_checkpoint_dict(plain, net, solo_training={**how, "plain": args.plain})
             else:
-                from ..nets.neural import load_checkpoint
-
                 base_how = load_checkpoint(args.solo).get("solo_training")
                 chosen = input_set(args.answers)
                 inputs = {"midgame_inputs": chosen} if chosen != "plain" else {}

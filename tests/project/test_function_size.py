@@ -185,7 +185,8 @@ class Project:
         named = {m for line in statement if "#" in line for m in EXTRA_COMMENT.findall(line.split("#", 1)[1])}
         accepted = self.accepted_extras(needed)
         if not named & accepted:
-            return f"needs {', '.join(sorted(needed))}: name its extra in a comment ({', '.join(sorted(accepted))})"
+            return (f"needs {', '.join(sorted(needed))}: name its extra in a comment "
+                    f"({', '.join(sorted(accepted))})")
         return ""
 
     def offenders(self, packages: tuple[str, ...] = LIBRARY) -> list[str]:
@@ -227,7 +228,8 @@ def test_the_checker_catches_a_long_function_and_a_needless_inline_import(tmp_pa
     project = _plant(tmp_path, {
         "agents/__init__.py": "",
         "agents/big.py": f"def big():\n{body}    return 0\n\ndef fine():\n{body[:-12]}\n",
-        "agents/lazy.py": "def f():\n    import json\n    from .plain import g\n    import torch  # the [agents] extra\n",
+        "agents/lazy.py": ("def f():\n    import json\n    from .plain import g\n"
+                           "    import torch  # the [agents] extra\n"),
         "agents/plain.py": "import numpy\n\ndef g():\n    pass\n",
     })
     found = project.offenders(("agents",))
@@ -239,7 +241,8 @@ def test_the_checker_catches_a_long_function_and_a_needless_inline_import(tmp_pa
 def test_the_checker_wants_the_right_extra_named(tmp_path):
     project = _plant(tmp_path, {
         "agents/__init__.py": "",
-        "agents/nets.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import PIL\nimport torch\n",
+        "agents/nets.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import PIL\n\n"
+                           "import torch\n"),
         "agents/gate.py": "from . import nets\n",
         "agents/user.py": ("def a():\n    import torch\n"
                            "def b():\n    import torch  # the [all] extra\n"
