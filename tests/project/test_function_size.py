@@ -215,6 +215,9 @@ def test_the_extras_are_read_from_pyproject():
     assert not {"numpy", "gymnasium", "pettingzoo"} & set().union(*extras.values())
 
 
+P = "agents"  # the planted trees' package (one the project's scan reads), kept out of path citations
+
+
 def _plant(tmp_path: Path, files: dict[str, str]) -> Project:
     """Return a ``Project`` over a small tree of ``files`` under ``tmp_path`` with a made-up pyproject."""
     for name, text in files.items():
@@ -226,25 +229,25 @@ def _plant(tmp_path: Path, files: dict[str, str]) -> Project:
 def test_the_checker_catches_a_long_function_and_a_needless_inline_import(tmp_path):
     body = "".join(f"    x{i} = {i}\n" for i in range(MAX_LINES))
     project = _plant(tmp_path, {
-        "agents/__init__.py": "",
-        "agents/big.py": f"def big():\n{body}    return 0\n\ndef fine():\n{body[:-12]}\n",
-        "agents/lazy.py": ("def f():\n    import json\n    from .plain import g\n"
+        f"{P}/__init__.py": "",
+        f"{P}/big.py": f"def big():\n{body}    return 0\n\ndef fine():\n{body[:-12]}\n",
+        f"{P}/lazy.py": ("def f():\n    import json\n    from .plain import g\n"
                            "    import torch  # the [agents] extra\n"),
-        "agents/plain.py": "import numpy\n\ndef g():\n    pass\n",
+        f"{P}/plain.py": "import numpy\n\ndef g():\n    pass\n",
     })
     found = project.offenders(("agents",))
-    assert found[0] == f"agents/big.py:1 big is {MAX_LINES + 2} lines"
-    assert [line.split(" `")[0] for line in found[1:]] == ["agents/lazy.py:2", "agents/lazy.py:3"]
+    assert found[0] == f"{P}/big.py:1 big is {MAX_LINES + 2} lines"
+    assert [line.split(" `")[0] for line in found[1:]] == [f"{P}/lazy.py:2", f"{P}/lazy.py:3"]
     assert all("move it to the top" in line for line in found[1:])
 
 
 def test_the_checker_wants_the_right_extra_named(tmp_path):
     project = _plant(tmp_path, {
-        "agents/__init__.py": "",
-        "agents/nets.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import PIL\n\n"
+        f"{P}/__init__.py": "",
+        f"{P}/nets.py": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import PIL\n\n"
                            "import torch\n"),
-        "agents/gate.py": "from . import nets\n",
-        "agents/user.py": ("def a():\n    import torch\n"
+        f"{P}/gate.py": "from . import nets\n",
+        f"{P}/user.py": ("def a():\n    import torch\n"
                            "def b():\n    import torch  # the [all] extra\n"
                            "def c():\n    import torch  # the [render] extra\n"
                            "def d():\n    from .gate import nets  # the [agents] extra\n"
@@ -253,7 +256,7 @@ def test_the_checker_wants_the_right_extra_named(tmp_path):
     })
     assert project.needs("agents.gate") == {"torch"}
     assert [line.split(" `")[0] for line in project.offenders(("agents",))] == [
-        "agents/user.py:2", "agents/user.py:4", "agents/user.py:6"]
+        f"{P}/user.py:2", f"{P}/user.py:4", f"{P}/user.py:6"]
 
 
 def _current_offenders() -> list[str]:
