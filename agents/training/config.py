@@ -71,8 +71,8 @@ class Config:
     """Widths of the MLP's hidden layers (128x128 plays as well as 256x256 here and trains 2x faster)."""
     head: str = "moves"
     """Policy head: ``mlp`` (linear logits), ``moves`` (plus an action-conditioned term scoring each
-    legal action from its own features, see ``agents.nets.features.move_features``) or ``moves_mlp`` (that term
-    as a small MLP of the features and the state, so they can combine non-linearly)."""
+    legal action from its own features, see ``agents.nets.features.move_features``) or ``moves_mlp``
+    (that term as a small MLP of the features and the state, so they can combine non-linearly)."""
     endgame_features: bool = False
     """Add the exact 2-player endgame values to each action's features
     (``agents.nets.features.endgame_features``: once the stock is empty every hidden card is known and
