@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
+
 from escoba_env.rulebook.rules import Rules
 
 from ..nets.neural import HEADS
@@ -209,8 +211,6 @@ def _check_run_name(name: str) -> None:
 
 def _check_device(device: str) -> None:
     """Raise ValueError unless ``device`` is a torch device this machine has; return None."""
-    import torch  # the [train] extra
-
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as e:

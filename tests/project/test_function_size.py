@@ -8,9 +8,10 @@ that bring it, ``escoba-env[...]`` self-references followed (the umbrella extras
 accepted as a name: they say nothing about why). A lazy import of one of the project's own modules is
 an optional import too when that module, at its top level (its packages' ``__init__`` and the modules
 it imports there, transitively), imports an optional dependency: ``from ..nets.loader import ...``
-inside a function keeps the registry usable without torch, and its comment names ``[agents]``. Any
-other import inside a function (the standard library, NumPy, a torch-free module of ours) belongs at
-the top of its module.
+inside a function keeps the registry usable without torch, and its comment names ``[agents]``. A lazy
+import defers something: one whose optional dependencies its module already imports at its top is
+moved there. Any other import inside a function (the standard library, NumPy, a torch-free module of
+ours) belongs at the top of its module.
 """
 
 from __future__ import annotations
@@ -181,6 +182,8 @@ class Project:
             needed |= self.needs(target)
         if not needed:
             return "imports no optional dependency: move it to the top of the module"
+        if not needed - self.needs(module):
+            return f"its module imports {', '.join(sorted(needed))} at its top already: move it there"
         statement = lines[node.lineno - 1:node.end_lineno]
         named = {m for line in statement if "#" in line for m in EXTRA_COMMENT.findall(line.split("#", 1)[1])}
         accepted = self.accepted_extras(needed)
@@ -253,10 +256,11 @@ def test_the_checker_wants_the_right_extra_named(tmp_path):
                            "def d():\n    from .gate import nets  # the [agents] extra\n"
                            "def e():\n    from PIL import Image  # the [render] extra\n"
                            "def f():\n    from torch.utils import (  # the [agents] extra\n        data)\n"),
+        f"{P}/eager.py": "import torch\n\ndef g():\n    from .gate import nets  # the [agents] extra\n",
     })
     assert project.needs("agents.gate") == {"torch"}
     assert [line.split(" `")[0] for line in project.offenders(("agents",))] == [
-        f"{P}/user.py:2", f"{P}/user.py:4", f"{P}/user.py:6"]
+        f"{P}/eager.py:4", f"{P}/user.py:2", f"{P}/user.py:4", f"{P}/user.py:6"]
 
 
 def _current_offenders() -> list[str]:
