@@ -280,7 +280,6 @@ def measure(rounds: int, rules: Rules | None = None, seed: int = 0) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """Serve until stopped, or (``--rounds N``) print what N duplicate deals cost in calls and tokens."""
-
     p = argparse.ArgumentParser(prog="python -m agents.external.llm_standin",
                                 description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, help="measure N deals (each from every seat rotation) against "

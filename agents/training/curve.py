@@ -69,7 +69,6 @@ def plot(evals: dict[str, dict[str, list[float]]], out: str, title: str, mark: f
     if first and len(first["step"]) > 1 and first["wall_s"][-1] > 0:
         # Top axis: env steps, placed at the wall time each step count was reached (explicit ticks
         # on a twin axis; matplotlib's secondary_xaxis misplaces piecewise-linear conversions).
-
         minutes = np.asarray(first["wall_s"]) / 60
         steps = np.asarray(first["step"]) / 1e6
         top = ax.twiny()

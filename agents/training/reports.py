@@ -45,7 +45,6 @@ def evaluate(me: NeuralAgent, rules: Rules, cfg: Config, deals: int | None = Non
         if name in HEURISTICS:
             opp = HEURISTICS[name](rules)
         else:  # the frozen fixed_opponent
-
             opp = make_agent(name, rules=rules, seed=cfg.eval_seed)
         res = play_duplicate([me] + [opp] * (rules.num_sides - 1), rules, deals=deals, seed=cfg.eval_seed)
         out[name] = res.diff

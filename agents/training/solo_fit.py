@@ -119,7 +119,6 @@ def input_names(phase: str, rules, answers: bool = False) -> tuple[str, ...]:
 def _labels_table_network(path: str, kind: str = "table") -> str:
     """Return the shipped network of the table a labels file was collected at: its PPO network
     (``--phase table``, ``kind="table"``) or its move network (``--phase last``, ``kind="move"``)."""
-
     rules = Rules.from_dict(load_labels(path)[1]["rules"])
     if kind == "move":
         named = MOVE_CHECKPOINTS.get((rules.num_players, rules.partnerships))

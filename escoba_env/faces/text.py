@@ -452,7 +452,6 @@ def position_after(seed: int, moves: int, rules: Rules | None = None) -> tuple[n
 
 def main(argv: list[str] | None = None) -> int:
     """Print the prompt of a real position: ``python -m escoba_env.faces.text --seed 7 --moves 5``."""
-
     p = argparse.ArgumentParser(prog="python -m escoba_env.faces.text",
                                 description="Print the text face's prompt (system message, a blank line, "
                                             "the position) of the seat to act in a dealt game.")
