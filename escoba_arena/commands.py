@@ -8,22 +8,15 @@ checks, before it starts, that the libraries it needs are installed (``REQUIRES`
 importing them) and otherwise ends with one line naming the missing library and the extra that
 installs it, status 1, having written nothing. ``--help`` (``-h``) works without any extra: a program
 whose module imports a missing library is loaded for its help with that library stubbed (the stubs
-are never run; the process ends after the help). The programs' modules import their optional libraries
-only when they use them, so this module imports them at its top, except the trainer's (torch), which is
-imported only when training is run.
+are never run; the process ends after the help). Programs are imported only when run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from agents.bench import cli as bench_cli
 from agents.programs import REQUIRES as AGENT_REQUIRES
 from agents.programs import program_name, run_program
-from agents.tournament import cli as tournament_cli
-
-from . import terminal
-from .web import cli as web_cli
 
 REQUIRES: dict[str, tuple[tuple[str, str], ...]] = {
     **AGENT_REQUIRES,
@@ -36,14 +29,15 @@ REQUIRES: dict[str, tuple[tuple[str, str], ...]] = {
 def evaluate(argv: Sequence[str] | None = None) -> int:
     """Run the tournament command line (``agents.tournament.cli``); return the exit status."""
     def load() -> Callable[..., int]:
-        return tournament_cli.main
+        from agents.tournament.cli import main
+        return main
     return run_program(REQUIRES["evaluate"], program_name("evaluate.py"), load, argv)
 
 
 def train(argv: Sequence[str] | None = None) -> int:
     """Run the training command line (``agents.training.cli``); return the exit status."""
     def load() -> Callable[..., int]:
-        from agents.training.cli import main  # the [train] extra: torch, imported only when training
+        from agents.training.cli import main  # the [train] extra
         return main
     return run_program(REQUIRES["train"], program_name("train.py"), load, argv)
 
@@ -51,19 +45,22 @@ def train(argv: Sequence[str] | None = None) -> int:
 def bench(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark command line (``agents.bench.cli``); return the exit status."""
     def load() -> Callable[..., int]:
-        return bench_cli.main
+        from agents.bench.cli import main
+        return main
     return run_program(REQUIRES["bench"], "escoba-bench", load, argv)
 
 
 def arena(argv: Sequence[str] | None = None) -> int:
     """Run the web arena's command line (``escoba_arena.web.cli``); return the exit status."""
     def load() -> Callable[..., int]:
-        return web_cli.main
+        from .web.cli import main
+        return main
     return run_program(REQUIRES["arena"], "escoba-arena", load, argv)
 
 
 def play(argv: Sequence[str] | None = None) -> int:
     """Run the terminal game (``escoba_arena.terminal``); return the exit status."""
     def load() -> Callable[..., int]:
-        return terminal.main
+        from .terminal import main
+        return main
     return run_program(REQUIRES["play"], "escoba-play", load, argv)
