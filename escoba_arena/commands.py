@@ -37,7 +37,7 @@ def evaluate(argv: Sequence[str] | None = None) -> int:
 def train(argv: Sequence[str] | None = None) -> int:
     """Run the training command line (``agents.training.cli``); return the exit status."""
     def load() -> Callable[..., int]:
-        from agents.training.cli import main
+        from agents.training.cli import main  # the [train] extra
         return main
     return run_program(REQUIRES["train"], program_name("train.py"), load, argv)
 
