@@ -37,8 +37,9 @@ from .signals import SIGNALS, run_program
 
 DEFAULT_AGENTS = ("random", "greedy", "expert", "search")
 DEFAULT_DEALS = 300
-PROG = "escoba-evaluate" if os.path.basename(sys.argv[0]) == "escoba-evaluate" else "evaluate.py"
-"""The name the program's usage and errors go by: the console script's, or the file's."""
+def prog() -> str:
+    """Return the name the program's usage and errors go by: the console script's, or the file's."""
+    return "escoba-evaluate" if os.path.basename(sys.argv[0]) == "escoba-evaluate" else "evaluate.py"
 
 EPILOG = """\
 examples (escoba-evaluate, python -m agents.tournament and python evaluate.py are the same program):
@@ -68,7 +69,7 @@ def _confidence(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of evaluate.py."""
-    p = OneLineParser(prog=PROG, description="Benchmark Escoba agents against each other: duplicate deals, "
+    p = OneLineParser(prog=prog(), description="Benchmark Escoba agents against each other: duplicate deals, "
                       "confidence intervals, ratings.", formatter_class=DefaultsFormatter,
                       epilog=f"{EPILOG}\nagents:\n{help_text()}\n")
     who = p.add_argument_group("agents")
@@ -123,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run evaluate.py with ``argv``; return the exit status."""
-    return run_program(PROG, _main, argv)
+    return run_program(prog(), _main, argv)
 
 
 def _main(argv: list[str] | None) -> int:
@@ -136,8 +137,8 @@ def _main(argv: list[str] | None) -> int:
         return 0
     rules = rules_from_args(args)
     # each spec is read here, once: the config, its tasks and the workers take the values read
-    agents = read_specs(args.agents or DEFAULT_AGENTS, PROG)
-    vs = read_specs([args.vs], PROG)[0] if args.vs is not None else None
+    agents = read_specs(args.agents or DEFAULT_AGENTS, prog())
+    vs = read_specs([args.vs], prog())[0] if args.vs is not None else None
     config = TournamentConfig(agents=agents, vs=vs, rules=rules,
                               deals=args.games or args.rounds or DEFAULT_DEALS, games=args.games is not None,
                               duplicate=args.duplicate, seed=args.seed, max_rounds=args.max_rounds,

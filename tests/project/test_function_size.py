@@ -273,8 +273,6 @@ def _current_offenders() -> list[str]:
     return Project().offenders()
 
 
-@pytest.mark.xfail(strict=False, reason="other helpers' files still hold long functions or inline imports")
-# lead: remove xfail after spec/speed merge
 def test_no_long_function_and_no_needless_inline_import_in_the_library():
     offenders = _current_offenders()
     assert not offenders, "\n".join(["", *offenders])
