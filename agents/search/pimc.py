@@ -114,7 +114,7 @@ def rollout_actions(engine: EscobaEngine, rng: np.random.Generator, epsilon: flo
         unseen = np.uint64((1 << engine.rules.num_cards) - 1) & ~seen
     stock_left = engine.stock_pos < engine.rules.num_cards if threat == "count" else None
     if not jokers and use_compiled_default():  # the same actions, compiled (the [fast] extra)
-        from .rollout_compiled import compiled_policy
+        from .rollout_compiled import compiled_policy  # the [fast] extra (Numba)
 
         actions = compiled_policy(engine, w, threat)
     else:
@@ -195,7 +195,7 @@ def rollout_values(engine: EscobaEngine, card: np.ndarray, option: np.ndarray, m
 
     if (policy == "greedy" and epsilon == 0 and horizon is None and leaf is None and not rules.jokers
             and use_compiled_default()):  # no draws: the whole rollout compiled (the [fast] extra)
-        from .rollout_compiled import compiled_rollout_values
+        from .rollout_compiled import compiled_rollout_values  # the [fast] extra (Numba)
 
         return compiled_rollout_values(engine, card, option, me, ROLLOUT_WEIGHTS, threat)
 
