@@ -60,9 +60,11 @@ from escoba_env.rulebook.cards import (
 )
 from escoba_env.rulebook.rules import Rules
 
+
 def prog() -> str:
     """Return the name the program's usage and errors go by: the console script's, or the module's."""
-    return "escoba-play" if os.path.basename(sys.argv[0]) == "escoba-play" else "python -m escoba_arena.terminal"
+    name = os.path.basename(sys.argv[0])
+    return "escoba-play" if name == "escoba-play" else "python -m escoba_arena.terminal"
 
 # ANSI colours per suit (oros gold, copas red, espadas blue, bastos green); jokers magenta.
 _SUIT_COLOUR = ("33", "31", "34", "32")
@@ -522,7 +524,8 @@ def _main(argv: Sequence[str] | None, stdin: TextIO | None, stdout: TextIO | Non
             spec, note = default_opponent(rules)
             specs = list(read_specs([spec], prog())) * len(bot_seats)
         elif len(args.opponent) in (1, len(bot_seats)):  # each spec read once, for all its seats
-            specs = list(read_specs(args.opponent, prog())) * (len(bot_seats) if len(args.opponent) == 1 else 1)
+            copies = len(bot_seats) if len(args.opponent) == 1 else 1
+            specs = list(read_specs(args.opponent, prog())) * copies
         else:
             raise ValueError(f"--opponent takes 1 spec or {len(bot_seats)} (one per bot seat), "
                              f"got {len(args.opponent)}")

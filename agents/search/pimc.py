@@ -62,6 +62,7 @@ from escoba_env.faces.seeding import KeyedStreams, stream_keys, sub_keys
 from escoba_env.rulebook.cards import MAX_CARDS, OROS, SEVENS
 
 from ..base import Agent
+from ..heuristic.endgame import check_solvable, solve
 from ..heuristic.strategy import ROLLOUT_WEIGHTS, THREATS, Weights, rollout_policy
 from ..moves import Moves, enumerate_moves, lowest_card, move_actions
 from ..worlds import observation_masks, take_games, worlds_from_observations
@@ -248,18 +249,12 @@ def endgame_leaf(kind: str, rules) -> Callable[[EscobaEngine, np.ndarray], np.nd
     endgame for the seat to act, exact (``"exact"``: ``agents.heuristic.endgame.solve``) or as
     ``neural-solo``'s endgame network scores its best move (``"net"``). Read from that seat's
     observation; at an empty stock in a 2-player game it hides nothing."""
-    from escoba_env.executors.observation import action_masks, encode
-
-    from ..heuristic.endgame import check_solvable
-
     check_solvable(rules)
     if kind == "exact":
-        from ..heuristic.endgame import solve
-
         def values(obs, masks):
             return np.nanmax(solve(obs, rules), axis=1)
     else:
-        from ..nets.solo import endgame_net_values
+        from ..nets.solo import endgame_net_values  # the [agents] extra (torch)
 
         values = endgame_net_values(rules)
 

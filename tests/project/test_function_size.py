@@ -21,8 +21,6 @@ import re
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.project.test_import_cycles import imports_of, module_files
 
 if sys.version_info >= (3, 11):
