@@ -10,20 +10,26 @@ so that the classic CleanRL loop works unchanged: the returned observation is al
 episode's where ``terminations | truncations`` is set (the env's default, ``NextStep``, would add
 one ignored step after each episode). Illegal actions are masked out of the logits.
 
+As CleanRL's own scripts do, it prints one line per iteration (``global_step``, steps per second, the
+mean return of the last 100 episodes, the losses) and, every ``--eval-every`` iterations and at the
+end, the greedy policy's mean points per round against the opponents over ``--eval-rounds`` one-round
+games (``evaluate``); ``--quiet`` prints only the final summary.
+
 ``--card-features`` (``train(card_features=True)``) adds what each hand card would do if played
 (``card_features``: whether it captures or sweeps, what it would take, the table sum it leaves and how
 many unseen cards could sweep that) and scores every card with one small network shared by the 40
 cards (``Agent(card_head=True)``), as ``escoba-train``'s move networks score moves. A flat MLP has to
 find sums of 15 from the card planes alone; with these inputs the example beats ``greedy`` within
-minutes (``docs/first_agent.md``):
+about 300k env steps, about 100 CPU-seconds (``docs/first_agent.md``):
 
     python examples/cleanrl_ppo.py --card-features --opponents greedy --episode round \
-        --gamma 1 --lr 5e-4 --ent-coef 0.001 --hidden 256 --total-steps 1500000
+        --gamma 1 --lr 5e-4 --ent-coef 0.001 --hidden 256 --total-steps 400000
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 from collections.abc import Callable
 
 import gymnasium
@@ -151,18 +157,52 @@ class Agent(nn.Module):
         return action, dist.log_prob(action), dist.entropy(), self.critic(h).squeeze(-1)
 
 
+def greedy_policy(agent: Agent, card_features: bool) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """Return ``policy(observations, masks)``: the agent's most likely legal action per row."""
+    def policy(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            x = network_input(obs, card_features)
+            logits = agent.actor(agent.body(x), x)
+            return logits.masked_fill(~torch.as_tensor(masks), -1e9).argmax(1).numpy()
+    return policy
+
+
+def evaluate(policy: Callable[[np.ndarray, np.ndarray], np.ndarray], opponent: str, rounds: int = 2048,
+             seed: int = 12345) -> tuple[float, float]:
+    """Return the mean points per round (the learner's minus the opponent's) of ``policy`` over ``rounds``
+    one-round games against ``opponent`` (the learner in every seat in turn), and its standard error.
+
+    ``policy(observations (N, obs), masks bool (N, W))`` returns N actions.
+    """
+    envs = gymnasium.make_vec("escoba_env/Escoba-v0", num_envs=min(64, rounds),
+                              vectorization_mode="vector_entry_point", opponents=opponent, episode="round",
+                              reward="round_points", autoreset_mode="SameStep", seat=None)
+    obs, _ = envs.reset(seed=seed)
+    points: list[float] = []
+    while len(points) < rounds:
+        obs, reward, term, trunc, _ = envs.step(policy(obs["observation"], obs["action_mask"] > 0))
+        points.extend(reward[term | trunc].tolist())
+    envs.close()
+    se = float(np.std(points, ddof=1) / np.sqrt(len(points))) if len(points) > 1 else float("nan")
+    return float(np.mean(points)), se
+
+
 def train(num_envs: int = 16, num_steps: int = 64, iterations: int = 10, opponents: str = "random",
           seed: int = 0, lr: float = 3e-4, gamma: float = 0.99, lam: float = 0.95, epochs: int = 4,
           minibatches: int = 4, clip: float = 0.2, episode: str = "game",
           callback: Callable[[Agent, int], None] | None = None, hidden: int = 128,
-          card_features: bool = False, ent_coef: float = 0.01) -> dict[str, float]:
+          card_features: bool = False, ent_coef: float = 0.01, progress: bool = False,
+          eval_every: int = 0, eval_rounds: int = 512) -> dict[str, float]:
     """Run PPO; return the mean return and count of the finished episodes and the last losses.
 
     ``card_features`` feeds ``card_features`` to the network and scores cards with ``Agent``'s card
     head (ReLU body); without it the body is the plain tanh MLP over the observation.
 
     ``callback(agent, steps)``, if given, is called after every iteration with the learner steps so
-    far (``benchmarks/first_agent.py`` evaluates the policy there).
+    far (``benchmarks/first_agent.py`` evaluates the policy there). ``progress`` prints, as CleanRL's
+    scripts do, one line per iteration (the steps, steps per second, the mean return of the last 100
+    episodes); ``eval_every`` (iterations, 0: never) also prints the greedy policy's mean points per
+    round against ``opponents`` over ``eval_rounds`` rounds (``evaluate``), and once more at the end.
     """
     torch.manual_seed(seed)
     envs = gymnasium.make_vec("escoba_env/Escoba-v0", num_envs=num_envs,
@@ -182,6 +222,7 @@ def train(num_envs: int = 16, num_steps: int = 64, iterations: int = 10, opponen
     logp_buf, rew_buf, done_buf, val_buf = (torch.zeros((num_steps, num_envs)) for _ in range(4))
     next_obs, _ = envs.reset(seed=seed)
     next_done = torch.zeros(num_envs)
+    t0 = time.perf_counter()
     returns: list[float] = []
     stats: dict[str, float] = {}
     for it in range(iterations):
@@ -226,8 +267,20 @@ def train(num_envs: int = 16, num_steps: int = 64, iterations: int = 10, opponen
                 nn.utils.clip_grad_norm_(agent.parameters(), 0.5)
                 opt.step()
         stats = {"policy_loss": pg.item(), "value_loss": v_loss.item()}
+        steps = (it + 1) * num_steps * num_envs
+        if progress:
+            recent = f"{np.mean(returns[-100:]):+.3f}" if returns else "n/a"
+            sps = steps / (time.perf_counter() - t0)
+            print(f"iteration {it + 1}/{iterations} global_step={steps} SPS={sps:.0f} "
+                  f"episodes={len(returns)} mean_return(last 100)={recent} "
+                  f"policy_loss={pg.item():.4f} value_loss={v_loss.item():.4f}", flush=True)
+        if eval_every and ((it + 1) % eval_every == 0 or it + 1 == iterations):
+            policy = greedy_policy(agent, card_features)
+            mean, se = evaluate(policy, opponents, eval_rounds, seed=seed + 12345)
+            print(f"eval global_step={steps}: greedy policy vs {opponents}: {mean:+.3f} +- {se:.3f} points "
+                  f"per round over {eval_rounds} rounds", flush=True)
         if callback is not None:
-            callback(agent, (it + 1) * num_steps * num_envs)
+            callback(agent, steps)
     envs.close()
     stats.update(episodes=len(returns), mean_return=float(np.mean(returns)) if returns else float("nan"))
     return stats
@@ -247,11 +300,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--hidden", type=int, default=128)
     ap.add_argument("--ent-coef", type=float, default=0.01)
     ap.add_argument("--card-features", action="store_true", help="add card_features and the card head")
+    ap.add_argument("--eval-every", type=int, default=10,
+                    help="evaluate the greedy policy every N iterations and at the end (0: never)")
+    ap.add_argument("--eval-rounds", type=int, default=512, help="rounds of each evaluation")
+    ap.add_argument("--quiet", action="store_true", help="print only the final summary")
     args = ap.parse_args(argv)
     iterations = max(1, args.total_steps // (args.num_envs * args.num_steps))
     print(train(args.num_envs, args.num_steps, iterations, args.opponents, args.seed, lr=args.lr,
                 gamma=args.gamma, episode=args.episode, hidden=args.hidden, card_features=args.card_features,
-                ent_coef=args.ent_coef))
+                ent_coef=args.ent_coef, progress=not args.quiet,
+                eval_every=0 if args.quiet else args.eval_every, eval_rounds=args.eval_rounds))
 
 
 if __name__ == "__main__":

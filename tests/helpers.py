@@ -284,3 +284,21 @@ def replay_recipe(steps: list[list[str]]) -> None:
         out.unlink()  # the recording's empty stand-in
         assert importlib.import_module(step[1]).main(step[2:]) in (0, None), step
         assert out.is_file() and out.stat().st_size > 0, step
+
+
+def tagged_pids(var: str, value: str) -> list[int]:
+    """Return the live processes (other than this one) whose environment holds ``var=value``, from
+    /proc: what a test gives a program it starts, inherited by everything that program starts (a
+    zombie's environment reads empty, so a dead, unreaped process is not counted)."""
+    import os
+    from pathlib import Path
+
+    tag = f"{var}={value}".encode()
+    out = []
+    for env in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if tag in env.read_bytes().split(b"\0"):
+                out.append(int(env.parent.name))
+        except (OSError, ValueError):
+            continue
+    return [p for p in out if p != os.getpid()]

@@ -26,6 +26,8 @@ import time
 import uuid
 from pathlib import Path
 
+from tests.helpers import tagged_pids
+
 RAY_START = (
     "import sys\n"
     "from ray._private import services\n"
@@ -48,6 +50,11 @@ ALIVE = (
 """A driver that waits until the head counts ``want`` nodes alive (argv: address, want, seconds)."""
 
 
+HANG_S = 600.0
+"""Seconds after which a wait on the cluster is a hang: far above what a loaded machine takes (the
+node counts, a kill), so it never paces a test, it only stops one that is stuck."""
+
+
 def free_port() -> int:
     """Return a TCP port of 127.0.0.1 that is free now."""
     with socket.socket() as s:
@@ -57,15 +64,7 @@ def free_port() -> int:
 
 def node_pids(name: str) -> list[int]:
     """Return the processes whose environment has ``ESCOBA_RAY_NODE=name`` (from /proc)."""
-    tag = f"ESCOBA_RAY_NODE={name}".encode()
-    out = []
-    for env in Path("/proc").glob("[0-9]*/environ"):
-        try:
-            if tag in env.read_bytes().split(b"\0"):
-                out.append(int(env.parent.name))
-        except (OSError, ValueError):
-            continue
-    return [p for p in out if p != os.getpid()]
+    return tagged_pids("ESCOBA_RAY_NODE", name)
 
 
 def with_descendants(pids: list[int]) -> list[int]:
@@ -95,6 +94,8 @@ class RayCluster:
         self.port = free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.nodes: list[str] = []
+        self.dead: set[str] = set()
+        """The nodes this cluster killed (they never count as live, whatever /proc still shows)."""
         # token authentication, with a token of its own: a ~/.ray/auth_token written by anything else
         # on this machine is never read, and nothing without this token can join or submit work
         self.env = {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": uuid.uuid4().hex + uuid.uuid4().hex,
@@ -118,7 +119,7 @@ class RayCluster:
                                  "--object-store-memory", str(100 * 2**20),
                                  "--dashboard-agent-listen-port", str(free_port()),
                                  "--disable-usage-stats"],
-                                env=env, stdout=f, stderr=subprocess.STDOUT, timeout=120).returncode
+                                env=env, stdout=f, stderr=subprocess.STDOUT, timeout=HANG_S).returncode
         if rc != 0:
             raise RuntimeError(f"ray start {name} failed ({rc}): {log.read_text()[-2000:]}")
 
@@ -142,10 +143,10 @@ class RayCluster:
         return with_descendants(node_pids(f"{self.token}-{name}"))
 
     def live_workers(self) -> list[str]:
-        """Return the names of the worker nodes (not the head) that still have processes."""
-        return [n for n in self.nodes if n != "head" and self.pids(n)]
+        """Return the names of the worker nodes (not the head) started and not killed."""
+        return [n for n in self.nodes if n != "head" and n not in self.dead]
 
-    def settle(self, timeout: float = 120) -> None:
+    def settle(self, timeout: float = HANG_S) -> None:
         """Wait until the head counts alive exactly the nodes that have processes; return None.
 
         A killed node stays "alive" for the head until its health checks fail (seconds, longer on a
@@ -160,10 +161,15 @@ class RayCluster:
             raise RuntimeError(f"the head did not count {want} nodes alive in {timeout:g} s: "
                                f"{(r.stdout + r.stderr)[-2000:]}")
 
-    def kill(self, name: str) -> None:
-        """Kill every process of node ``name`` at once (the node dies as a machine would); return None."""
-        end = time.monotonic() + 10
-        while (pids := self.pids(name)) and time.monotonic() < end:  # again: one may have just started
+    def kill(self, name: str, timeout: float = HANG_S) -> None:
+        """Kill every process of node ``name`` (the node dies as a machine would) and return once none
+        is left; RuntimeError if one outlives ``timeout`` seconds (on a loaded machine a killed process
+        can take seconds to go: the wait is a hang detector, not an estimate)."""
+        self.dead.add(name)
+        end = time.monotonic() + timeout
+        while pids := self.pids(name):  # again: one may have just started
+            if time.monotonic() > end:
+                raise RuntimeError(f"node {name}: processes {pids} still alive {timeout:g} s after SIGKILL")
             for p in pids:
                 try:
                     os.kill(p, signal.SIGKILL)
@@ -174,6 +180,9 @@ class RayCluster:
     def stop(self) -> None:
         """Kill every node of the cluster, the worker nodes first; return None."""
         for name in reversed(self.nodes):
-            self.kill(name)
+            try:
+                self.kill(name, timeout=60)
+            except RuntimeError:
+                pass  # stopping: the rest still goes
             shutil.rmtree(self.temp_dir(name), ignore_errors=True)
         self.nodes = []

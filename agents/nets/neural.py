@@ -5,9 +5,10 @@ through a few ReLU layers into two heads: 40 action logits, masked so that an il
 probability 0, and one value (the expected return of the seat to act). It is small on purpose:
 self-play runs it on every decision of thousands of games at once on a CPU.
 
-``NeuralAgent`` implements ``agents.base.Agent.act_batch`` with one batched ``torch.no_grad``
-forward pass per call; it plays the most likely legal action (``deterministic=True``, the default)
-or samples from the masked policy with its own seeded generator.
+``NeuralAgent`` implements ``agents.base.Agent.act_batch`` with one batched forward pass per call,
+in fixed point (``agents.nets.fixedpoint``: the same move on every machine); it plays the most likely legal
+action (``deterministic=True``, the default) or samples from the masked policy with its own seeded
+generator. ``NeuralAgent.policy`` (the probabilities, for display) and training use float32.
 
 Checkpoints (``save_checkpoint`` / ``load_checkpoint``) are ``torch.save`` files of a plain dict of
 tensors and primitives, never a pickled object, read back with ``weights_only=True``:
@@ -61,6 +62,7 @@ from escoba_env.rulebook.rules import Rules
 
 from ..base import Agent
 from ..heuristic.weights import CARD_WEIGHTS
+from .fixedpoint import policy_logits
 
 FORMAT = "escoba-ppo"
 FORMAT_VERSION = 1
@@ -410,7 +412,9 @@ def sample_masked(logits: torch.Tensor, uniforms: torch.Tensor) -> torch.Tensor:
 
 
 class NeuralAgent(Agent):
-    """Plays a ``PolicyValueNet``: argmax of the masked policy, or a sample from it."""
+    """Plays a ``PolicyValueNet``: argmax of the masked policy, or a sample from it, on logits computed
+    in fixed point (``agents.nets.fixedpoint``: the same bits on every machine; a tie goes to the lowest
+    card)."""
 
     name = "neural"
 
@@ -446,11 +450,14 @@ class NeuralAgent(Agent):
             return np.zeros(0, np.int64)
         if not (masks > 0).any(axis=1).all():
             raise ValueError("neural agent got a row with no legal action")
-        logits, _ = self._forward(observations, masks)
+        obs = np.asarray(observations, np.float32)
+        logits = np.where(masks > 0, policy_logits(self.net, obs, self.net.features(obs)), -np.inf)
         if self.deterministic:
-            return torch.argmax(logits, -1).cpu().numpy().astype(np.int64)
-        u = torch.as_tensor(self.rng.random(logits.shape, np.float32), device=self.device)
-        return sample_masked(logits, u).cpu().numpy().astype(np.int64)
+            return np.argmax(logits, axis=1).astype(np.int64)
+        # Gumbel-max in float64 on the same seeded uniforms: a flip would need two perturbed logits
+        # within float64 rounding of each other
+        u = np.maximum(self.rng.random(logits.shape, np.float32).astype(np.float64), 1e-30)
+        return np.argmax(logits - np.log(-np.log(u)), axis=1).astype(np.int64)
 
     @classmethod
     def from_checkpoint(cls, path: str | os.PathLike, rules: Rules | None = None, seed: int | None = None,

@@ -64,6 +64,7 @@ from ..base import Agent
 from ..heuristic.endgame import endgame_rows
 from ..moves import Moves, best_per_row, move_actions
 from ..worlds import obs_layout
+from .fixedpoint import move_values as fixed_move_values
 from .move_inputs import (
     ANSWER_BLOCKS,
     SLOT,
@@ -152,8 +153,7 @@ def endgame_net_values(rules: Rules, path: str | os.PathLike | None = None):
     @torch.no_grad()
     def values(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         moves, x, _ = endgame_inputs(obs, rules, masks)
-        y = net(torch.from_numpy(x)).numpy().astype(np.float64)
-        return np.maximum.reduceat(y, moves.start[:-1])
+        return np.maximum.reduceat(fixed_move_values(net, x).numpy(), moves.start[:-1])
 
     return values
 
@@ -308,6 +308,15 @@ def symmetric_values(net: nn.Module, x: torch.Tensor, blocks: int = 5) -> torch.
     return net(x[:, perms].reshape(-1, x.shape[1])).reshape(len(x), len(perms)).mean(1)
 
 
+def scores(net: nn.Module, x: np.ndarray) -> np.ndarray:
+    """Return float64 (M,) the values a move network gives the moves ``x``: in fixed point for an
+    ``EndgameNet`` (``agents.nets.fixedpoint``, the same on every machine), else ``net``'s own (a callable an
+    experiment puts in its place)."""
+    if isinstance(net, EndgameNet):
+        return fixed_move_values(net, x).numpy()
+    return np.asarray(net(torch.from_numpy(x)), np.float64)
+
+
 def action_values(move_values: torch.Tensor, row: np.ndarray, member: np.ndarray, k: int, w: int = 40
                   ) -> torch.Tensor:
     """Return (k, w) action values: the best value of the moves (of observation ``row``) that start
@@ -356,7 +365,7 @@ class SoloAgent(Agent):
               ) -> np.ndarray:
         """Return the action of each row: the first action of its best-scored move."""
         moves, x, _ = make_inputs(obs, rules, masks, **how)
-        chosen = best_per_row(moves, net(torch.from_numpy(x)).numpy())
+        chosen = best_per_row(moves, scores(net, x))
         return move_actions(moves, chosen, obs, masks)
 
     @torch.no_grad()

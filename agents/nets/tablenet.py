@@ -66,6 +66,8 @@ from ..base import Agent
 from ..heuristic.strategy import hold_probability
 from ..moves import best_per_row, move_actions
 from ..worlds import obs_layout, observation_scalars
+from .fixedpoint import move_values as fixed_move_values
+from .fixedpoint import symmetric_move_values
 from .move_inputs import (
     ANSWER_BLOCKS,
     SLOT,
@@ -78,7 +80,7 @@ from .move_inputs import (
     positions_after_moves,
 )
 from .neural import check_compatible, checkpoint_dict, load_checkpoint
-from .solo import EndgameNet, build_endgame_net, symmetric_values
+from .solo import EndgameNet, build_endgame_net, suit_permutations
 
 _SIZE = np.array([40, 10, 4, 1], np.float32)
 _CATS = ("cards", "oros", "sevens", "velo")
@@ -229,12 +231,16 @@ class TableNetAgent(Agent):
         self.symmetric = bool(symmetric)
         super().__init__(rules, seed)
 
-    def move_values(self, x: torch.Tensor, net: EndgameNet | None = None, blocks: int = 5) -> torch.Tensor:
-        """Return the value of each move's inputs ``x`` by ``net`` (default: the move network): the
-        network's, or with ``symmetric`` its mean over the six permutations of the plain suits in the
-        first ``blocks`` 40-card blocks (``agents.nets.solo.symmetric_values``)."""
+    def move_values(self, x: torch.Tensor | np.ndarray, net: EndgameNet | None = None, blocks: int = 5
+                    ) -> torch.Tensor:
+        """Return float64 (M,) the value of each move's inputs ``x`` by ``net`` (default: the move
+        network) in fixed point (``agents.nets.fixedpoint``: the same bits on every machine, whatever the
+        batch): the network's, or with ``symmetric`` its mean over the six permutations of the plain
+        suits in the first ``blocks`` 40-card blocks (``agents.nets.solo.suit_permutations``)."""
         net = self.net if net is None else net
-        return symmetric_values(net, x, blocks) if self.symmetric else net(x)
+        if self.symmetric:
+            return symmetric_move_values(net, x, suit_permutations(x.shape[1], blocks))
+        return fixed_move_values(net, x)
 
     @torch.no_grad()
     def act_batch(self, observations, action_masks, state=None):
@@ -262,7 +268,7 @@ class TableNetAgent(Agent):
         """Return each row's action: the first action of its move best scored by ``net`` on the input
         set ``inputs``."""
         moves, x, _ = table_inputs(obs, self.rules, masks, answers=inputs == "answers")
-        values = self.move_values(torch.from_numpy(x), net, input_blocks(inputs))
+        values = self.move_values(x, net, input_blocks(inputs))
         chosen = best_per_row(moves, values.numpy())
         return move_actions(moves, chosen, obs, masks)
 

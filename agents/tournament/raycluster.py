@@ -7,11 +7,14 @@
   Linux Ray would turn it into the machine's network address, where such a cluster does not listen,
   and retry that for ever.
 - ``loopback_only()``: a Ray instance started inside binds every port to 127.0.0.1 only.
+- ``leave(ray)``: disconnect this driver without a word from Ray once the program has said how the run
+  ended (a fault is one line: nothing of Ray's may follow it on stderr).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import logging
 import os
 import socket
 from collections.abc import Iterator
@@ -103,3 +106,17 @@ def join(ray: Any, address: str, runtime_env: dict | None = None) -> None:
             ray.init(**options)
     else:
         ray.init(**options)
+
+
+def leave(ray: Any) -> None:
+    """Disconnect this process from Ray (``ray.shutdown``; a joined cluster keeps running), with Ray's
+    own error messages silenced first; return None.
+
+    When a worker or a node dies, the driver reports it in one line and stops, abandoning the other
+    workers' tasks; while Ray disconnects (or the interpreter exits) it would log, on stderr, an
+    "Unhandled error" for each abandoned task that failed, and its error-listener thread the connection
+    it loses: timing-dependent lines after the program's own, more of them on a loaded machine.
+    """
+    os.environ["RAY_IGNORE_UNHANDLED_ERRORS"] = "1"  # read by Ray each time it would report one
+    logging.getLogger("ray").setLevel(logging.CRITICAL)
+    ray.shutdown()

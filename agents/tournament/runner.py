@@ -301,7 +301,7 @@ def _run_ray(tasks: list[Task], config: TournamentConfig, done: Callable[[int, B
     except ImportError as exc:
         raise ValueError("--backend ray needs Ray: pip install 'escoba-env[ray]'") from exc
     from ..spec.fingerprint import outside_runtime_env
-    from .raycluster import join, loopback_only
+    from .raycluster import join, leave, loopback_only
 
     # python: agents from the driver's folder travel with the job (Ray's runtime env, py_modules)
     extra = outside_runtime_env(config.entrants)
@@ -336,7 +336,7 @@ def _run_ray(tasks: list[Task], config: TournamentConfig, done: Callable[[int, B
             for ref in pending:
                 ray.cancel(ref, force=True)
         else:
-            ray.shutdown()
+            leave(ray)
 
 
 def local_ray_options(workers: int) -> dict:

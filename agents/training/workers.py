@@ -32,7 +32,7 @@ import torch
 from escoba_env.rulebook.rules import Rules
 
 from ..nets.neural import PolicyValueNet
-from ..tournament.raycluster import join, loopback_only
+from ..tournament.raycluster import join, leave, loopback_only
 from .config import Config
 from .ppo import ValueNet
 from .rollout import RolloutWorker, make_buffers, per_game_keys, shard_state
@@ -347,7 +347,7 @@ class RayActors:
                 pass
         self.actors = []
         if self.started:
-            self.ray.shutdown()
+            leave(self.ray)
             self.started = False
 
 

@@ -97,6 +97,20 @@ def test_cleanrl_ppo_example_on_make_vec(card_features):
     assert math.isfinite(stats["policy_loss"]) and math.isfinite(stats["value_loss"])
 
 
+def test_cleanrl_ppo_example_prints_progress_and_a_periodic_evaluation(capsys):
+    """As CleanRL's scripts do: a line per iteration as it runs, and the greedy policy's evaluation every
+    --eval-every iterations and at the end (before, it printed nothing until it ended)."""
+    example("cleanrl_ppo").main(["--num-envs", "4", "--num-steps", "16", "--total-steps", "192",
+                                 "--episode", "round", "--eval-every", "2", "--eval-rounds", "8"])
+    lines = capsys.readouterr().out.splitlines()
+    iterations = [x for x in lines if x.startswith("iteration ")]
+    evals = [x for x in lines if x.startswith("eval global_step=")]
+    assert [x.split()[1] for x in iterations] == ["1/3", "2/3", "3/3"]
+    assert all("SPS=" in x and "mean_return(last 100)=" in x for x in iterations)
+    assert [x.split()[1] for x in evals] == ["global_step=128:", "global_step=192:"]  # every 2nd and the last
+    assert all("points per round over 8 rounds" in x for x in evals)
+
+
 @pytest.mark.slow
 def test_torchrl_example_collects_thousands_of_frames_masked_and_takes_a_loss_step(capfd):
     """TorchRL's PettingZooWrapper(escoba_v0.env(), use_mask=True), unchanged, under a masked policy."""

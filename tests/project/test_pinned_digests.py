@@ -6,6 +6,11 @@ computed on the code before a refactor that must not change behaviour. A change 
 agent's choice, a move feature or the shaping changes a digest: update one only for a change that
 is meant to alter behaviour, and say why in the commit.
 
+The networks' moves hold on every machine: they are computed in fixed point (``agents.nets.fixedpoint``),
+whose results do not depend on the instruction set, the BLAS, the thread count or the batch.
+``bash scripts/check_move_digests.sh`` runs these tests under every CPU setting NumPy, PyTorch, MKL
+and OpenBLAS let a process force (``--quick``: three combined ones, as ``test_moves_any_cpu`` does).
+
 Training is the exception: its float32 arithmetic runs in the CPU's own kernels (ATen's AVX2 or
 AVX-512 paths, MKL's per-vendor code), so the same run gives other last bits on another processor
 (measured: about 1e-6 apart after the tiny run between the AVX-512, AVX2 and plain kernels of one
@@ -93,7 +98,7 @@ MOVES = {
     ('3p', 'expert'): '2263cf273b9dd4e6',
     ('3p', 'search:sims=40'): '73bbfa0bbddf80bc',
     ('3p', 'neural-3p'): 'c2099de907139891',
-    ('3p', 'neural-3p-move'): 'c6ab302b56015870',
+    ('3p', 'neural-3p-move'): '6626848b6e9a2c25',  # fixed point: decision 966's exact tie, the first move
     ('3p', 'strong-3p:sims=40'): '73bbfa0bbddf80bc',
     ('2v2', 'greedy'): '17a88560a261fbaa',
     ('2v2', 'expert'): 'fdae212fe055a2e7',
