@@ -134,3 +134,150 @@ def test_textarena_deals_from_the_seed_given_to_reset():
     hands = [_first_hand(s) for s in range(6)]
     assert hands == [_first_hand(s) for s in range(6)]
     assert len(set(hands)) == 6
+
+
+# ---------------------------------------------------------------------- found by mutation testing
+# (scripts/mutation.sh escoba_env/faces/text.py tests/llm: edits that no test noticed)
+
+
+def test_a_reask_states_the_answer_format_of_the_prompt():
+    """The message that sends an answer back repeats the format the prompt asked for: a move number from
+    1 to N when moves are listed (the default), the move written out when they are not."""
+    assert text.reask("no move found", 5) == ("That is not a legal move: no move found. End your reply "
+                                              "with a final line `Answer: N` with N from 1 to 5.")
+    assert text.reask("no move found", 5, listed=False) == (
+        "That is not a legal move: no move found. End your reply with a final line `Answer: ` and the move "
+        "written out.")
+
+
+def test_a_forfeit_lays_the_lowest_discard_even_when_a_lower_card_must_capture():
+    """A forfeited decision lays the lowest card that goes to the table, not the lowest card (which may
+    capture); only when every card captures does it play the lowest card's first option."""
+    moves = [text.Move(0, 1 << 13), text.Move(0, 1 << 20), text.Move(5, 0), text.Move(9, 0)]
+    assert text.forfeit_move(moves) == text.Move(5, 0)
+    assert text.forfeit_move(moves[:2] + [text.Move(3, 1 << 11)]) == text.Move(0, 1 << 13)
+
+
+def test_the_prompt_asks_for_reasoning_only_when_reasoning_is_on():
+    """``prompt`` is reasoning=off unless told: the one-line answer format; with reasoning=True the
+    system message invites reasoning before the final line."""
+    obs, rules = text.position_after(22, 12)
+    plain, thinking = text.prompt(obs, rules), text.prompt(obs, rules, reasoning=True)
+    assert text.answer_format() in plain and text.answer_format(reasoning=True) not in plain
+    assert text.answer_format(reasoning=True) in thinking
+    assert plain == text.prompt(obs, rules, reasoning=False)
+
+
+def test_an_answer_naming_a_card_not_in_hand_is_sent_back_with_the_number_range():
+    """Naming a card that cannot be played tells the model the range of move numbers (listed moves); an
+    answer with no move in it reminds the model of the final line ``Answer: ...``."""
+    g = _position(Rules(), 4, 3)
+    moves = text.legal_moves(g.observe(g.to_act), g.rules)
+    hand = {m.card for m in moves}
+    absent = next(c for c in range(40) if c not in hand)
+    with pytest.raises(text.IllegalAnswer) as e:
+        text.parse_answer(text.card_words(absent), moves)
+    assert str(e.value).endswith(f"cannot be played now: choose one number from 1 to {len(moves)}")
+    with pytest.raises(text.IllegalAnswer) as e:
+        text.parse_answer("I am not sure", moves)
+    assert "a final line 'Answer: ...'" in str(e.value)
+
+
+@pytest.mark.parametrize("french", [False, True])
+def test_a_number_answer_to_unlisted_moves_is_sent_back_with_an_example_in_the_decks_words(french):
+    """With moves not listed a number names no move: the answer is refused with an example written in
+    the deck's own words (Spanish or French suits), never read as a move number."""
+    g = _position(Rules(), 4, 3)
+    moves = text.legal_moves(g.observe(g.to_act), g.rules)
+    assert text.parse_answer("1", moves, french) == moves[0]  # listed by default
+    with pytest.raises(text.IllegalAnswer) as e:
+        text.parse_answer("1", moves, french, listed=False)
+    example = "7 of diamonds takes" if french else "7 de oros takes"
+    assert "the moves are not numbered" in str(e.value) and example in str(e.value)
+
+
+def test_position_after_plays_whole_moves_under_the_rules_given():
+    """``position_after`` deals under the rules it is given (default: the standard game) and leaves the
+    seat to act at a play decision, even after a move whose capture is chosen card by card with the as
+    de oros (card 0) pending (seed 8, sixth move)."""
+    obs, rules = text.position_after(8, 6)
+    assert rules == Rules()
+    assert text.read_observation(obs, rules).pending == -1
+    three = Rules(num_players=3)
+    obs3, rules3 = text.position_after(8, 6, three)
+    assert rules3 == three and obs3.shape == _first_observation(three).shape
+    g = Game(three)
+    g.reset(8)
+    for _ in range(6):
+        seat = g.to_act
+        move = text.legal_moves(g.observe(seat), three)[-1]
+        while True:
+            g.step(text.move_action(move, g.observe(seat), g.action_mask(seat), three))
+            if g.pending < 0:
+                break
+    np.testing.assert_array_equal(obs3, g.observe(g.to_act))
+
+
+def _first_observation(rules: Rules) -> np.ndarray:
+    """Return the first observation of a game under ``rules``."""
+    g = Game(rules)
+    g.reset(0)
+    return g.observe(g.to_act)
+
+
+COMMANDS = [([], 0, 0, Rules(), False, True, False),
+            (["--seed", "8", "--moves", "6", "--french", "--moves-hidden", "--reasoning"], 8, 6, Rules(),
+             True, False, True),
+            (["--seed", "3", "--moves", "2", "--players", "4", "--partnerships"], 3, 2,
+             Rules(num_players=4, partnerships=True), False, True, False)]
+"""Command lines of ``python -m escoba_env.faces.text`` and the seed, moves, rules, french, listed and
+reasoning they name."""
+
+
+@pytest.mark.parametrize("argv, seed, moves, rules, french, listed, reasoning", COMMANDS)
+def test_the_command_prints_the_prompt_of_the_position_it_names(argv, seed, moves, rules, french, listed,
+                                                                 reasoning, capsys):
+    """``python -m escoba_env.faces.text`` prints exactly ``prompt`` of the position its options name (seed
+    0 and no moves by default; --french, --moves-hidden and --reasoning each change the prompt)."""
+    obs, _ = text.position_after(seed, moves, rules)
+    assert text.main(argv) == 0
+    assert capsys.readouterr().out == text.prompt(obs, rules, french, listed, reasoning) + "\n"
+
+
+@pytest.mark.parametrize("french", [False, True])
+def test_an_illegal_answer_is_explained_in_the_decks_own_words(french):
+    """Every reason an answer is sent back names the cards in the words of the game's deck (Spanish or
+    French suits): a card not in hand, a move that must capture, a card named as its own capture, a
+    listed line copied with another move; listed moves get the number range, unlisted ones do not."""
+    g = _position(Rules(), 4, 3)  # hand: the kings of oros (36) and espadas (38); both take the 5 de espadas
+    moves = text.legal_moves(g.observe(g.to_act), g.rules)
+    assert moves == [text.Move(36, 1 << 18), text.Move(38, 1 << 18)]
+    king, ace, five = (text.card_words(c, french) for c in (36, 0, 18))
+    discard = text.move_words(36, 0, french)
+    cases = [(ace, True, f"{ace} cannot be played now: choose one number from 1 to 2"),
+             (ace, False, f"{ace} cannot be played now: it is not in your hand"),
+             (discard, False, f"'{discard}' is not a legal move: {king} takes a set of table cards that adds "
+                              "up to 15 with it, and must take one when it can"),
+             (f"{king} takes {king}", True, f"'{king}' is not a legal move; the legal moves with {king} are "
+                                            "number(s) 1"),
+             (f"1. {text.card_words(38, french)} takes {five}", True,
+              f"move 1 is {moves[0].words(french)}, not '{text.card_words(38, french)} takes {five}'")]
+    for answer, listed, why in cases:
+        with pytest.raises(text.IllegalAnswer) as e:
+            text.parse_answer(answer, moves, french, listed)
+        assert str(e.value) == why, answer
+    example = text.answer_format(False, False, french).split("(for example `")[1].split("`")[0]
+    with pytest.raises(text.IllegalAnswer) as e:
+        text.parse_answer("2", moves, french, listed=False)
+    assert str(e.value) == f"the moves are not numbered: write the move out, e.g. '{example}'"
+
+
+def test_only_a_whole_bracketed_answer_loses_its_brackets():
+    """``(2)`` and ``[2]`` name move 2; an answer with one bracket only (``(12``, ``12)``) names nothing
+    (its ends are not cut off to leave a number)."""
+    g = _position(Rules(), 4, 3)
+    moves = text.legal_moves(g.observe(g.to_act), g.rules)
+    assert text.parse_answer("(2)", moves) == text.parse_answer("[2]", moves) == moves[1]
+    for answer in ("(12", "12)", "[12", "12]"):
+        with pytest.raises(text.IllegalAnswer):
+            text.parse_answer(answer, moves)
