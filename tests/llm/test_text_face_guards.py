@@ -281,3 +281,85 @@ def test_only_a_whole_bracketed_answer_loses_its_brackets():
     for answer in ("(12", "12)", "[12", "12]"):
         with pytest.raises(text.IllegalAnswer):
             text.parse_answer(answer, moves)
+
+
+def test_the_commands_usage_names_the_command_to_type(capsys):
+    """``--help`` shows the usage as ``python -m escoba_env.faces.text`` (what a reader types), not the
+    name of the file Python runs."""
+    with pytest.raises(SystemExit) as e:
+        text.main(["--help"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.startswith("usage: python -m escoba_env.faces.text [-h]")
+
+
+def test_the_defaults_are_the_spanish_deck_listed_moves_and_no_reasoning():
+    """Left unsaid, every function of the face speaks of the Spanish deck, lists the moves and asks for
+    one line: a move's words, the rules brief, the answer format and the reasons an answer is refused."""
+    g = _position(Rules(), 4, 3)
+    moves = text.legal_moves(g.observe(g.to_act), g.rules)
+    assert moves[0].words() == "rey de oros takes 5 de espadas" == moves[0].words(False)
+    assert moves[0].words(True) == "king of diamonds takes 5 of spades"
+    assert text.rules_brief(Rules()) == text.rules_brief(Rules(), False) != text.rules_brief(Rules(), True)
+    assert text.answer_format() == text.answer_format(True, False, False)
+    flags = ((True, False, False), (False, False, False), (True, True, False), (False, False, True))
+    assert len({text.answer_format(*f) for f in flags}) == 4
+    with pytest.raises(text.IllegalAnswer) as e:
+        text.read_answer("as de oros", moves)
+    assert str(e.value).startswith("as de oros cannot be played now")
+
+
+def test_the_format_of_unlisted_moves_is_the_documented_one():
+    """With moves hidden the system message asks for the move written out, in the words docs/llm.md
+    documents (part of the answer protocol a model is prompted with)."""
+    assert text.answer_format(listed=False) == (
+        "Reply with one line only: `Answer: ` and the move you choose written out: the card you play, then "
+        "`takes` and the table cards it takes joined by ` + `, or the card then `to the table` (for example "
+        "`Answer: 7 de oros takes 3 de copas + 5 de bastos` or `Answer: 7 de oros to the table`). Your legal "
+        "moves are not listed: work them out from the rules.")
+
+
+def test_the_messages_speak_of_the_deck_and_list_the_moves_given():
+    """``messages`` is the system message (rules brief and answer format, in the deck's words) and the
+    position listing exactly the moves it is given."""
+    obs, rules = text.position_after(22, 12)
+    moves = text.legal_moves(obs, rules)
+    system, user = text.messages(obs, rules, True, moves[:1])
+    assert system == {"role": "system", "content": text.rules_brief(rules, True) + "\n\n"
+                      + text.answer_format(True, False, True)}
+    assert user == {"role": "user", "content": text.describe(obs, rules, True, moves[:1])}
+    assert f"1. {moves[0].words(True)}" in user["content"] and "\n2. " not in user["content"]
+
+
+def test_a_capture_is_named_lowest_card_first_and_an_illegal_move_is_refused():
+    """During a capture choice ``move_action`` names the lowest table card of the move still to name;
+    a move that is not legal at the decision (a card not in hand, a capture choice's card with nothing
+    named) is a ValueError, never some action."""
+    rules = Rules()
+    g = Game(rules)
+    g.reset(1)
+    for _ in range(6):
+        g.step(min(g.legal_actions()))
+        while g.pending >= 0:
+            g.step(min(g.legal_actions()))
+    seat = g.to_act
+    move = text.Move(16, (1 << 0) | (1 << 3) | (1 << 28))  # 5 de oros takes 2 aces + sota
+    assert move in text.legal_moves(g.observe(seat), rules)
+    with pytest.raises(ValueError, match="is not legal here"):
+        text.move_action(text.Move(0, 0), g.observe(seat), g.action_mask(seat), rules)
+    g.step(text.move_action(move, g.observe(seat), g.action_mask(seat), rules))
+    assert g.pending == 16 and {0, 3, 28} <= set(np.flatnonzero(g.action_mask(seat)))
+    assert text.move_action(move, g.observe(seat), g.action_mask(seat), rules) == 0
+    with pytest.raises(ValueError, match="is not legal here"):
+        text.move_action(text.Move(16, 0), g.observe(seat), g.action_mask(seat), rules)
+
+
+def test_each_reason_to_send_an_answer_back_is_said_in_one_line():
+    """What is not text, an empty reply and a reply that does not end in a final line each get their own
+    reason; backticks around the final line (a model's markdown) are not part of it."""
+    moves = text.legal_moves(*text.position_after(22, 12))
+    for answer, why in ((None, "the answer is not text"), (" \n ", "the answer is empty"),
+                        ("I think 2.\nmaybe 3", "the reply does not end with a final line 'Answer: ...'")):
+        with pytest.raises(text.IllegalAnswer) as e:
+            text.read_answer(answer, moves)
+        assert str(e.value) == why
+    assert text.read_answer("Let me see.\n`Answer: 2`", moves) == (moves[1], "answer_number")
