@@ -6,6 +6,7 @@ against the lines of ``escoba_env.faces.text``, so that it holds across a rewrit
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 import numpy as np
@@ -363,3 +364,54 @@ def test_each_reason_to_send_an_answer_back_is_said_in_one_line():
             text.read_answer(answer, moves)
         assert str(e.value) == why
     assert text.read_answer("Let me see.\n`Answer: 2`", moves) == (moves[1], "answer_number")
+
+
+PROMPT_TABLES = {
+    "2p": Rules(),
+    "3p-tiebreak": Rules(num_players=3, sevens_rule="most_sevens_tiebreak"),
+    "2v2": Rules(num_players=4, partnerships=True),
+    "4p-primera": Rules(num_players=4, sevens_rule="primera", target_score=31),
+    "house": Rules(prefer_single=True, jokers=2, bonus_sweeps=True, last_play_escoba=False),
+    "mesa": Rules(mesa_deal=True, initial_fifteen=False, jokers=1),
+}
+"""Tables whose prompts are pinned: every table size, every scoring and house variant."""
+PROMPT_DIGESTS = {"escoba-answer/1": {
+    "2p": "26a06a493500de0b", "3p-tiebreak": "c1efd093baaf6055", "2v2": "6e92a5a4747b7761",
+    "4p-primera": "903d63d0897f3f18", "house": "88bf3e5528a2a248", "mesa": "74fabcd9af3df28c",
+    "capture-choice": "7e50a6c4710fa2f9"}}
+"""sha256 (16 hex digits) of each table's prompts, per answer protocol version."""
+
+
+def _table_prompts(rules: Rules) -> list[str]:
+    """Return the prompts of three positions of ``rules``: both decks, listed, and hidden with reasoning."""
+    out = []
+    for seed, moves in ((5, 0), (5, 7), (9, 19)):
+        obs, _ = text.position_after(seed, moves, rules)
+        for french in (False, True):
+            out += [text.prompt(obs, rules, french, listed, not listed) for listed in (True, False)]
+    return out
+
+
+def _choice_prompts() -> list[str]:
+    """Return the prompts of a capture choice (seed 1, seventh move), before and after naming a card."""
+    g = _position(Rules(), 1, 0)
+    for _ in range(6):
+        g.step(min(g.legal_actions()))
+        while g.pending >= 0:
+            g.step(min(g.legal_actions()))
+    g.step(16)
+    first = g.observe(g.to_act)
+    g.step(0)
+    return [text.prompt(o, g.rules, f) for o in (first, g.observe(g.to_act)) for f in (False, True)]
+
+
+@pytest.mark.parametrize("table", [*PROMPT_TABLES, "capture-choice"])
+def test_the_prompt_a_model_sees_changes_only_with_the_answer_protocol(table):
+    """The words of the prompt (rules brief, answer format, position, in both decks, at every table size
+    and variant, at a capture choice) are part of what a model's results measure: they are pinned per
+    ``ANSWER_PROTOCOL``. A deliberate change of the prompt comes with a new protocol version (and these
+    digests recorded under it); an unintended one fails here."""
+    texts = _choice_prompts() if table == "capture-choice" else _table_prompts(PROMPT_TABLES[table])
+    got = hashlib.sha256("\n\x00\n".join(texts).encode()).hexdigest()[:16]
+    assert text.ANSWER_PROTOCOL in PROMPT_DIGESTS, "a new answer protocol: record its prompt digests here"
+    assert got == PROMPT_DIGESTS[text.ANSWER_PROTOCOL][table], (table, got)
