@@ -1,0 +1,54 @@
+"""Guards of the ``llm`` agent's decisions found by mutation testing (issue 67): how votes are counted.
+
+The votes of one decision are asked concurrently, so which request gets which answer depends on timing;
+these tests hand the agent's vote its answers in a known order instead (``LLMAgent._vote``, the step
+that reads a decision's answers), with no endpoint.
+"""
+
+from __future__ import annotations
+
+from agents.external.llm import LLMAgent
+from escoba_env.faces import text
+from escoba_env.faces.text import Move
+from escoba_env.rulebook.rules import Rules
+
+MOVES = text.legal_moves(*text.position_after(22, 12))
+"""A decision of several legal moves (numbered 1, 2, ...)."""
+
+
+def _agent(votes: int = 3) -> LLMAgent:
+    """Return an agent of ``votes`` votes a decision (its endpoint is never asked)."""
+    return LLMAgent(Rules(), 0, model="m", base_url="http://127.0.0.1:9/v1", votes=votes)
+
+
+def _vote(agent: LLMAgent, answers: list[str]) -> Move | None:
+    """Return the move ``agent`` plays when its votes answer ``answers`` in this order."""
+    return agent._vote(answers, MOVES)[0]
+
+
+def test_an_illegal_vote_does_not_void_the_legal_votes_after_it():
+    """A vote that names no move is left out and the votes after it are still read: the majority of the
+    legal ones decides; only when no vote names a move is the decision re-asked (with the first reason)."""
+    agent = _agent()
+    assert _vote(agent, ["I cannot tell", "2", "2"]) == MOVES[1]
+    assert _vote(agent, ["no", "maybe", "1"]) == MOVES[0]
+    move, reason, said = agent._vote(["no idea", "0"], MOVES)
+    assert move is None and said == "no idea" and reason.startswith("no move found")
+
+
+def test_a_tie_between_votes_goes_to_the_move_named_first():
+    """Votes split evenly are settled by the order the answers came in: the move named first wins."""
+    agent = _agent()
+    assert _vote(agent, ["2", "1", "3"]) == MOVES[1]
+    assert _vote(agent, ["3", "1", "1", "3"]) == MOVES[2]
+
+
+def test_only_a_decision_whose_votes_disagree_counts_as_split():
+    """``split_votes`` counts decisions whose legal votes named more than one move, never a unanimous
+    one (an illegal vote does not make a split)."""
+    agent = _agent()
+    _vote(agent, ["2", "2", "2"])
+    _vote(agent, ["nonsense", "1", "1"])
+    assert agent.usage.split_votes == 0
+    _vote(agent, ["1", "2", "2"])
+    assert agent.usage.split_votes == 1 and agent.usage.forms == {"number": 8}
