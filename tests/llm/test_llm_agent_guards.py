@@ -1,13 +1,21 @@
-"""Guards of the ``llm`` agent's decisions found by mutation testing (issue 67): how votes are counted.
+"""Guards of the ``llm`` agent's decisions found by mutation testing (issue 67): how votes are counted,
+and the random fallback's draws.
 
 The votes of one decision are asked concurrently, so which request gets which answer depends on timing;
-these tests hand the agent's vote its answers in a known order instead (``LLMAgent._vote``, the step
+the vote tests hand the agent's vote its answers in a known order instead (``LLMAgent._vote``, the step
 that reads a decision's answers), with no endpoint.
 """
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 from agents.external.llm import LLMAgent
+from agents.external.llm_standin import StandIn
+from agents.spec.registry import make_agent
+from escoba_env.executors.engine import EscobaEngine
+from escoba_env.executors.observation import action_masks, encode
 from escoba_env.faces import text
 from escoba_env.faces.text import Move
 from escoba_env.rulebook.rules import Rules
@@ -52,3 +60,24 @@ def test_only_a_decision_whose_votes_disagree_counts_as_split():
     assert agent.usage.split_votes == 0
     _vote(agent, ["1", "2", "2"])
     assert agent.usage.split_votes == 1 and agent.usage.forms == {"number": 8}
+
+
+@pytest.fixture
+def standin():
+    s = StandIn()
+    yield s
+    s.close()
+
+
+def test_random_fallbacks_are_the_same_asked_in_one_batch_or_one_by_one(standin):
+    """A seeded agent's random fallbacks draw one number per decision, in order: a batch of decisions
+    falls back to the same moves as those decisions asked one at a time, whatever the batch size."""
+    e = EscobaEngine(6, Rules(), single_round=True)
+    e.reset(3)
+    g = np.arange(6)
+    obs, masks = encode(e, e.to_act, g), action_masks(e, e.to_act, g)
+    spec = f"llm:base_url={standin.url},model=garbage,max_retries=0,on_fail=random"
+    whole, one = make_agent(spec, seed=4), make_agent(spec, seed=4)
+    in_batch = whole.act_batch(obs, masks).tolist()
+    assert [int(one.act_batch(obs[i:i + 1], masks[i:i + 1])[0]) for i in range(6)] == in_batch
+    assert whole.take_usage().fallbacks == 6
