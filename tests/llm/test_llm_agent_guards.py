@@ -15,6 +15,7 @@ from agents.external.llm import LLMAgent
 from agents.external.llm_standin import StandIn
 from agents.spec.registry import make_agent
 from escoba_env.executors.engine import EscobaEngine
+from escoba_env.executors.game import Game
 from escoba_env.executors.observation import action_masks, encode
 from escoba_env.faces import text
 from escoba_env.faces.text import Move
@@ -81,3 +82,34 @@ def test_random_fallbacks_are_the_same_asked_in_one_batch_or_one_by_one(standin)
     in_batch = whole.act_batch(obs, masks).tolist()
     assert [int(one.act_batch(obs[i:i + 1], masks[i:i + 1])[0]) for i in range(6)] == in_batch
     assert whole.take_usage().fallbacks == 6
+
+
+class _LastListed(StandIn):
+    """The stand-in, always answering the number of the last move listed."""
+
+    def answer(self, model, chat, n, max_tokens=None):
+        user = next(m["content"] for m in chat if m.get("role") == "user")
+        return 200, {}, str(len(user.split("Your legal moves:")[-1].strip().splitlines()))
+
+
+def test_a_capture_choice_of_the_as_de_oros_is_carried_out_without_asking_again():
+    """The capture choice that follows a play is carried out as chosen, without a request, for every
+    card, the as de oros (card 0) included: a model always answering the last move listed plays seed 8's
+    sixth move with card 0 and a capture chosen card by card, asked once for it."""
+    standin = _LastListed()
+    try:
+        rules = Rules()
+        a = make_agent(f"llm:base_url={standin.url},model=m", rules=rules)
+        g = Game(rules)
+        g.reset(8)
+        asked = zero = 0
+        for _ in range(6):
+            seat = g.to_act
+            asked += len(text.legal_moves(g.observe(seat), rules)) > 1
+            g.step(a.act(g.observe(seat), g.action_mask(seat)))
+            while g.pending >= 0:
+                zero += g.pending == 0
+                g.step(a.act(g.observe(seat), g.action_mask(seat)))
+        assert zero >= 1 and standin.requests == asked == a.usage.decisions
+    finally:
+        standin.close()
