@@ -95,7 +95,8 @@ class _LastListed(StandIn):
 def test_a_capture_choice_of_the_as_de_oros_is_carried_out_without_asking_again():
     """The capture choice that follows a play is carried out as chosen, without a request, for every
     card, the as de oros (card 0) included: a model always answering the last move listed plays seed 8's
-    sixth move with card 0 and a capture chosen card by card, asked once for it."""
+    sixth move with card 0 and a capture chosen card by card, asked once for it, and the game goes as
+    the last listed moves play it (``position_after``)."""
     standin = _LastListed()
     try:
         rules = Rules()
@@ -111,5 +112,6 @@ def test_a_capture_choice_of_the_as_de_oros_is_carried_out_without_asking_again(
                 zero += g.pending == 0
                 g.step(a.act(g.observe(seat), g.action_mask(seat)))
         assert zero >= 1 and standin.requests == asked == a.usage.decisions
+        np.testing.assert_array_equal(g.observe(g.to_act), text.position_after(8, 6)[0])
     finally:
         standin.close()
