@@ -301,6 +301,8 @@ def test_the_defaults_are_the_spanish_deck_listed_moves_and_no_reasoning():
     assert moves[0].words() == "rey de oros takes 5 de espadas" == moves[0].words(False)
     assert moves[0].words(True) == "king of diamonds takes 5 of spades"
     assert text.rules_brief(Rules()) == text.rules_brief(Rules(), False) != text.rules_brief(Rules(), True)
+    obs, rules = g.observe(g.to_act), g.rules
+    assert text.describe(obs, rules) == text.describe(obs, rules, False) != text.describe(obs, rules, True)
     assert text.answer_format() == text.answer_format(True, False, False)
     flags = ((True, False, False), (False, False, False), (True, True, False), (False, False, True))
     assert len({text.answer_format(*f) for f in flags}) == 4
@@ -378,7 +380,7 @@ PROMPT_TABLES = {
 PROMPT_DIGESTS = {"escoba-answer/1": {
     "2p": "26a06a493500de0b", "3p-tiebreak": "c1efd093baaf6055", "2v2": "6e92a5a4747b7761",
     "4p-primera": "903d63d0897f3f18", "house": "88bf3e5528a2a248", "mesa": "74fabcd9af3df28c",
-    "capture-choice": "7e50a6c4710fa2f9"}}
+    "capture-choice": "ba23858f0821ba01"}}
 """sha256 (16 hex digits) of each table's prompts, per answer protocol version."""
 
 
@@ -393,7 +395,8 @@ def _table_prompts(rules: Rules) -> list[str]:
 
 
 def _choice_prompts() -> list[str]:
-    """Return the prompts of a capture choice (seed 1, seventh move), before and after naming a card."""
+    """Return the prompts of two capture choices: seed 1's seventh move (5 de oros) before and after
+    naming a card, and seed 8's sixth move (the as de oros, card 0) in the line ``position_after`` plays."""
     g = _position(Rules(), 1, 0)
     for _ in range(6):
         g.step(min(g.legal_actions()))
@@ -402,7 +405,20 @@ def _choice_prompts() -> list[str]:
     g.step(16)
     first = g.observe(g.to_act)
     g.step(0)
-    return [text.prompt(o, g.rules, f) for o in (first, g.observe(g.to_act)) for f in (False, True)]
+    seen = [first, g.observe(g.to_act)]
+    obs, rules = text.position_after(8, 5)
+    h = _position(rules, 8, 0)
+    for _ in range(5):
+        move = text.legal_moves(h.observe(h.to_act), rules)[-1]
+        seat = h.to_act
+        h.step(text.move_action(move, h.observe(seat), h.action_mask(seat), rules))
+        while h.pending >= 0:
+            h.step(text.move_action(move, h.observe(seat), h.action_mask(seat), rules))
+    np.testing.assert_array_equal(h.observe(h.to_act), obs)
+    h.step(0)
+    assert h.pending == 0
+    seen.append(h.observe(h.to_act))
+    return [text.prompt(o, g.rules, f) for o in seen for f in (False, True)]
 
 
 @pytest.mark.parametrize("table", [*PROMPT_TABLES, "capture-choice"])
