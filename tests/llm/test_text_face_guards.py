@@ -370,7 +370,7 @@ def test_each_reason_to_send_an_answer_back_is_said_in_one_line():
 
 PROMPT_TABLES = {
     "2p": Rules(),
-    "3p-tiebreak": Rules(num_players=3, sevens_rule="most_sevens_tiebreak"),
+    "3p-tiebreak": Rules(num_players=3, sevens_rule="most_sevens_tiebreak", initial_fifteen=False),
     "2v2": Rules(num_players=4, partnerships=True),
     "4p-primera": Rules(num_players=4, sevens_rule="primera", target_score=31),
     "house": Rules(prefer_single=True, jokers=2, bonus_sweeps=True, last_play_escoba=False),
@@ -378,7 +378,7 @@ PROMPT_TABLES = {
 }
 """Tables whose prompts are pinned: every table size, every scoring and house variant."""
 PROMPT_DIGESTS = {"escoba-answer/1": {
-    "2p": "26a06a493500de0b", "3p-tiebreak": "c1efd093baaf6055", "2v2": "6e92a5a4747b7761",
+    "2p": "26a06a493500de0b", "3p-tiebreak": "939e9e25bb2dc1af", "2v2": "6e92a5a4747b7761",
     "4p-primera": "903d63d0897f3f18", "house": "88bf3e5528a2a248", "mesa": "74fabcd9af3df28c",
     "capture-choice": "ba23858f0821ba01"}}
 """sha256 (16 hex digits) of each table's prompts, per answer protocol version."""
