@@ -9,37 +9,7 @@ is seat ``(observer + k) % num_players``: slot 0 is always the observer. "Relati
 side of relative seat k for k < num_sides (with partnerships: slot 0 the observer's team, slot 1
 the other team).
 
-Card planes (W entries each, index = card id, 1.0 where the card is in the set; plane ``k``
-occupies indices ``W * k`` to ``W * k + W - 1``; ``PLANE`` gives the plane numbers):
-
-==========  =====================================================================
-plane       content
-==========  =====================================================================
-0           own hand
-1-4         captured cards this round of relative seats 0-3 (the capture piles)
-5           table
-6-9         cards played from hand this round by relative seats 0-3
-10          unseen: cards in no public place and not in the own hand (other hands and stock)
-11          pending played card, during a capture choice (one card)
-12          table cards taken so far during a capture choice
-==========  =====================================================================
-
-Scalars, from index ``13 * W`` (the indices below are those of the 40-card deck, ``SCALARS``; with
-jokers every scalar index is ``13 * jokers`` higher, ``scalar_offsets(rules)``):
-
-=========  ===============================================================
-index      content
-=========  ===============================================================
-520-523    escobas this round of relative sides 0-3
-524-527    cumulative score of relative sides 0-3, divided by target_score
-528        cards left in the stock / W (the deck size)
-529-532    hand sizes of relative seats 0-3 / 3
-533-536    dealer, one-hot over relative seats 0-3
-537-540    last capturer this round, one-hot over relative seats 0-3 (all 0: nobody yet)
-541        1.0 during a capture choice (actions name table cards), else 0
-542-544    number of players, one-hot over 2, 3, 4
-545        1.0 with partnerships
-=========  ===============================================================
+<observation layout: generated at import from escoba_env.executors.observation.LAYOUT>
 
 An observation never contains another player's hand or the stock order. A score reads at most
 ``score_cap(rules) / target_score`` (it saturates there, which only a game whose tied lead plays on
@@ -56,33 +26,99 @@ import numpy as np
 
 from ..rulebook.cards import NUM_CARDS
 
-NUM_PLANES = 13
 MAX_SEATS = 4
-NUM_SCALARS = 26
-PLANE = {
-    "hand": 0,
-    "piles": 1,
-    "table": 5,
-    "played": 6,
-    "unseen": 10,
-    "pending": 11,
-    "taken": 12,
+# The layout, written once: (group, slots, content) of the card planes, then of the scalars, in their
+# order in the vector. Every offset (``PLANE``, ``SCALARS``, the encoder's indices) and the tables of
+# the docstrings (this module's, ``escoba_v0``'s) and of docs/observation.md are derived from it.
+LAYOUT: dict[str, tuple[tuple[str, int, str], ...]] = {
+    "planes": (
+        ("hand", 1, "own hand"),
+        ("piles", MAX_SEATS, "cards captured this round by relative seats 0-3 (the capture piles)"),
+        ("table", 1, "the table"),
+        ("played", MAX_SEATS, "cards played from hand this round by relative seats 0-3"),
+        ("unseen", 1, "cards in no public place and not in the own hand (other hands and the stock)"),
+        ("pending", 1, "the played card, while its capture is being chosen (one card)"),
+        ("taken", 1, "table cards named so far during a capture choice"),
+    ),
+    "scalars": (
+        ("escobas", MAX_SEATS, "escobas this round of relative sides 0-3 (raw counts, at most `W // 2`)"),
+        ("scores", MAX_SEATS, "cumulative score of relative sides 0-3 divided by `target_score`, "
+                              "at most `score_cap(rules) / target_score`"),
+        ("stock", 1, "cards left in the stock / W (the deck size)"),
+        ("hand_sizes", MAX_SEATS, "hand sizes of relative seats 0-3 / 3"),
+        ("dealer", MAX_SEATS, "the dealer, one-hot over relative seats 0-3"),
+        ("last_capturer", MAX_SEATS, "last capturer this round, one-hot over relative seats 0-3 "
+                                     "(all 0: nobody yet)"),
+        ("capture_phase", 1, "1.0 during a capture choice (the actions name table cards), else 0"),
+        ("num_players", 3, "number of players, one-hot over 2, 3, 4"),
+        ("partnerships", 1, "1.0 with partnerships"),
+    ),
 }
-_SCALAR_OFFSETS = {  # from the start of the scalars (index 13 * W)
-    "escobas": 0,
-    "scores": 4,
-    "stock": 8,
-    "hand_sizes": 9,
-    "dealer": 13,
-    "last_capturer": 17,
-    "capture_phase": 21,
-    "num_players": 22,
-    "partnerships": 25,
-}
+
+
+def _offsets(groups: tuple[tuple[str, int, str], ...]) -> dict[str, int]:
+    """Return the first slot of each group of ``groups``, laid end to end in their order."""
+    out, at = {}, 0
+    for name, slots, _ in groups:
+        out[name] = at
+        at += slots
+    return out
+
+
+PLANE = _offsets(LAYOUT["planes"])
+"""The first plane of each plane group (``piles`` and ``played``: relative seat 0's)."""
+_SCALAR_OFFSETS = _offsets(LAYOUT["scalars"])  # from the start of the scalars (index NUM_PLANES * W)
+NUM_PLANES = sum(slots for _, slots, _ in LAYOUT["planes"])
+NUM_SCALARS = sum(slots for _, slots, _ in LAYOUT["scalars"])
 OBS_SIZE = NUM_PLANES * NUM_CARDS + NUM_SCALARS
 """Length of the observation vector of the standard 40-card game (546); see ``obs_size``."""
 SCALARS = {k: NUM_PLANES * NUM_CARDS + v for k, v in _SCALAR_OFFSETS.items()}
 """Index of each scalar group in the standard 40-card game; see ``scalar_offsets``."""
+LAYOUT_MARK = "<observation layout: generated at import from escoba_env.executors.observation.LAYOUT>"
+"""Where a docstring shows the layout tables (``layout_doc`` replaces it at import)."""
+
+
+def _span(first: int, slots: int) -> str:
+    """Return ``first`` or the range ``first-last`` of ``slots`` consecutive indices."""
+    return str(first) if slots == 1 else f"{first}-{first + slots - 1}"
+
+
+def layout_tables() -> tuple[str, str]:
+    """Return the Markdown tables of the card planes and of the scalars, built from ``LAYOUT``.
+
+    The indices are those of the 40-card deck; the offsets are ``PLANE`` and ``SCALARS``, the
+    very numbers the encoder writes at.
+    """
+    planes = ["| plane | indices (W = 40) | name in `PLANE` | content |", "|---|---|---|---|"]
+    for name, slots, content in LAYOUT["planes"]:
+        k = PLANE[name]
+        planes.append(f"| {_span(k, slots)} | {_span(NUM_CARDS * k, NUM_CARDS * slots)} | `{name}` "
+                      f"| {content} |")
+    scalars = ["| indices (W = 40) | name in `SCALARS` | content |", "|---|---|---|"]
+    for name, slots, content in LAYOUT["scalars"]:
+        scalars.append(f"| {_span(SCALARS[name], slots)} | `{name}` | {content} |")
+    return "\n".join(planes), "\n".join(scalars)
+
+
+def layout_doc() -> str:
+    """Return the layout as the docstrings show it: each table under the sentence that reads it."""
+    planes, scalars = layout_tables()
+    return (f"Card planes (W entries each, index = card id, 1.0 where the card is in the set; plane `k`\n"
+            f"occupies indices `W * k` to `W * k + W - 1`; `PLANE` gives the plane numbers):\n\n{planes}\n\n"
+            f"Scalars, from index `{NUM_PLANES} * W` (the indices below are those of the 40-card deck, "
+            f"`SCALARS`;\nwith jokers every scalar index is `{NUM_PLANES} * jokers` higher, "
+            f"`scalar_offsets(rules)`):\n\n{scalars}")
+
+
+if __doc__:  # None under python -OO
+    __doc__ = __doc__.replace(LAYOUT_MARK, layout_doc())
+# The encoder's offsets, named: card planes, then scalars counted from the start of the scalars.
+_P_HAND, _P_PILES, _P_TABLE, _P_PLAYED = PLANE["hand"], PLANE["piles"], PLANE["table"], PLANE["played"]
+_P_UNSEEN, _P_PENDING, _P_TAKEN = PLANE["unseen"], PLANE["pending"], PLANE["taken"]
+_S_ESCOBAS, _S_SCORES, _S_STOCK = (_SCALAR_OFFSETS[k] for k in ("escobas", "scores", "stock"))
+_S_HANDS, _S_DEALER, _S_LAST = (_SCALAR_OFFSETS[k] for k in ("hand_sizes", "dealer", "last_capturer"))
+_S_PHASE, _S_PLAYERS, _S_PARTNERS = (_SCALAR_OFFSETS[k] for k in ("capture_phase", "num_players",
+                                                                    "partnerships"))
 _ONE = np.uint64(1)
 _ZERO = np.uint64(0)
 _I63 = np.int64(63)
@@ -148,7 +184,7 @@ def observer_planes(engine, seats: np.ndarray, games: np.ndarray | None = None) 
     seats = np.broadcast_to(np.asarray(seats, np.int64), games.shape)
     cols, _, _ = _planes(engine, seats, games, whole)
     masks = np.zeros((len(games), NUM_PLANES), np.uint64)
-    for lo, hi, c in _plane_groups(engine.num_players):
+    for lo, hi, c in _RUNS[engine.num_players]:
         for i in range(hi - lo):
             masks[:, lo + i] = cols[c + i]
     return masks
@@ -157,10 +193,22 @@ def observer_planes(engine, seats: np.ndarray, games: np.ndarray | None = None) 
 def _plane_groups(p: int) -> list[tuple[int, int, int]]:
     """Return the runs of planes in use with ``p`` players: (first plane, end plane, compact column).
 
-    The seat slots of planes 1-4 and 6-9 beyond ``p`` are always empty, so the planes in use are
-    three runs: hand + piles (0 .. p), table + played (5 .. 5 + p) and 10 .. 12.
+    The seat slots of ``piles`` and ``played`` beyond ``p`` are always empty, so the planes in use are
+    three runs of ``LAYOUT``: hand + piles, table + played, and unseen to taken.
     """
-    return [(0, p + 1, 0), (5, 6 + p, p + 1), (10, 13, 2 * p + 2)]
+    runs: list[tuple[int, int, int]] = []
+    col = 0
+    for name, slots, _ in LAYOUT["planes"]:
+        lo, used = PLANE[name], p if slots == MAX_SEATS else slots
+        if runs and runs[-1][1] == lo:  # this group continues the run before it
+            runs[-1] = (runs[-1][0], lo + used, runs[-1][2])
+        else:
+            runs.append((lo, lo + used, col))
+        col += used
+    return runs
+
+
+_RUNS = {p: _plane_groups(p) for p in range(2, MAX_SEATS + 1)}
 
 
 def _planes(engine, seats, games, whole):
@@ -251,13 +299,13 @@ def encode(engine, seats, games=None, out: np.ndarray | None = None, *, clean: b
     bits = np.unpackbits(words.view(np.uint8).reshape(-1), bitorder="little").reshape(k, 64 * words.shape[1])
     pw = NUM_PLANES * w
     planes = out[:, :pw].reshape(k, NUM_PLANES, w)
-    for lo, hi, c in _plane_groups(p):
+    for lo, hi, c in _RUNS[p]:
         planes[:, lo:hi] = bits[:, c * w:(c + hi - lo) * w].reshape(k, hi - lo, w)
     sc = out[:, pw:]
     if not clean:
         if p < MAX_SEATS:
-            planes[:, p + 1:5] = 0
-            planes[:, 6 + p:10] = 0
+            planes[:, _P_PILES + p:_P_PILES + MAX_SEATS] = 0
+            planes[:, _P_PLAYED + p:_P_PLAYED + MAX_SEATS] = 0
         sc[:] = 0
     # escobas and scores of relative sides 0..S-1
     esc_flat = engine.escobas.reshape(-1)
@@ -269,17 +317,18 @@ def encode(engine, seats, games=None, out: np.ndarray | None = None, *, clean: b
         side0 = seats & 1
         for j, side in enumerate((side0, side0 ^ 1)):
             i = base4 + side
-            sc[:, j] = np.take(esc_flat, i, mode="clip") + np.take(esc_flat, i + 2, mode="clip")
+            sc[:, _S_ESCOBAS + j] = np.take(esc_flat, i, mode="clip") + np.take(esc_flat, i + 2, mode="clip")
             side_scores = np.take(scores_flat, base2 + side, mode="clip")
-            sc[:, 4 + j] = np.minimum(side_scores, cap) / rules.target_score
+            sc[:, _S_SCORES + j] = np.minimum(side_scores, cap) / rules.target_score
     else:
         for j in range(p):
-            sc[:, j] = np.take(esc_flat, idx[j], mode="clip")
-            sc[:, 4 + j] = np.minimum(np.take(scores_flat, idx[j], mode="clip"), cap) / rules.target_score
+            sc[:, _S_ESCOBAS + j] = np.take(esc_flat, idx[j], mode="clip")
+            own_scores = np.take(scores_flat, idx[j], mode="clip")
+            sc[:, _S_SCORES + j] = np.minimum(own_scores, cap) / rules.target_score
     stock_pos = engine.stock_pos if whole else engine.stock_pos[games]
-    sc[:, 8] = (w - stock_pos) / w
+    sc[:, _S_STOCK] = (w - stock_pos) / w
     for j in range(p):
-        sc[:, 9 + j] = np.bitwise_count(hands[j]) / 3.0
+        sc[:, _S_HANDS + j] = np.bitwise_count(hands[j]) / 3.0
     dealer = engine.dealer if whole else engine.dealer[games]
     lc = engine.last_capturer if whole else engine.last_capturer[games]
     rel_dealer = dealer - seats
@@ -288,12 +337,12 @@ def encode(engine, seats, games=None, out: np.ndarray | None = None, *, clean: b
     rel_lc += p * (rel_lc < 0)
     rel_lc |= lc >> _I63  # -1 where nobody has captured yet
     for j in range(p):
-        sc[:, 13 + j] = rel_dealer == j
-        sc[:, 17 + j] = rel_lc == j
+        sc[:, _S_DEALER + j] = rel_dealer == j
+        sc[:, _S_LAST + j] = rel_lc == j
     pending = engine.pending if whole else engine.pending[games]
-    sc[:, 21] = pending >= 0
-    sc[:, 22 + p - 2] = 1.0
-    sc[:, 25] = float(rules.partnerships)
+    sc[:, _S_PHASE] = pending >= 0
+    sc[:, _S_PLAYERS + p - 2] = 1.0
+    sc[:, _S_PARTNERS] = float(rules.partnerships)
     return out
 
 
@@ -337,38 +386,40 @@ def encode_state(rules, seat: int, hands: list[int], piles: list[int], played: l
     own = hands[seat]
     public = own | table | taken | pend
     # The 13 planes as one bit string (plane k in bits k * W ..), then 4 float32 bytes per bit.
-    bits = own | (table << (5 * w)) | (pend << (11 * w)) | (taken << (12 * w))
-    shift = w
+    bits = (own << (_P_HAND * w)) | (table << (_P_TABLE * w)) | (pend << (_P_PENDING * w)) \
+        | (taken << (_P_TAKEN * w))
+    shift = _P_PILES * w
+    played_shift = (_P_PLAYED - _P_PILES) * w
     for r in rel:
         m = piles[r]
         public |= m
         bits |= m << shift
         m = played[r]
         public |= m
-        bits |= m << (shift + 5 * w)
+        bits |= m << (shift + played_shift)
         shift += w
-    bits |= (((1 << w) - 1) & ~public) << (10 * w)
+    bits |= (((1 << w) - 1) & ~public) << (_P_UNSEEN * w)
     sc = [0.0] * NUM_SCALARS
     target = rules.target_score
     cap = score_cap(rules)
     if rules.partnerships:
         for j in range(2):
             side = (seat + j) % 2
-            sc[j] = escobas[side] + escobas[side + 2]
-            sc[4 + j] = min(scores[side], cap) / target
+            sc[_S_ESCOBAS + j] = escobas[side] + escobas[side + 2]
+            sc[_S_SCORES + j] = min(scores[side], cap) / target
     else:
         for j, r in enumerate(rel):
-            sc[j] = escobas[r]
-            sc[4 + j] = min(scores[r], cap) / target
-    sc[8] = (w - stock_pos) / w
+            sc[_S_ESCOBAS + j] = escobas[r]
+            sc[_S_SCORES + j] = min(scores[r], cap) / target
+    sc[_S_STOCK] = (w - stock_pos) / w
     for j, r in enumerate(rel):
-        sc[9 + j] = hands[r].bit_count() / 3.0
-    sc[13 + (dealer - seat) % p] = 1.0
+        sc[_S_HANDS + j] = hands[r].bit_count() / 3.0
+    sc[_S_DEALER + (dealer - seat) % p] = 1.0
     if last_capturer >= 0:
-        sc[17 + (last_capturer - seat) % p] = 1.0
-    sc[21] = 1.0 if pending >= 0 else 0.0
-    sc[22 + p - 2] = 1.0
-    sc[25] = 1.0 if rules.partnerships else 0.0
+        sc[_S_LAST + (last_capturer - seat) % p] = 1.0
+    sc[_S_PHASE] = 1.0 if pending >= 0 else 0.0
+    sc[_S_PLAYERS + p - 2] = 1.0
+    sc[_S_PARTNERS] = 1.0 if rules.partnerships else 0.0
     n = NUM_PLANES * w
     chunks = memoryview(bits.to_bytes(-(-n // 16) * 2, "little")).cast("H")
     raw = b"".join(map(_chunk_bytes(), chunks))[:4 * n] + _pack_scalars(*sc)

@@ -59,45 +59,16 @@ side slots are sized for 4, unused slots are 0 (546 for the 40-card deck; with j
 are `W = 40 + jokers` wide, see `observation.obs_size(rules)`). "Relative seat k" is seat
 `(observer + k) % num_players`; "relative side k" is the side of relative seat k (with
 partnerships: slot 0 the observer's team, slot 1 the other team). The layout is defined in
-`escoba_env/executors/observation.py` (`PLANE`, `SCALARS`, `scalar_offsets(rules)`); it is copied here:
+`escoba_env/executors/observation.py` (`LAYOUT`, from which `PLANE`, `SCALARS`,
+`scalar_offsets(rules)` and these tables are built):
 
-Card planes (W entries each, index = card id, 1.0 where the card is in the set; plane ``k``
-occupies indices ``W * k`` to ``W * k + W - 1``; ``PLANE`` gives the plane numbers):
-
-==========  =====================================================================
-plane       content
-==========  =====================================================================
-0           own hand
-1-4         captured cards this round of relative seats 0-3 (the capture piles)
-5           table
-6-9         cards played from hand this round by relative seats 0-3
-10          unseen: cards in no public place and not in the own hand (other hands and stock)
-11          pending played card, during a capture choice (one card)
-12          table cards taken so far during a capture choice
-==========  =====================================================================
+<observation layout: generated at import from escoba_env.executors.observation.LAYOUT>
 
 With the 40-card deck (W = 40), plane `k` occupies indices `40 * k` to `40 * k + 39`; index
 `40 * k + c` is card id `c`, where `c = 4 * (value - 1) + suit` (suit 0 oros, 1 copas,
 2 espadas, 3 bastos; values 8, 9, 10 are sota, caballo, rey). So index 24 is the velo (7 of oros)
 in the own hand, and index 224 the velo on the table. With jokers, ids 40 and 41 are the jokers
 and every plane is W = 40 + jokers wide.
-
-Scalars, from index ``13 * W`` (the indices below are those of the 40-card deck, ``SCALARS``; with
-jokers every scalar index is ``13 * jokers`` higher, ``scalar_offsets(rules)``):
-
-=========  ===============================================================
-index      content
-=========  ===============================================================
-520-523    escobas this round of relative sides 0-3
-524-527    cumulative score of relative sides 0-3, divided by target_score
-528        cards left in the stock / W (the deck size)
-529-532    hand sizes of relative seats 0-3 / 3
-533-536    dealer, one-hot over relative seats 0-3
-537-540    last capturer this round, one-hot over relative seats 0-3 (all 0: nobody yet)
-541        1.0 during a capture choice (actions name table cards), else 0
-542-544    number of players, one-hot over 2, 3, 4
-545        1.0 with partnerships
-=========  ===============================================================
 
 Every bound of the space is finite and follows from the rules. Escoba counts are raw counts, at
 most `W // 2` in a round (each escoba takes the played card and a table card). Scores divided by
@@ -203,12 +174,16 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+from ..executors.observation import LAYOUT_MARK, layout_doc
 from ..executors.state import state_bounds, state_vector
 from ..rulebook.rules import Rules
 from . import common
 from .render import render_face
 
 __all__ = ["env", "raw_env"]
+
+if __doc__:  # None under python -OO; the tables are built from the one layout, observation.LAYOUT
+    __doc__ = __doc__.replace(LAYOUT_MARK, layout_doc())
 
 
 def env(**kwargs: Any) -> AECEnv:

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,7 +17,6 @@ from agents.spec.fingerprint import outside_runtime_env, spec_fingerprint
 from agents.tournament.journal import run_key
 from agents.tournament.runner import TournamentConfig
 
-ROOT = Path(__file__).resolve().parents[2]
 AGENT = '''import numpy as np
 from pathlib import Path
 
@@ -55,24 +51,6 @@ def _write_agent(folder: Path, name: str, seed: int = 0) -> Path:
     (folder / f"{name}.py").write_text(AGENT.replace("{name}", name))
     np.save(folder / f"{name}_w.npy", np.random.default_rng(seed).random(64))
     return folder / f"{name}_w.npy"
-
-
-def test_the_worked_example_of_the_docs_runs_from_its_folder(tmp_path):
-    """docs/agents.md's example, as a user runs it: the module sits in the current folder, which is
-    on no PYTHONPATH (the console script's own folder is sys.path[0])."""
-    text = (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
-    part = text[text.index("## Your own agent"):]
-    code = re.search(r"```python\n(.*?)```", part, re.S).group(1)
-    command = re.search(r"```bash\n(escoba-evaluate [^\n]*)\n", part).group(1).split()
-    (tmp_path / "myagent.py").write_text(code)
-    script = shutil.which("escoba-evaluate", path=os.path.dirname(sys.executable))
-    argv = [script, *command[1:]] if script else [sys.executable, str(ROOT / "evaluate.py"), *command[1:]]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's code, not the agent's folder
-    r = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert "python:myagent:make" in r.stdout
-    result = json.loads((tmp_path / "results" / "myagent.json").read_text())
-    assert "python:myagent:make" in json.dumps(result)
 
 
 def test_a_card_names_the_outside_agent_s_code_and_weights(tiny3, in_folder):
@@ -182,7 +160,6 @@ def test_a_card_s_version_is_the_checkout_s_not_a_stale_editable_install_s(tmp_p
     checkout moved to 0.3.0: cards played so said 0.2.0); from a checkout the version is the
     checkout's ``escoba_env.__version__`` (what its pyproject.toml reads), elsewhere the installed
     distribution's."""
-    import re
 
     from agents.bench.card import project_version
     from agents.tournament import report

@@ -244,24 +244,6 @@ def test_the_best_of_several_responses_is_corrected_for_the_choice():
         best_bound([_result("expert", 0.1, 0.01), _result("greedy", 0.1, 0.01)])
 
 
-def test_the_docs_claim_the_corrected_best_of_the_committed_responses(capsys):
-    from pathlib import Path
-
-    from agents.bench.exploit import best_bound
-
-    root = Path(__file__).resolve().parents[2]
-    page = " ".join((root / "docs" / "benchmark.md").read_text().split())
-    results = [json.loads(p.read_text()) for p in (root / "benchmarks" / "exploit").glob("*.json")]
-    for agent in ("expert", "neural-2p-plain"):
-        b = best_bound([r for r in results if r["agent"] == agent and r["table"] == "2p"])
-        assert b["lo"] > 0
-        assert f"its {b['runs']} runs" in page or f"over its {b['runs']}" in page, agent
-        assert f"at least **{b['lo']:+.3f}**" in page and f"best run {b['mean']:+.3f}" in page, agent
-    assert main(["bound", "expert", "--table", "2p"]) == 0
-    out = capsys.readouterr().out
-    assert out.count(" steps, ") == 7 and "expert concedes at least +0.133" in out
-
-
 def test_todo_estimates_a_new_version_s_cards_from_an_earlier_version_s_quick_card(tiny3, tmp_path,
                                                                                     monkeypatch):
     """bench-v2 has no quick cards yet: its cards are estimated at the CPU time per game of the same

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import pytest
 
 from escoba_env import EscobaEngine, Rules
-from escoba_env.executors import observation
 from escoba_env.executors.engine import sample_actions
 from escoba_env.executors.observation import (
     OBS_SIZE,
-    PLANE,
     SCALARS,
     action_mask_one,
     action_masks,
@@ -136,20 +132,6 @@ def test_layout_functions_follow_the_deck_width(jokers):
     assert plane_slice("table", rules) == slice(5 * w, 6 * w)
     assert plane_slice("piles", rules, seat=2) == slice(3 * w, 4 * w)
     assert obs_size(w) == obs_size(rules) and scalar_offsets(None) == SCALARS
-
-
-def test_docstring_tables_match_plane_and_scalar_offsets():
-    doc = observation.__doc__
-    scal = doc[doc.index("Scalars"):]
-    rows = re.findall(r"^(\d+)(?:-(\d+))?\s{2,}", scal, re.M)
-    spans = [(int(a), int(b or a)) for a, b in rows]
-    assert [a for a, _ in spans] == list(SCALARS.values())
-    ends = [a for a, _ in spans[1:]] + [OBS_SIZE]
-    assert all(b + 1 == nxt for (_, b), nxt in zip(spans, ends, strict=True))
-    planes = doc[doc.index("Card planes"):doc.index("Scalars")]
-    firsts = [int(m) for m in re.findall(r"^(\d+)(?:-\d+)?\s{2,}", planes, re.M)]
-    assert firsts == [0, 1, 5, 6, 10, 11, 12] == list(PLANE.values())
-    assert "``13 * jokers`` higher" in doc and "``13 * W + 26``" in doc
 
 
 @pytest.mark.parametrize("name", ["2p", "jokers=1"])

@@ -527,7 +527,7 @@ def test_unseen_plane_holds_exactly_the_other_hands_and_the_stock():
     assert sum(1 << int(c) for c in np.flatnonzero(unseen)) == expect
 
 
-# ---------------------------------------------------------------------- rendering and docs
+# ---------------------------------------------------------------------- rendering
 
 
 def test_ansi_render_shows_table_acting_hand_and_scores():
@@ -556,17 +556,3 @@ def test_human_render_prints_and_returns_none(capsys):
     env.reset(seed=0)
     assert env.render() is None
     assert "team 0 (player_0+player_2)" in capsys.readouterr().out
-
-
-def test_docstring_copies_the_observation_layout_of_observation_py():
-    doc = escoba_v0.__doc__
-    layout = observation.__doc__
-    scalars = layout.index("Scalars")
-    planes_table = layout[layout.index("=========="):scalars]
-    scalars_table = layout[layout.index("=========", scalars):layout.index("An observation never")]
-    for table in (planes_table, scalars_table):
-        assert table.strip() in doc
-    # the headings that say how the layout grows with jokers are copied too
-    for heading in ("Card planes (W entries", "Scalars, from index ``13 * W``"):
-        start = layout.index(heading)
-        assert layout[start:layout.index(":\n", start)] in doc

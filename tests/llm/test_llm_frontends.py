@@ -1,17 +1,10 @@
-"""A language model in escoba-play, and the docs page's prompt is what the code prints."""
+"""A language model in escoba-play and in the web arena (the docs page's prompt is checked in
+``tests/project/test_pages_match_code.py``)."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import re
-from pathlib import Path
-
 from agents.external.llm_standin import StandIn
-from escoba_env.faces.text import main as text_main
 from tests.frontends.test_play import run_game
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_escoba_play_takes_a_language_model_opponent():
@@ -34,17 +27,6 @@ def test_escoba_play_ends_with_one_line_when_the_model_endpoint_fails():
     assert rc == 1 and out.rstrip().splitlines()[-1].endswith(
         "refused the request (HTTP 401): check the key in $OPENAI_API_KEY")
     assert "Traceback" not in out
-
-
-def test_the_docs_prompt_is_what_the_command_prints():
-    page = (ROOT / "docs/llm.md").read_text(encoding="utf-8")
-    m = re.search(r"<!-- prompt: python -m escoba_env\.faces\.text (.*?) -->\n```text\n(.*?)\n```", page,
-                  re.S)
-    assert m, "docs/llm.md lost its prompt block"
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        text_main(m.group(1).split())
-    assert buf.getvalue().rstrip("\n") == m.group(2)
 
 
 def test_the_web_games_log_phrases_every_move_with_the_shared_words():

@@ -176,27 +176,6 @@ def test_with_moves_hidden_only_a_move_written_out_is_read():
         text.read_answer("Answer: 7 de oros takes 3 de espadas", MOVES, listed=False)
 
 
-def test_the_docs_table_of_answer_forms_is_the_tested_one():
-    """Every example the docs' table gives is a row of ACCEPTED, read as the form the table names."""
-    from pathlib import Path
-
-    page = (Path(__file__).resolve().parents[2] / "docs/llm.md").read_text(encoding="utf-8")
-    table = page.split("<!-- answer forms -->")[1].split("\n\n")[0]
-    rows = [r for r in table.splitlines() if r.startswith("| `")]
-    assert len(rows) >= len(text.ANSWER_FORMS) + 1
-    tested = {(a.replace("\n", " ⏎ "), f) for a, _, f in ACCEPTED}
-    for row in rows:
-        form = row.split("|")[1].strip().strip("`")
-        examples = [e.strip().strip("`") for e in row.split("|")[2].split("; ")]
-        assert form in text.ANSWER_FORMS + ("refused",), row
-        for e in examples:
-            if form == "refused":
-                with pytest.raises(text.IllegalAnswer):
-                    text.parse_answer(e.replace(" ⏎ ", "\n"), MOVES)
-            else:
-                assert (e, form) in tested, e
-
-
 def test_the_answer_protocol_is_stated_in_the_system_message():
     g = Game(Rules())
     g.reset(4)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
 import re
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.project.doc_support import ROOT, resolve
+
 TEXT = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
 MARK = "**In the code:**"
 _NAME = re.compile(r"`(escoba_env(?:\.\w+)+)`")
@@ -23,20 +22,6 @@ def _sections() -> dict[str, str]:
 def _paragraphs(text: str) -> list[str]:
     """Return the "In the code" paragraphs of ``text``, each joined into one line."""
     return [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.lstrip().startswith(MARK)]
-
-
-def resolve(dotted: str) -> object:
-    """Return the object named ``dotted`` (a module, then attributes); raise if anything is missing."""
-    parts = dotted.split(".")
-    for k in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:k]))
-        except ModuleNotFoundError:
-            continue
-        for attr in parts[k:]:
-            obj = getattr(obj, attr)
-        return obj
-    raise ModuleNotFoundError(dotted)
 
 
 CITED = sorted({n for p in _paragraphs(TEXT) for n in _NAME.findall(p)})

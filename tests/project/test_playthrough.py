@@ -5,7 +5,7 @@ deal, the rules, the observation encoding, the masks, the infos or the rewards s
 mismatch at the first step it affects. If such a change is intended, bump the env version where
 it is user-visible and regenerate the file:
 
-    python -m tests.envs.test_playthrough --regenerate
+    python -m tests.project.test_playthrough --regenerate
 
 The file is written by the code itself, so on its own it only catches changes. Beside it, the same
 recorded games are replayed by the plain-Python reference (``tests/reference.py``): every action
@@ -96,7 +96,7 @@ def test_recorded_playthrough_replays_exactly(index):
     game = load()[index]
     env = escoba_v0.env(**game["config"], legal_moves_info=True)
     env.reset(seed=game["seed"])
-    hint = "(if the change is intended: python -m tests.envs.test_playthrough --regenerate)"
+    hint = "(if the change is intended: python -m tests.project.test_playthrough --regenerate)"
     for i, (action, step) in enumerate(zip(game["actions"], game["steps"], strict=True)):
         agent = env.agent_selection
         assert agent == step["agent"], f"step {i}: {agent} to act {hint}"
