@@ -431,3 +431,16 @@ def test_the_prompt_a_model_sees_changes_only_with_the_answer_protocol(table):
     got = hashlib.sha256("\n\x00\n".join(texts).encode()).hexdigest()[:16]
     assert text.ANSWER_PROTOCOL in PROMPT_DIGESTS, "a new answer protocol: record its prompt digests here"
     assert got == PROMPT_DIGESTS[text.ANSWER_PROTOCOL][table], (table, got)
+
+
+def test_an_observation_that_cannot_be_read_is_refused_in_one_line():
+    """An observation of the wrong length names both lengths; one whose seat holds no card (not the
+    seat to act) has no legal moves to list: each is a ValueError saying so."""
+    three = Rules(num_players=3)
+    size = len(_first_observation(three))
+    with pytest.raises(ValueError) as e:
+        text.read_observation(np.zeros(size + 1, np.float32), three)
+    assert str(e.value) == f"an observation for these rules has {size} entries, got {size + 1}"
+    with pytest.raises(ValueError) as e:
+        text.legal_moves(np.zeros(size, np.float32), three)
+    assert str(e.value) == "the observer has no card to play (is it the seat to act?)"
