@@ -33,7 +33,7 @@ from agents.base import Agent
 from agents.external.llm import LLMError
 from agents.nets.shipped import DEFAULT_OPPONENTS, FALLBACK_OPPONENT, table_name
 from agents.programs import missing_extra
-from agents.spec.registry import help_text, make_agent
+from agents.spec.registry import Spec, help_text, make_agent, read_specs
 from agents.spec.shipped_agents import default_opponent
 from escoba_env.executors.game import Game, GameStep, capture_action
 from escoba_env.faces.cli import (
@@ -60,8 +60,9 @@ from escoba_env.rulebook.cards import (
 )
 from escoba_env.rulebook.rules import Rules
 
-PROG = "escoba-play" if os.path.basename(sys.argv[0]) == "escoba-play" else "python -m escoba_arena.terminal"
-"""The name the program's usage and errors go by: the console script's, or the module's."""
+def prog() -> str:
+    """Return the name the program's usage and errors go by: the console script's, or the module's."""
+    return "escoba-play" if os.path.basename(sys.argv[0]) == "escoba-play" else "python -m escoba_arena.terminal"
 
 # ANSI colours per suit (oros gold, copas red, espadas blue, bastos green); jokers magenta.
 _SUIT_COLOUR = ("33", "31", "34", "32")
@@ -88,7 +89,7 @@ class Quit(Exception):
     """The player asked to stop (``q`` or end of input)."""
 
 
-def make_bot(spec: str, rules: Rules, seed: int) -> Agent:
+def make_bot(spec: str | Spec, rules: Rules, seed: int) -> Agent:
     """Return the agent that ``spec`` names for ``rules``, built by ``agents.spec.registry``."""
     return make_agent(spec, rules=rules, seed=seed)
 
@@ -446,7 +447,7 @@ class TerminalGame:
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of ``python -m escoba_arena.terminal``."""
     p = OneLineParser(
-        prog=PROG, description="Play Escoba in the terminal against bots from the agent registry.",
+        prog=prog(), description="Play Escoba in the terminal against bots from the agent registry.",
         epilog="Example: escoba-play --players 4 --partnerships --opponent expert --seed 7 "
                f"(or python -m escoba_arena.terminal ...)\n\nagents:\n"
                f"{help_text()}\n")
@@ -473,9 +474,8 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _bot_label(spec: str) -> str:
-    name = spec.split(":", 1)[0]
-    return "neural" if name == "checkpoint" else name
+def _bot_label(spec: Spec) -> str:
+    return "neural" if spec.name == "checkpoint" else spec.name
 
 
 def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
@@ -493,7 +493,7 @@ def main(argv: Sequence[str] | None = None, stdin: TextIO | None = None, stdout:
         line = missing_extra(exc)
         if line is None:
             raise
-        print(f"{PROG}: error: {line}", file=sys.stderr if stdout is None else stdout)
+        print(f"{prog()}: error: {line}", file=sys.stderr if stdout is None else stdout)
         return 1
 
 
@@ -505,11 +505,11 @@ def _main(argv: Sequence[str] | None, stdin: TextIO | None, stdout: TextIO | Non
     try:
         rules = rules_from_args(args)
     except ValueError as exc:
-        print(f"{PROG}: error: {exc}", file=err)
+        print(f"{prog()}: error: {exc}", file=err)
         return 2
     p = rules.num_players
     if args.seat >= p:
-        print(f"{PROG}: error: --seat must be 0 to {p - 1} with {p} players, got {args.seat}", file=err)
+        print(f"{prog()}: error: --seat must be 0 to {p - 1} with {p} players, got {args.seat}", file=err)
         return 2
     bot_seats = [s for s in range(p) if s != args.seat]
     seed = secrets.randbelow(2**31) if args.seed is None else args.seed
@@ -520,15 +520,15 @@ def _main(argv: Sequence[str] | None, stdin: TextIO | None, stdout: TextIO | Non
     try:
         if args.opponent is None:
             spec, note = default_opponent(rules)
-            specs = [spec] * len(bot_seats)
-        elif len(args.opponent) in (1, len(bot_seats)):
-            specs = list(args.opponent) * (len(bot_seats) if len(args.opponent) == 1 else 1)
+            specs = list(read_specs([spec], prog())) * len(bot_seats)
+        elif len(args.opponent) in (1, len(bot_seats)):  # each spec read once, for all its seats
+            specs = list(read_specs(args.opponent, prog())) * (len(bot_seats) if len(args.opponent) == 1 else 1)
         else:
             raise ValueError(f"--opponent takes 1 spec or {len(bot_seats)} (one per bot seat), "
                              f"got {len(args.opponent)}")
         bots = {s: make_bot(spec, rules, seed + s) for s, spec in zip(bot_seats, specs, strict=True)}
     except (ValueError, OSError) as exc:
-        print(f"{PROG}: error: {' '.join(str(exc).split())}", file=err)
+        print(f"{prog()}: error: {' '.join(str(exc).split())}", file=err)
         return 2
     labels = {}
     for s, spec in zip(bot_seats, specs, strict=True):
@@ -551,7 +551,7 @@ def _main(argv: Sequence[str] | None, stdin: TextIO | None, stdout: TextIO | Non
         out.write("\nInterrupted. Bye.\n")
         return 130
     except LLMError as exc:  # a language-model opponent's endpoint failed: one line, not a traceback
-        print(f"{PROG}: error: {exc}", file=err)
+        print(f"{prog()}: error: {exc}", file=err)
         return 1
 
 

@@ -36,10 +36,21 @@ from pathlib import Path
 
 import numpy as np
 
-from ..external.llm import is_llm_spec
-from ..tournament.report import machine, timing_fields
-from ..tournament.runner import TournamentConfig, TournamentRun
-from .protocol import protocol
+from escoba_env.executors.engine import EscobaEngine
+from escoba_env.executors.observation import action_masks, encode
+
+from ..external.llm import usage_lines
+from ..spec.fingerprint import spec_fingerprint
+from ..spec.registry import Spec, read_spec
+from ..tournament import analysis, report, runner
+from ..tournament.analysis import RATING_MODEL
+from ..tournament.journal import Journal, journal_path, new_sitting, provenance, run_key
+from ..tournament.play import seat_positions
+from ..tournament.report import escoba_version, json_ready, llm_usage_fields, machine, timing_fields, versions
+from ..tournament.runner import TournamentConfig, TournamentRun, build_agent
+from ..tournament.signals import SIGNALS
+from ..tournament.stats import group_sums, mean_ci, z_value
+from .protocol import check_deals, deal_set_digest, protocol
 
 CARD_FORMAT = "escoba-bench-card/1"
 PANEL_FORMAT = "escoba-bench-panel/1"
@@ -51,12 +62,14 @@ DATA = Path(__file__).with_name("data")
 """The panels' reference ratings (``bench-<version>-<table>-panel.json``)."""
 
 
-def card_config(spec: str, version: str = "v1", table: str = "2p", *, quick: bool = False,
+def card_config(spec: str | Spec, version: str = "v1", table: str = "2p", *, quick: bool = False,
                 workers: int = 1, backend: str = "local", ray_address: str | None = None) -> TournamentConfig:
-    """Return the tournament a card plays: ``spec`` against the table's panel on its deal set."""
+    """Return the tournament a card plays: ``spec`` against the table's panel on its deal set (the panel
+    without ``spec``'s agent, however it is spelt: ``search:sims=400`` is the panel's ``search``)."""
     p = protocol(version)
     t = p.table(table)
-    panel = tuple(a for a in t.panel if a != spec)
+    spec = read_spec(spec)
+    panel = tuple(a for a in map(read_spec, t.panel) if a.canonical != spec.canonical)
     return TournamentConfig(agents=panel, vs=spec, rules=t.rules(),
                             deals=t.quick_deals if quick else t.deals, seed=p.seed(table),
                             block_deals=t.block_deals, workers=workers, backend=backend,
@@ -79,16 +92,16 @@ def panel_reference_path(version: str, table: str, quick: bool = False) -> Path:
     return DATA / f"bench-{v}-{table}-panel{'-quick' if quick else ''}.json"
 
 
-def headline(per_deal: dict, spec: str, panel: tuple[str, ...], confidence: float = 0.95) -> dict:
+def headline(per_deal: dict, spec: str, panel: tuple[str, ...], confidence: float = 0.95,
+             member: bool | None = None) -> dict:
     """Return the card's headline margin (module docstring) from its per-deal points per round.
 
     Per lineup and deal: SPEC's points per round minus the mean of the other sides' (SPEC is the
     first agent of every lineup); per deal the mean over lineups; the interval over deals. With 2
     sides a panel member's mirror match counts 0 (its expected margin, by symmetry), so that every
-    2-side headline averages over the whole panel.
+    2-side headline averages over the whole panel. ``member``: whether SPEC is one of the panel, played
+    without its mirror match (default: SPEC is written as in ``panel``).
     """
-    from ..tournament.stats import mean_ci
-
     per_lineup = []
     for lu, x in zip(per_deal["lineups"], per_deal["points_per_round"], strict=True):
         x = np.asarray(x, np.float64)
@@ -96,7 +109,7 @@ def headline(per_deal: dict, spec: str, panel: tuple[str, ...], confidence: floa
             raise ValueError(f"lineup {lu} does not start with {spec!r}")
         per_lineup.append(x[:, 0] - x[:, 1:].mean(axis=1))
     samples = np.mean(np.stack(per_lineup), axis=0)
-    if len(per_deal["lineups"][0]) == 2 and spec in panel:
+    if len(per_deal["lineups"][0]) == 2 and (spec in panel if member is None else member):
         samples = samples * (len(panel) - 1) / len(panel)
     mean, lo, hi = mean_ci(samples, confidence)
     return {"name": "margin", "mean": mean, "lo": lo, "hi": hi, "confidence": confidence,
@@ -106,13 +119,10 @@ def headline(per_deal: dict, spec: str, panel: tuple[str, ...], confidence: floa
 def per_deal_points(run: TournamentRun) -> dict:
     """Return, per lineup, every deal's points per round of each of the lineup's agents (kept in the
     card, so its rating can be fitted again on another reference scale without playing again)."""
-    from ..tournament.analysis import lineup_arrays
-    from ..tournament.stats import group_sums
-
     ent = run.config.entrants
     lineups, values = [], []
     for lineup, blocks in zip(run.lineups, run.blocks, strict=True):
-        d = lineup_arrays(blocks)
+        d = analysis.lineup_arrays(blocks)
         agents = list(dict.fromkeys(lineup))  # order of play (v1's lineups are increasing indices)
         cols = []
         for a in agents:
@@ -148,10 +158,7 @@ def anchored_rating(per_deal: dict, spec: str, reference: dict[str, dict] | None
     lineup, deal-major, ranked by points per round); panel members with a reference rating never
     move. ``reference`` None: every rating is fitted (``anchored`` false).
     """
-    from openskill.models import PlackettLuce
-
-    from ..tournament.analysis import RATING_MODEL
-    from ..tournament.stats import z_value
+    from openskill.models import PlackettLuce  # the [agents] extra: loaded when ratings are fitted
 
     m = RATING_MODEL
     model = PlackettLuce(mu=m["mu"], sigma=m["sigma"], beta=m["beta"], tau=m["tau"])
@@ -175,15 +182,9 @@ def anchored_rating(per_deal: dict, spec: str, reference: dict[str, dict] | None
                       for a in names[1:]}}
 
 
-def decision_times(spec: str, config: TournamentConfig, deals: int = 8) -> dict:
+def decision_times(spec: str | Spec, config: TournamentConfig, deals: int = 8) -> dict:
     """Return SPEC's decision time in ms (mean, p95, count): one game at a time against the first
     panel member, on the first ``deals`` deals of the set, SPEC in every seat rotation."""
-    from escoba_env.executors.engine import EscobaEngine
-    from escoba_env.executors.observation import action_masks, encode
-
-    from ..tournament.play import seat_positions
-    from ..tournament.runner import build_agent
-
     rules = config.rules
     me = build_agent(spec, rules, seed=1)
     other = build_agent(config.agents[0], rules, seed=2)
@@ -212,8 +213,6 @@ def decision_times(spec: str, config: TournamentConfig, deals: int = 8) -> dict:
 def project_version() -> str | None:
     """Return escoba-env's version: the checkout's when it runs from one, else the installed one
     (``agents.tournament.report.escoba_version``)."""
-    from ..tournament.report import escoba_version
-
     return escoba_version()
 
 
@@ -224,11 +223,6 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
     state taken when the run started (default: now); ``provenance``: ``play``'s, for a card that
     may have been finished from a journal (its ``timing`` then covers only this sitting's blocks,
     and ``sittings`` says where every part was played)."""
-    from ..spec.fingerprint import spec_fingerprint
-    from ..tournament import analysis
-    from ..tournament.report import git_state, json_ready, llm_usage_fields, versions
-    from .protocol import deal_set_digest
-
     c = run.config
     spec = c.vs
     pairs = analysis.pair_stats(run)
@@ -262,14 +256,15 @@ def card_dict(run: TournamentRun, version: str, table: str, quick: bool,
         "deal_set": {"seed": c.seed, "deals": c.deals, "rotations": c.rules.num_sides,
                      "digest": deal_set_digest(version, table, c.deals), "rules": c.rules.to_dict(),
                      "block_deals": c.block_deals, **({"orders": c.orders} if c.orders > 1 else {})},
-        "headline": headline(per_deal, spec, p.table(table).panel, c.confidence),
+        "headline": headline(per_deal, spec, p.table(table).panel, c.confidence,
+                             member=len(c.agents) < len(p.table(table).panel)),
         "opponents": opponents,
         "rating": anchored_rating(per_deal, spec, reference, c.confidence),
         "decision_time": times,
-        "agent_code": spec_fingerprint(spec),
+        "agent_code": spec_fingerprint(c.vs),
         "project_version": project_version(),
         "versions": versions(),
-        "git": git_state() if git is None else git,
+        "git": report.git_state() if git is None else git,
         "machine": machine(),
         **timing_fields(run, provenance),
         **llm_usage_fields(run),
@@ -326,11 +321,7 @@ def play(config: TournamentConfig, out: Path, *, resume: bool, overwrite: bool, 
     blocks it played (blocks before the first noted sitting were played by sittings that noted
     nothing: journals of earlier versions).
     """
-    from ..tournament.journal import Journal, journal_path, new_sitting, provenance, run_key
-    from ..tournament.report import git_state
-    from ..tournament.runner import make_tasks, prepare_agents, run_tournament
-
-    cheating = prepare_agents(config)
+    cheating = runner.prepare_agents(config)
     if out.exists() and not overwrite:
         raise ValueError(f"{out} already exists: pass --overwrite to replace it, or choose another --out")
     jpath = journal_path(out.with_suffix(""))
@@ -340,12 +331,10 @@ def play(config: TournamentConfig, out: Path, *, resume: bool, overwrite: bool, 
     journal = Journal(jpath, run_key(config, record=False))
     finished = journal.load() if resume else []
     out.parent.mkdir(parents=True, exist_ok=True)
-    total = len(make_tasks(config))
+    total = len(runner.make_tasks(config))
     kept = len(finished)
-    sitting = new_sitting(git_state() if source is None else source, kept)
+    sitting = new_sitting(report.git_state() if source is None else source, kept)
     journal.start(resume, sitting)
-
-    from ..tournament.cli import SIGNALS
 
     def on_block(block) -> None:
         nonlocal kept
@@ -354,8 +343,8 @@ def play(config: TournamentConfig, out: Path, *, resume: bool, overwrite: bool, 
             kept += 1
 
     try:
-        run = run_tournament(config, progress=progress, on_block=on_block, finished=finished,
-                             cheating=cheating)
+        run = runner.run_tournament(config, progress=progress, on_block=on_block, finished=finished,
+                                    cheating=cheating)
     except BaseException as exc:
         journal.close()
         exc.escoba_note = (f"; {kept} of {total} blocks finished, kept in {jpath}: run the same command "
@@ -365,24 +354,22 @@ def play(config: TournamentConfig, out: Path, *, resume: bool, overwrite: bool, 
     return run, journal, provenance(journal.sittings, sitting, total)
 
 
-def run_card(spec: str, *, version: str = "v1", table: str = "2p", quick: bool = False,
+def run_card(spec: str | Spec, *, version: str = "v1", table: str = "2p", quick: bool = False,
              out: str | Path | None = None, resume: bool = False, overwrite: bool = False,
              workers: int = 1, progress: bool = False, timing_deals: int = 8) -> tuple[dict, Path]:
     """Play and write a report card; return (card, path). Refuses before playing an engine that
     deals the table's set otherwise than the protocol pins."""
-    from ..tournament.report import git_state
-    from .protocol import check_deals
-
     check_deals(version, table, quick)
     config = card_config(spec, version, table, quick=quick, workers=workers)
+    spec = config.vs  # read once, by card_config
     path = Path(out) if out else default_out(spec, version, table, quick)
     if path.suffix != ".json":
         raise ValueError(f"--out must name a .json file, got {str(path)!r}")
     reference = load_reference(version, table, quick)
-    source = git_state()  # the source this process loaded: a card plays for hours
+    source = report.git_state()  # the source this process loaded: a card plays for hours
     run, journal, provenance = play(config, path, resume=resume, overwrite=overwrite, progress=progress,
                                     source=source)
-    model = is_llm_spec(spec)  # its calls' latencies are on the card: no extra games
+    model = spec.name == "llm"  # its calls' latencies are on the card: no extra games
     times = decision_times(spec, config, timing_deals) if timing_deals and not model else None
     card = card_dict(run, version, table, quick, reference, times, git=source, provenance=provenance)
     write_atomic(path, card)
@@ -394,10 +381,6 @@ def run_panel(*, version: str = "v1", table: str = "2p", quick: bool = False, ou
               resume: bool = False, overwrite: bool = False, workers: int = 1,
               progress: bool = False) -> tuple[dict, Path]:
     """Play the panel's round robin and write its reference ratings; return (data, path)."""
-    from ..tournament import analysis
-    from ..tournament.report import json_ready
-    from .protocol import check_deals, deal_set_digest
-
     check_deals(version, table, quick)
     config = panel_config(version, table, quick=quick, workers=workers)
     path = Path(out) if out else panel_reference_path(version, table, quick)
@@ -442,8 +425,6 @@ def headline_text(card: dict) -> str:
         lines.append(f"decision time: mean {t['mean_ms']:.2f} ms, p95 {t['p95_ms']:.2f} ms "
                      f"({t['decisions']} decisions)")
     if card.get("llm_usage"):
-        from ..external.llm import usage_lines
-
         lines += ["", "language model:", *usage_lines(card["llm_usage"])]
     return "\n".join(lines)
 
@@ -461,10 +442,7 @@ def panel_from_cards(cards: list[dict], version: str, table: str, quick: bool) -
     the card of the member that comes first in the panel's order), in each order of play the
     protocol plays (bench-v2 at 3 players: both).
     """
-    from openskill.models import PlackettLuce
-
-    from ..tournament.analysis import RATING_MODEL
-    from ..tournament.stats import z_value
+    from openskill.models import PlackettLuce  # the [agents] extra: loaded when ratings are fitted
 
     p = protocol(version)
     t = p.table(table)

@@ -18,7 +18,9 @@ from pathlib import Path
 
 from ..external.llm import HARNESS_SHOWN, is_llm_spec
 from ..spec.registry import REGISTRY, parse_spec
-from .card import CARD_FORMAT
+from ..tournament.journal import Journal, journal_path, run_key
+from ..tournament.runner import make_tasks
+from .card import CARD_FORMAT, anchored_rating, card_config, default_out, load_reference
 from .protocol import PROTOCOLS, deal_set_digest, pinned_digest, protocol
 
 LEADERBOARD_DIR = Path("benchmarks/leaderboard")
@@ -100,8 +102,6 @@ def rating(card: dict) -> dict:
     """Return a card's rating on its panel's reference scale when the package has the reference
     (fitted again from the card's per-deal points), else the card's own rating (a published
     summary row holds the rating already fitted)."""
-    from .card import anchored_rating, load_reference
-
     if "per_deal" not in card or card["rating"].get("anchored"):
         return card["rating"]
     ref = load_reference(card["protocol"], card["table"], card["quick"])
@@ -370,10 +370,6 @@ def todo(directory: Path = LEADERBOARD_DIR, version: str = "v1", quick: bool = F
     done, ``cpu_s_left`` estimates the CPU seconds of its missing games at the CPU time per game of
     the agent's quick card in ``directory`` (this version's, else another version's with the same
     table and panel: the same agents play the same kind of games), None without one."""
-    from ..tournament.journal import Journal, journal_path, run_key
-    from ..tournament.runner import make_tasks
-    from .card import card_config, default_out
-
     p = protocol(version)
     rows = []
     for table in tables or tuple(t for t in EXPECTED if t in p.tables):
@@ -411,8 +407,6 @@ def todo(directory: Path = LEADERBOARD_DIR, version: str = "v1", quick: bool = F
 def _cpu_per_game(quick_card: Path, quick_config) -> float | None:
     """Return the CPU seconds per game of ``quick_card`` (None without it); only the blocks its
     timed sitting played count (``timing.blocks_resumed``)."""
-    from ..tournament.runner import make_tasks
-
     if not quick_card.is_file():
         return None
     timing = json.loads(quick_card.read_text(encoding="utf-8")).get("timing", {})

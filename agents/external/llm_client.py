@@ -16,6 +16,7 @@ never leaves part of the key where the scrubber cannot see it.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import time
@@ -193,8 +194,6 @@ class Endpoint:
 
     def _reply(self, raw: bytes, latency: float, key: str) -> Reply:
         """Return the reply of a 200 answer's body."""
-        import json
-
         try:
             data = json.loads(raw)
             text = data["choices"][0]["message"]["content"] or ""

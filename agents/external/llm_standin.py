@@ -36,6 +36,7 @@ answer word. Bodies over 1 MiB are refused with 413 before they are read.
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import threading
@@ -43,9 +44,13 @@ import time
 import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from escoba_env.faces.cli import add_rules_arguments, rules_from_args
 from escoba_env.rulebook.capture import capture_options
 from escoba_env.rulebook.cards import move_words, parse_card_words
 from escoba_env.rulebook.rules import Rules
+
+from ..tournament.report import llm_usage_fields
+from ..tournament.runner import TournamentConfig, run_tournament
 
 MAX_BODY = 1 << 20
 ENDLESS_BYTES = 64 << 20
@@ -258,9 +263,6 @@ def measure(rounds: int, rules: Rules | None = None, seed: int = 0) -> dict:
     """Return what the ``llm`` agent spends over ``rounds`` duplicate deals (every seat rotation) at a
     table of ``rules`` against greedy (and expert, at 3 players), the stand-in always answering a legal
     number: rounds played, calls, calls per round and prompt tokens per call."""
-    from ..tournament.report import llm_usage_fields
-    from ..tournament.runner import TournamentConfig, run_tournament
-
     rules = Rules() if rules is None else rules
     standin = StandIn()
     try:
@@ -278,10 +280,6 @@ def measure(rounds: int, rules: Rules | None = None, seed: int = 0) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """Serve until stopped, or (``--rounds N``) print what N duplicate deals cost in calls and tokens."""
-    import argparse
-
-    from escoba_env.faces.cli import add_rules_arguments, rules_from_args
-
     p = argparse.ArgumentParser(prog="python -m agents.external.llm_standin",
                                 description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, help="measure N deals (each from every seat rotation) against "

@@ -42,7 +42,7 @@ class SB3Agent(Agent):
         """Re-seed the agent's generator, and torch's when a maskable model samples (SB3 uses torch's)."""
         super().reset(seed)
         if seed is not None and not getattr(self, "deterministic", True) and getattr(self, "maskable", False):
-            import torch
+            import torch  # the [agents] extra
 
             torch.manual_seed(int(seed) % 2**63)
 
@@ -54,7 +54,7 @@ class SB3Agent(Agent):
             actions, _ = self.model.predict(obs, action_masks=masks.astype(bool),
                                             deterministic=self.deterministic)
             return np.asarray(actions, np.int64).reshape(-1)
-        import torch
+        import torch  # the [agents] extra
 
         policy = self.model.policy
         with torch.no_grad():

@@ -15,7 +15,7 @@ information the observer has, not a peek.
 
 ``EndgameAgent`` wraps another agent and plays the exact best action in these positions (the
 wrapped agent elsewhere; registry spec ``endgame`` or ``endgame:base=NAME``). A ``moves`` network
-can read these values as two extra move features (``agents.nets.neural.endgame_features``,
+can read these values as two extra move features (``agents.nets.features.endgame_features``,
 ``PolicyValueNet(endgame=True)``, ``train.py --endgame-features``).
 
 Cost: the tree of a 3 + 3 card position holds up to a few thousand nodes (the capture choices

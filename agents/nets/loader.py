@@ -15,6 +15,7 @@ from escoba_env.rulebook.rules import Rules
 from ..base import Agent
 from .neural import NeuralAgent, load_checkpoint
 from .solo import SoloAgent
+from .tablenet import TableNetAgent
 
 
 def load_checkpoint_agent(path: str | os.PathLike, rules: Rules | None = None, seed: int | None = None,
@@ -27,8 +28,6 @@ def load_checkpoint_agent(path: str | os.PathLike, rules: Rules | None = None, s
         raise ValueError(f"symmetric applies to move networks (agents.nets.tablenet); {str(path)!r} "
                          "is not one")
     if "move_net" in ckpt:
-        from .tablenet import TableNetAgent
-
         return TableNetAgent.from_checkpoint(path, rules=rules, seed=seed, **params)
     if "endgame_net" in ckpt:
         return SoloAgent.from_checkpoint(path, rules=rules, seed=seed, **params)

@@ -51,6 +51,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from functools import cache
+from itertools import permutations
 from typing import Any
 
 import numpy as np
@@ -85,6 +86,7 @@ from .neural import (
     checkpoint_dict,
     load_checkpoint,
 )
+from .shipped import SOLO_CHECKPOINT, package_file
 
 _BIT_BLOCKS = ("hand_after", "other_hand", "table_after", "card", "captured")
 _SCALARS = ("my_cards", "my_oros", "my_sevens", "my_velo", "other_cards", "other_oros", "other_sevens",
@@ -145,8 +147,6 @@ def endgame_net_values(rules: Rules, path: str | os.PathLike | None = None):
     leaf value of ``search:leaf=net``."""
     check_endgame_rules(rules)
     if path is None:
-        from .shipped import SOLO_CHECKPOINT, package_file
-
         path = package_file(SOLO_CHECKPOINT)
     net = build_endgame_net(load_checkpoint(path, map_location="cpu"), str(path)).eval()
 
@@ -284,8 +284,6 @@ def suit_permutations(n: int, blocks: int = 5) -> np.ndarray:
     replies count cards by value and oros, and the card slots list two cards of one value in different
     plain suits with identical entries. Training permutes each minibatch by one of them at random
     (``agents.training.solo_fit``); ``symmetric_values`` averages a network over all six."""
-    from itertools import permutations
-
     out = []
     for p in permutations((1, 2, 3)):
         suit = np.array((0, *p))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents.worlds import worlds_from_observations
 from escoba_env.rulebook.rules import Rules
 
 from ..base import Agent
@@ -37,7 +38,7 @@ class ISMCTSAgent(Agent):
             raise ValueError(f"rollouts must be a positive int, got {rollouts!r}")
         if not uct_c >= 0:
             raise ValueError(f"uct_c must be >= 0, got {uct_c!r}")
-        from escoba_env.faces import openspiel
+        from escoba_env.faces import openspiel  # the [openspiel] extra
 
         self.sims, self.uct_c, self.rollouts = sims, float(uct_c), rollouts
         super().__init__(rules, seed)
@@ -51,9 +52,7 @@ class ISMCTSAgent(Agent):
 
     def _decide(self, obs: np.ndarray, mask: np.ndarray) -> int:
         """Return the action the bot picks for one observation (the only legal one if forced)."""
-        from open_spiel.python.algorithms import ismcts, mcts
-
-        from agents.worlds import worlds_from_observations
+        from open_spiel.python.algorithms import ismcts, mcts  # the [openspiel] extra
 
         legal = np.flatnonzero(mask)
         if legal.size == 0:

@@ -13,8 +13,11 @@ from typing import Any
 from escoba_env.rulebook.rules import Rules
 
 from ..base import Agent
+from ..external.python_factory import load_python
+from ..external.sb3_model import load_sb3
 from ..heuristic.endgame import EndgameAgent
 from ..heuristic.expert import ExpertAgent
+from ..search.ismcts import ISMCTSAgent
 
 
 def endgame(rules: Rules | None = None, seed: int | None = None, base: Agent | None = None) -> Agent:
@@ -30,30 +33,24 @@ def checkpoint_agent(path: str | None = None, rules: Rules | None = None, seed: 
         raise ValueError("checkpoint needs a file: checkpoint:path/to/model.pt")
     if not os.path.isfile(path):
         raise ValueError(f"checkpoint file not found: {path!r}")
-    from ..nets.loader import load_checkpoint_agent
+    from ..nets.loader import load_checkpoint_agent  # the [agents] extra
 
     return load_checkpoint_agent(path, rules=rules, seed=seed, **params)
 
 
 def sb3(**params: Any) -> Agent:
     """Return a Stable-Baselines3 model's agent (``agents.external.sb3_model.load_sb3``; imports SB3)."""
-    from ..external.sb3_model import load_sb3
-
     return load_sb3(**params)
 
 
 def python(**params: Any) -> Agent:
     """Return the agent of a user's ``module:factory`` (``agents.external.python_factory.load_python``)."""
-    from ..external.python_factory import load_python
-
     return load_python(**params)
 
 
 def ismcts(rules: Rules | None = None, seed: int | None = None, **params: Any) -> Agent:
     """Return OpenSpiel's IS-MCTS agent (``agents.search.ismcts``; imports OpenSpiel)."""
     try:
-        from ..search.ismcts import ISMCTSAgent
-
         return ISMCTSAgent(rules=rules, seed=seed, **params)
     except ImportError as e:
         raise ValueError(f"openspiel-ismcts needs OpenSpiel: pip install 'escoba-env[openspiel]' "

@@ -23,10 +23,17 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
 
+import numpy as np
+
+from escoba_env.executors.engine import EscobaEngine
+from escoba_env.rulebook.rules import Rules
+
 from ..external.provenance import LOADED, cwd_importable, file_sha256
+from .registry import Spec, make_agent, read_spec
 
 FILE_SPECS = ("checkpoint", "sb3")
 """Registry names whose first parameter is a file path."""
@@ -58,45 +65,36 @@ def module_fingerprint(module: str) -> dict:
     return {"module": module, "sha256": h.hexdigest(), "files": len(files)}
 
 
-def spec_fingerprint(spec: str) -> dict[str, dict]:
+def spec_fingerprint(spec: str | Spec) -> dict[str, dict]:
     """Return {outside part of ``spec``: its fingerprint} (module docstring); {} for a spec that
-    loads nothing from outside the project."""
-    from .registry import REGISTRY, parse_spec
-
-    out: dict[str, dict] = {}
+    loads nothing from outside the project (or that the registry cannot read)."""
     try:
-        name, raw = parse_spec(spec)
+        spec = read_spec(spec)
     except ValueError:
-        return out
-    if name == "python" and raw.get("target"):
-        target = raw["target"]
+        return {}
+    out: dict[str, dict] = {}
+    name, params = spec.name, dict(spec.params)
+    if name == "python" and params.get("target"):
+        target = params["target"]
         fp = module_fingerprint(target.rpartition(":")[0] or target)
         if LOADED.get(target):
             fp["weights"] = dict(LOADED[target])
         out[f"python:{target}"] = fp
     elif name == "llm":
-        out[f"llm:{raw.get('model', '')}"] = llm_fingerprint(spec)
-    elif name in FILE_SPECS and raw.get("path"):
-        path = raw["path"]
+        out[f"llm:{params.get('model', '')}"] = llm_fingerprint(spec)
+    elif name in FILE_SPECS and params.get("path"):
+        path = params["path"]
         if name == "sb3" and not os.path.isfile(path) and not path.endswith(".zip"):
             path += ".zip"
-        out[f"{name}:{raw['path']}"] = {"sha256": file_sha256(path)}
-    for key, value in raw.items():
-        if key in ("target", "path") or ":" not in value and value not in REGISTRY:
-            continue
-        try:
-            inner = parse_spec(value)[0]
-        except ValueError:
-            continue
-        if inner in REGISTRY:
-            out.update(spec_fingerprint(value))
+        out[f"{name}:{params['path']}"] = {"sha256": file_sha256(path)}
+    for inner in params.values():  # another agent's spec: what it loads is part of this one
+        if isinstance(inner, Spec):
+            out.update(spec_fingerprint(inner))
     return out
 
 
-def llm_fingerprint(spec: str) -> dict:
+def llm_fingerprint(spec: str | Spec) -> dict:
     """Return an ``llm:`` spec's model and harness settings ({} when the spec cannot be built)."""
-    from .registry import make_agent
-
     try:
         agent = make_agent(spec)
     except ValueError:
@@ -104,13 +102,9 @@ def llm_fingerprint(spec: str) -> dict:
     return {"model": agent.model, "harness": agent.harness}
 
 
-def dealt_digest(rules, seed: int, deals: int) -> str:
+def dealt_digest(rules: Rules, seed: int, deals: int) -> str:
     """Return the SHA-256 of the decks and dealers that today's engine deals for game ids
     ``0 .. deals - 1`` under ``seed`` (first rounds)."""
-    import numpy as np
-
-    from escoba_env.executors.engine import EscobaEngine
-
     engine = EscobaEngine(int(deals), rules, single_round=True)
     engine.reset(int(seed), game_ids=np.arange(int(deals)))
     h = hashlib.sha256()
@@ -119,7 +113,7 @@ def dealt_digest(rules, seed: int, deals: int) -> str:
     return h.hexdigest()
 
 
-def outside_modules(spec: str) -> list[str]:
+def outside_modules(spec: str | Spec) -> list[str]:
     """Return the source paths (a top-level package's folder or a module's file) of the
     ``python:`` modules ``spec`` names that no installed distribution provides."""
     out = []
@@ -139,7 +133,7 @@ def outside_modules(spec: str) -> list[str]:
     return out
 
 
-def outside_runtime_env(specs) -> dict:
+def outside_runtime_env(specs: Iterable[str | Spec]) -> dict:
     """Return ``{"runtime_env": {"py_modules": [...]}}`` for Ray tasks that build ``specs`` when
     some ``python:`` module comes from outside the installed packages (else ``{}``)."""
     paths = sorted({p for s in specs for p in outside_modules(s)})

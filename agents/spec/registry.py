@@ -8,15 +8,22 @@ point of ``escoba_env.opponents``), the web arena's allow-list (``from_request=F
 request unless its operator allows that spec), the leaderboard's descriptions and tournament seeds
 (``canonical_spec``: ``search``, ``search:sims=400``, ``search:sims=0400`` are one agent, one seed).
 ``agents.spec.shipped_agents`` registers the shipped networks (the ``agents`` package imports it).
+
+A spec is read once where it enters (a command line, a config file, a request) into a ``Spec``
+(``read_spec``): its text as written, its canonical text, its name and its parameters read (another
+agent's spec as a ``Spec``). Every layer after that (duplicate checks, seeds, fingerprints, journal keys,
+workers, ``make_agent``) takes the value and parses nothing again. A name it does not know is one line
+naming the closest ones (``UnknownName``: "unknown agent 'grredy'; did you mean greedy?").
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from escoba_env.faces.cli import did_you_mean
 from escoba_env.faces.text import MOVES_MODES, ON_FAIL
 from escoba_env.rulebook.rules import Rules
 
@@ -80,11 +87,57 @@ def help_text() -> str:
     return "\n".join(lines)
 
 
+class UnknownName(ValueError):
+    """An agent or parameter name the registry does not know: the message names the closest ones
+    (``listed``: it lists every name instead, none being close)."""
+
+    def __init__(self, message: str, listed: bool = False) -> None:
+        super().__init__(message)
+        self.listed = listed
+
+
+class Spec(str):
+    """An agent spec read once (``read_spec``): the text as written, which it is (so every table, file,
+    journal key and replay shows it, and compares it, exactly as the text), carrying what reading it
+    found. Immutable; picklable without parsing again (a worker process or a Ray node builds from it).
+
+    ``canonical``: its one written form (``canonical_spec``: seeds and duplicate checks use it, so
+    ``search`` and ``search:sims=400`` are one agent); ``name``: the registry name; ``params``: the
+    parameters given, read (another agent's spec as a ``Spec``), in the registry's order."""
+
+    canonical: str
+    name: str
+    params: tuple[tuple[str, Any], ...]
+
+    def __new__(cls, text: str, canonical: str, name: str, params: tuple[tuple[str, Any], ...] = ()) -> Spec:
+        self = super().__new__(cls, text)
+        for key, val in (("canonical", str(canonical)), ("name", str(name)), ("params", tuple(params))):
+            object.__setattr__(self, key, val)
+        return self
+
+    def __setattr__(self, key: str, val: Any) -> None:
+        raise AttributeError(f"a Spec is immutable: cannot set {key!r}")
+
+    def __delattr__(self, key: str) -> None:
+        raise AttributeError(f"a Spec is immutable: cannot delete {key!r}")
+
+    def __reduce__(self) -> tuple[Any, tuple]:
+        return Spec, (str(self), self.canonical, self.name, self.params)
+
+    @property
+    def text(self) -> str:
+        """Return the text as written (a plain ``str``)."""
+        return str(self)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Return the value read of parameter ``key`` (``default`` when the spec does not give it)."""
+        return dict(self.params).get(key, default)
+
+
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     """Return (name, raw parameters) of a spec string ``name[:key=value,...]``."""
     if not isinstance(spec, str) or not spec.strip():
-        raise ValueError(f"an agent spec must be a non-empty string, got {spec!r}; known agents:\n"
-                         f"{help_text()}")
+        raise ValueError(f"an agent spec must be a non-empty string, got {spec!r}")
     name, _, rest = spec.strip().partition(":")
     name = name.strip()
     bare, raw = getattr(REGISTRY.get(name), "bare", None), {}
@@ -98,28 +151,43 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     return name, raw
 
 
+def unknown_agent(name: str, spec: str = "") -> UnknownName:
+    """Return the error of an agent name the registry does not know (naming the closest names)."""
+    where = f" in spec {spec.strip()!r}" if spec.strip() not in ("", name) else ""
+    return UnknownName(f"unknown agent {name!r}{where}{did_you_mean(name, REGISTRY)}")
+
+
 def entry_of(spec: str) -> tuple[Entry, dict[str, str]]:
     """Return the registry entry of ``spec`` and its raw parameters; ValueError if either is unknown."""
     name, raw = parse_spec(spec)
     if name not in REGISTRY:
-        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; known agents:\n{help_text()}")
+        raise unknown_agent(name, spec)
     entry, unknown = REGISTRY[name], [k for k in raw if k not in REGISTRY[name].params]
     if unknown:
-        raise ValueError(f"agent {name!r} has no parameter {unknown[0]!r} (parameters: "
-                         f"{', '.join(entry.params) or 'none'})")
+        closest = did_you_mean(unknown[0], entry.params)
+        listing = "" if closest else f" (parameters: {', '.join(entry.params) or 'none'})"
+        raise UnknownName(f"agent {name!r} has no parameter {unknown[0]!r}{closest}{listing}", not closest)
     return entry, raw
 
 
 def value(entry: Entry, key: str, text: str, how: str = "read") -> Any:
-    """Return ``entry``'s parameter ``key`` written ``text``, read (``how="read"``) or ``"canonical"``."""
+    """Return ``entry``'s parameter ``key`` written ``text``: read (``how="read"``; another agent's spec
+    as its text), ``"canonical"`` (its one written form) or ``"spec"`` (read; another agent's spec as a
+    ``Spec``)."""
     param = entry.params[key]
-    try:  # another agent's spec is written canonically at every depth
-        out = getattr(param, how)(text)
-        return canonical_spec(out) if how == "canonical" and isinstance(param, AgentSpec) else out
+    try:  # another agent's spec is read, and written canonically, at every depth
+        out = getattr(param, "read" if how == "spec" else how)(text)
+        if isinstance(param, AgentSpec) and how != "read":
+            inner = read_spec(out)
+            return inner if how == "spec" else inner.canonical
+        return out
     except ValueError as exc:
         nested = f" ({str(exc).splitlines()[0]})" if isinstance(param, AgentSpec) and str(exc) != text else ""
-        raise ValueError(f"bad value {text!r} for parameter {key!r} of agent {entry.name!r}: expected "
-                         f"{param.expected()}{nested}") from None
+        message = (f"bad value {text!r} for parameter {key!r} of agent {entry.name!r}: expected "
+                   f"{param.expected()}{nested}")
+        if isinstance(exc, UnknownName):
+            raise UnknownName(message, exc.listed) from None
+        raise ValueError(message) from None
 
 
 def write_spec(entry: Entry, values: dict[str, str]) -> str:
@@ -130,27 +198,52 @@ def write_spec(entry: Entry, values: dict[str, str]) -> str:
     return entry.name + (":" + ",".join(parts) if parts else "")
 
 
-def canonical_spec(spec: str) -> str:
+def read_spec(spec: str | Spec) -> Spec:
+    """Return ``spec`` read into a ``Spec`` (a ``Spec`` as it is): parsed once, each parameter read and
+    written canonically; ValueError (one line) for what ``make_agent`` refuses to read."""
+    if isinstance(spec, Spec):
+        return spec
+    entry, raw = entry_of(spec)
+    read = {k: value(entry, k, text, "spec") for k, text in raw.items()}
+    shown = {k: v.canonical if isinstance(v, Spec) else value(entry, k, raw[k], "canonical")
+             for k, v in read.items()}
+    canonical = write_spec(entry, {k: v for k, v in shown.items() if not entry.params[k].is_default(v)})
+    return Spec(spec, canonical, entry.name, tuple((k, read[k]) for k in entry.params if k in read))
+
+
+def read_specs(texts: Iterable[str | Spec], prog: str) -> tuple[Spec, ...]:
+    """Return each of ``texts`` read (``read_spec``) for the command ``prog``: an unknown name's error
+    ends by saying where the names are listed, ``(PROG --help lists them)``."""
+    try:
+        return tuple(read_spec(t) for t in texts)
+    except UnknownName as exc:
+        raise (exc if exc.listed else UnknownName(f"{exc} ({prog} --help lists them)", True)) from None
+
+
+def canonical_spec(spec: str | Spec) -> str:
     """Return the one written form of ``spec``: defaults dropped, parameters in the registry's order,
     values written one way (``search:sims=0400`` -> ``search``); ValueError as ``make_agent``."""
-    entry, raw = entry_of(spec)
-    values = {k: value(entry, k, v, "canonical") for k, v in raw.items()}
-    return write_spec(entry, {k: v for k, v in values.items() if not entry.params[k].is_default(v)})
+    return read_spec(spec).canonical
 
 
-def make_agent(spec: str, rules: Rules | None = None, seed: int | None = None) -> Agent:
-    """Return a new agent built from ``spec`` for ``rules``, seeded; a parameter that names another
-    agent reaches the factory as that agent, built first and named by its spec."""
-    entry, raw = entry_of(spec)
-    kwargs = {key: value(entry, key, text) for key, text in raw.items()}
+def make_agent(spec: str | Spec, rules: Rules | None = None, seed: int | None = None) -> Agent:
+    """Return a new agent built from ``spec`` (a text, read once, or a ``Spec``) for ``rules``, seeded;
+    a parameter that names another agent reaches the factory as that agent, built first and named by its
+    spec."""
+    spec = read_spec(spec)
+    entry = REGISTRY.get(spec.name)
+    if entry is None:  # read before its name was unregistered
+        raise unknown_agent(spec.name, spec.text)
     rules = Rules() if rules is None else rules
-    for key in [k for k in kwargs if isinstance(entry.params[k], AgentSpec)]:
-        kwargs[key] = make_agent(kwargs[key], rules=rules, seed=seed)
-        kwargs[key].name = raw[key].strip()
+    kwargs = dict(spec.params)
+    for key, inner in kwargs.items():
+        if isinstance(inner, Spec):
+            kwargs[key] = make_agent(inner, rules=rules, seed=seed)
+            kwargs[key].name = inner.text
     try:
         return entry.factory(rules=rules, seed=seed, **kwargs)
     except TypeError as e:
-        raise ValueError(f"cannot build agent {spec!r}: {e}") from None
+        raise ValueError(f"cannot build agent {spec.text!r}: {e}") from None
 
 
 class _Opponents:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from agents.programs import REQUIRES, program_name, run_program
+from agents.tournament.cli import main
 
 
 def _load():
-    from agents.tournament.cli import main
     return main
 
 

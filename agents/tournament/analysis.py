@@ -136,7 +136,7 @@ def agent_stats(run: TournamentRun) -> list[dict]:
 
 def fit_ratings(run: TournamentRun) -> list[dict]:
     """Return the OpenSkill (Plackett-Luce) rating of every agent, best first (module docstring)."""
-    from openskill.models import PlackettLuce
+    from openskill.models import PlackettLuce  # the [agents] extra
 
     ent = run.config.entrants
     z = z_value(run.config.confidence)

@@ -15,21 +15,31 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-from escoba_env.faces.cli import DefaultsFormatter, add_rules_arguments, rules_from_args, seed_arg
+from escoba_env.faces.cli import (
+    DefaultsFormatter,
+    OneLineParser,
+    add_rules_arguments,
+    rules_from_args,
+    seed_arg,
+)
 from escoba_env.faces.cli import positive_int as _positive
+
+from ..spec.registry import help_text, read_specs
+from . import analysis, raycluster, report, runner
+from .journal import Journal, journal_path, new_sitting, provenance, run_key
+from .replay import ReplayWriter, check_replays, replay_paths
+from .runner import TournamentConfig
+from .signals import SIGNALS, run_program
 
 DEFAULT_AGENTS = ("random", "greedy", "expert", "search")
 DEFAULT_DEALS = 300
-PROG = "escoba-evaluate" if os.path.basename(sys.argv[0]) == "escoba-evaluate" else "evaluate.py"
-"""The name the program's usage and errors go by: the console script's, or the file's."""
+def prog() -> str:
+    """Return the name the program's usage and errors go by: the console script's, or the file's."""
+    return "escoba-evaluate" if os.path.basename(sys.argv[0]) == "escoba-evaluate" else "evaluate.py"
 
 EPILOG = """\
 examples (escoba-evaluate, python -m agents.tournament and python evaluate.py are the same program):
@@ -46,14 +56,6 @@ pair plays 2N rounds (or games).
 """
 
 
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line on stderr (exit status 2)."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        """Print the error as one line and exit with status 2."""
-        self.exit(2, f"{PROG}: error: {message} (see --help)\n")
-
-
 def _confidence(text: str) -> float:
     """Return ``text`` as a confidence level in (0, 1) (an argparse type)."""
     try:
@@ -67,11 +69,9 @@ def _confidence(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of evaluate.py."""
-    from agents.spec.registry import help_text
-
-    p = _Parser(prog=PROG, description="Benchmark Escoba agents against each other: duplicate deals, "
-                "confidence intervals, ratings.", formatter_class=DefaultsFormatter,
-                epilog=f"{EPILOG}\nagents:\n{help_text()}\n")
+    p = OneLineParser(prog=prog(), description="Benchmark Escoba agents against each other: duplicate deals, "
+                      "confidence intervals, ratings.", formatter_class=DefaultsFormatter,
+                      epilog=f"{EPILOG}\nagents:\n{help_text()}\n")
     who = p.add_argument_group("agents")
     who.add_argument("--agents", nargs="+", metavar="SPEC",
                      help=f"agent specs, name[:key=value,...] (the agents are listed below). A round robin, "
@@ -122,105 +122,28 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread like Ctrl-C so that the same cleanup runs."""
-
-
-class _Signals:
-    """SIGINT / SIGTERM handlers that can hold an interrupt back while a block is being journaled.
-
-    Python runs signal handlers in the main thread between bytecodes, so checking a flag here is
-    enough: an interrupt that arrives while a block is written (and counted) is raised right after.
-    """
-
-    def __init__(self) -> None:
-        self.holding = False
-        self.pending: type[KeyboardInterrupt] | None = None
-
-    def handler(self, signum: int, frame) -> None:
-        """Raise KeyboardInterrupt (SIGINT) or _Terminated (SIGTERM), or keep it for later."""
-        exc = _Terminated if signum == signal.SIGTERM else KeyboardInterrupt
-        if self.holding:
-            self.pending = exc
-            return
-        raise exc
-
-    @contextmanager
-    def held(self) -> Iterator[None]:
-        """Hold interrupts back inside the block; raise a held one when it ends."""
-        self.holding = True
-        try:
-            yield
-        finally:
-            self.holding = False
-            if self.pending is not None:
-                exc, self.pending = self.pending, None
-                raise exc
-
-
-SIGNALS = _Signals()
-
-
-def run_program(prog: str, body: Callable[[list[str] | None], int], argv: list[str] | None) -> int:
-    """Run a command-line program's ``body(argv)``; return its exit status.
-
-    What a run of evaluate.py or escoba-bench must do however it ends: SIGINT and SIGTERM are
-    caught (a journal write in progress finishes first, ``SIGNALS.held``) and reported as one line
-    with status 130 or 143; any error is one line with status 1, never a traceback; a closed stdout
-    (piped into ``head``) is not an error message.
-    """
-    main_thread = threading.current_thread() is threading.main_thread()
-    old = {}
-    if main_thread:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            old[sig] = signal.signal(sig, SIGNALS.handler)
-    try:
-        return body(argv)
-    except KeyboardInterrupt as exc:
-        term = isinstance(exc, _Terminated)
-        note = getattr(exc, "escoba_note", "")
-        print(f"{prog}: {'terminated' if term else 'interrupted'}{note}", file=sys.stderr)
-        return 143 if term else 130
-    except BrokenPipeError:  # stdout closed early (e.g. piped into head): nothing left to say
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
-    except Exception as exc:  # one clear line, never a traceback
-        from ..programs import missing_extra
-        from .runner import one_line
-
-        line = missing_extra(exc) or one_line(exc)
-        print(f"{prog}: error: {line}{getattr(exc, 'escoba_note', '')}", file=sys.stderr)
-        return 1
-    finally:
-        for sig, h in old.items():
-            signal.signal(sig, h)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run evaluate.py with ``argv``; return the exit status."""
-    return run_program(PROG, _main, argv)
+    return run_program(prog(), _main, argv)
 
 
 def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.check_replays:
-        from .replay import check_replays
-
         t0 = time.perf_counter()
         games, actions = check_replays(args.check_replays)
         print(f"ok: {games} games, {actions} actions re-played and verified by the engine "
               f"({time.perf_counter() - t0:.1f} s)")
         return 0
     rules = rules_from_args(args)
-    from .runner import TournamentConfig
-
-    agents = tuple(args.agents) if args.agents else DEFAULT_AGENTS
-    config = TournamentConfig(agents=agents, vs=args.vs, rules=rules,
+    # each spec is read here, once: the config, its tasks and the workers take the values read
+    agents = read_specs(args.agents or DEFAULT_AGENTS, prog())
+    vs = read_specs([args.vs], prog())[0] if args.vs is not None else None
+    config = TournamentConfig(agents=agents, vs=vs, rules=rules,
                               deals=args.games or args.rounds or DEFAULT_DEALS, games=args.games is not None,
                               duplicate=args.duplicate, seed=args.seed, max_rounds=args.max_rounds,
                               block_deals=args.block_deals, confidence=args.confidence, workers=args.workers,
                               backend=args.backend, ray_address=args.ray_address)
-    config.check()
     return run_and_report(config, out=args.out, plot=args.plot, progress=args.progress,
                           replays=args.save_replays, resume=args.resume, overwrite=args.overwrite)
 
@@ -233,7 +156,7 @@ def result_prefix(out: str) -> Path:
     return prefix
 
 
-def run_and_report(config, *, out: str, plot: bool = True, progress: bool = False,
+def run_and_report(config: TournamentConfig, *, out: str, plot: bool = True, progress: bool = False,
                    replays: str | None = None, resume: bool = False, overwrite: bool = False) -> int:
     """Run ``config``, print the table and write the result files under the ``out`` prefix.
 
@@ -241,21 +164,14 @@ def run_and_report(config, *, out: str, plot: bool = True, progress: bool = Fals
     file or journal already exists (unless ``overwrite``; with ``resume`` the journal and the
     replays are the interrupted run's own and are continued).
     """
-    from . import analysis, report
-    from .journal import Journal, journal_path, new_sitting, provenance, run_key
-    from .replay import ReplayWriter, replay_paths
-    from .runner import lineups, make_tasks, prepare_agents, run_tournament
-
     prefix = result_prefix(out)
-    cheating = prepare_agents(config)  # a bad spec or checkpoint fails here, before any file is touched
+    cheating = runner.prepare_agents(config)  # a bad spec or checkpoint fails here, before a file is touched
     if config.backend == "ray" and config.ray_address:  # so does a cluster that is not there
-        from .raycluster import check_reachable
-
-        check_reachable(config.ray_address)
+        raycluster.check_reachable(config.ray_address)
     outputs = [prefix.with_name(prefix.name + s) for s in (".json", "_pairs.csv", "_ratings.csv")]
     if plot:
         outputs.append(prefix.with_name(prefix.name + ".png"))
-    specs = [tuple(config.entrants[i] for i in lu) for lu in lineups(config)]
+    specs = [tuple(config.entrants[i] for i in lu) for lu in runner.lineups(config)]
     jpath = journal_path(prefix)
     journal = Journal(jpath, run_key(config, record=replays is not None))
     finished = journal.load() if resume else []
@@ -268,7 +184,7 @@ def run_and_report(config, *, out: str, plot: bool = True, progress: bool = Fals
             raise ValueError(f"{taken[0]} already exists: pass --overwrite to replace it{hint}, "
                              "or choose another --out / --save-replays")
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    total = len(make_tasks(config))
+    total = len(runner.make_tasks(config))
     kept = len(finished)
     source = report.git_state()  # the source this process loaded, before hours of play
     sitting = new_sitting(source, kept)
@@ -289,8 +205,8 @@ def run_and_report(config, *, out: str, plot: bool = True, progress: bool = Fals
             writer.add(block)
 
     try:
-        run = run_tournament(config, progress=progress, record=writer is not None, on_block=on_block,
-                             finished=finished, cheating=cheating)
+        run = runner.run_tournament(config, progress=progress, record=writer is not None, on_block=on_block,
+                                    finished=finished, cheating=cheating)
     except BaseException as exc:
         journal.close()
         exc.escoba_note = (f"; {kept} of {total} blocks finished, kept in {jpath}: run the same command "

@@ -27,7 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..spec.fingerprint import dealt_digest, spec_fingerprint
 from .play import Block
+from .report import machine
 from .runner import TournamentConfig
 
 FORMAT = "escoba-evaluation-journal/1"
@@ -41,8 +43,6 @@ def journal_path(prefix: Path) -> Path:
 
 def run_key(config: TournamentConfig, record: bool) -> str:
     """Return a hash of everything that determines a run's blocks (not workers, backend, confidence)."""
-    from ..spec.fingerprint import dealt_digest, spec_fingerprint
-
     # the same spec with other weights or code is another run; the same seed dealt otherwise too
     files = {spec: spec_fingerprint(spec) for spec in config.entrants}
     data = {"dealt": dealt_digest(config.rules, config.seed, config.deals), "orders": config.orders,
@@ -75,8 +75,6 @@ def block_from_dict(d: dict) -> Block:
 def new_sitting(source: dict, blocks_before: int) -> dict:
     """Return the note of a sitting that starts now: the source it loaded (``report.git_state()``),
     the machine, the start time (UTC) and how many blocks were finished before it."""
-    from .report import machine
-
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return {"git": source, "machine": machine(), "started": started, "blocks_before": blocks_before}
 

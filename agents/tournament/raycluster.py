@@ -37,7 +37,7 @@ def loopback_only() -> Iterator[None]:
     variable by its processes and from ``ray_constants`` by ``ray.init``) the node is 127.0.0.1 and
     so is every server's address.
     """
-    from ray._private import ray_constants
+    from ray._private import ray_constants  # the [ray] extra
 
     old_env, old_flag = os.environ.get(_RAY_CLUSTER_VAR), ray_constants.ENABLE_RAY_CLUSTER
     os.environ[_RAY_CLUSTER_VAR] = "0"

@@ -23,6 +23,7 @@ import numpy as np
 
 from escoba_env.rulebook.rules import Rules
 
+from . import analysis, report
 from .play import CATEGORIES, Block
 from .replay import ReplayError, check_replay
 from .runner import TournamentConfig, TournamentRun
@@ -127,8 +128,6 @@ def records_run(records: list[dict], confidence: float = 0.95) -> TournamentRun:
 
 def records_results(paths: Iterable[str | Path], confidence: float = 0.95) -> tuple[str, dict]:
     """Return (the printed table, the results dict in ``evaluate.py``'s JSON format) of replay files."""
-    from . import analysis, report
-
     paths = list(paths)
     records = read_records(paths)
     run = records_run(records, confidence)

@@ -14,6 +14,7 @@ from pathlib import Path, PurePath
 
 import numpy as np
 
+from ..external.llm import total_usage, usage_lines
 from .analysis import RATING_MODEL
 from .runner import TournamentRun
 
@@ -146,8 +147,6 @@ def results_dict(run: TournamentRun, pairs: list[dict], agents: list[dict], rati
 
 def llm_usage_fields(run: TournamentRun) -> dict:
     """Return ``{"llm_usage": {spec: summary}}`` when language-model agents played, else nothing."""
-    from ..external.llm import total_usage
-
     usage = total_usage(b for lineup in run.blocks for b in lineup)
     return {"llm_usage": usage} if usage else {}
 
@@ -196,8 +195,6 @@ def table(run: TournamentRun, pairs: list[dict], agents: list[dict], ratings: li
         lines.append(f"* {spec} sees the hidden cards: a CHEATING upper-bound reference, not a fair opponent")
     usage = llm_usage_fields(run).get("llm_usage")
     if usage:
-        from ..external.llm import usage_lines
-
         lines += ["", "language models:", *usage_lines(usage)]
     return "\n".join(lines)
 
@@ -280,10 +277,10 @@ def plot_labels(specs: list[str], width: int = 26) -> list[str]:
 
 def write_plot(path: Path, run: TournamentRun, pairs: list[dict], ratings: list[dict]) -> Path:
     """Write ``<path>.png``: the pairwise points-difference matrix and the ratings with intervals."""
-    import matplotlib
+    import matplotlib  # the [agents] extra: loaded only to draw
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # the [agents] extra
 
     ent = list(run.config.entrants)
     n = len(ent)

@@ -10,7 +10,10 @@ config, never on ``workers`` or the backend:
 - every agent is re-seeded at the start of a task with a seed derived from the tournament seed,
   the lineup's canonical specs (not its index: a pair gives the same numbers whatever else is in the
   tournament; not their spelling: ``search``, ``search:sims=400`` and ``search:sims=0400`` are one
-  agent with one seed), the block index and its lineup position.
+  agent with one seed, and may not be two entrants), the block index and its lineup position.
+
+Specs are read once, when the config is made (``agents.spec.registry.read_spec``): the config, its
+tasks and the workers hold the ``Spec`` values, and nothing after parses a spec again.
 
 Lineups: with ``S`` scoring sides, a round robin of ``N >= S`` agents plays every combination of
 ``S`` distinct agents (every pair when ``S = 2``); with fewer agents than sides, every multiset of
@@ -34,6 +37,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -41,6 +45,9 @@ from escoba_env.rulebook.rules import Rules, check_seed
 
 from ..base import Agent
 from ..external.llm import lineup_usage, usage_of
+from ..spec.fingerprint import outside_runtime_env
+from ..spec.registry import Spec, make_agent, read_spec
+from . import raycluster
 from .play import Block, play_block
 
 
@@ -48,9 +55,11 @@ from .play import Block, play_block
 class TournamentConfig:
     """Everything that determines a tournament's numbers (plus how to run it)."""
 
-    agents: tuple[str, ...]
-    """Agent specs (``agents.spec.registry`` strings); a round robin, or the opponents of ``vs``."""
-    vs: str | None = None
+    agents: tuple[str | Spec, ...]
+    """Agent specs (``agents.spec.registry``); a round robin, or the opponents of ``vs``. Texts are read
+    into ``Spec`` values when the config is made; a text the registry cannot read stays text (building
+    it fails with the registry's error)."""
+    vs: str | Spec | None = None
     """If set, this agent plays against each of ``agents`` (instead of a round robin)."""
     rules: Rules = field(default_factory=Rules)
     """The rules of every game."""
@@ -77,9 +86,14 @@ class TournamentConfig:
     orders: int = 1
     """Orders of play of each lineup with 3 or more sides: 1, or 2 (also its reverse cyclic order)."""
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "agents", tuple(_read(s) for s in self.agents))
+        object.__setattr__(self, "vs", None if self.vs is None else _read(self.vs))
+
     @property
-    def entrants(self) -> tuple[str, ...]:
-        """Return every agent spec of the tournament (the ``vs`` agent first)."""
+    def entrants(self) -> tuple[Spec | str, ...]:
+        """Return every agent spec of the tournament (the ``vs`` agent first), as read: a ``Spec`` is the
+        text as written, the name tables, files and the journal show."""
         return ((self.vs,) if self.vs is not None else ()) + tuple(self.agents)
 
     def check(self) -> None:
@@ -99,19 +113,44 @@ class TournamentConfig:
             raise ValueError("--ray-address needs --backend ray")
         if not isinstance(self.rules, Rules):
             raise ValueError("rules must be an escoba_env.Rules")
-        specs = list(self.agents)
         if any(not isinstance(s, str) or not s.strip() for s in self.entrants):
             raise ValueError("agent specs must be non-empty strings")
-        dup = sorted({s for s in specs if specs.count(s) > 1})
-        if dup:
-            raise ValueError(f"agent(s) given more than once: {', '.join(dup)}")
-        if self.vs is not None:
-            if self.vs in specs:
-                raise ValueError(f"the --vs agent {self.vs!r} is also in the opponent list")
-            if not specs:
-                raise ValueError("--vs needs at least one opponent")
-        elif len(specs) < 2:
-            raise ValueError(f"a round robin needs at least 2 agents, got {len(specs)}")
+        _check_entrants(self.agents, self.vs)
+
+
+def _read(spec: Any) -> Any:
+    """Return a spec text read into a ``Spec``; a ``Spec``, a text the registry cannot read (kept as text,
+    as ``seed_spec`` keeps it) or anything else (``check`` refuses it) as it is."""
+    if not isinstance(spec, str):
+        return spec
+    try:
+        return read_spec(spec)
+    except ValueError:
+        return spec
+
+
+def _check_entrants(agents: Sequence[Spec | str], vs: Spec | str | None) -> None:
+    """Raise ValueError if an agent is given twice, under any spelling (``search``, ``search:sims=400``),
+    or if there are too few; the message names the spellings."""
+    def key(s: Spec | str) -> str:  # what seeds derive from (seed_spec), without reading a text again
+        return s.canonical if isinstance(s, Spec) else s
+
+    written: dict[str, list[str]] = {}
+    for s in agents:
+        written.setdefault(key(s), []).append(str(s))
+    dup = [(k, w) for k, w in written.items() if len(w) > 1]
+    if dup:
+        raise ValueError("agent(s) given more than once: " + "; ".join(
+            k if len(set(w)) == 1 else f"{' and '.join(map(repr, w))} are one agent ({k})" for k, w in dup))
+    if vs is not None:
+        same = written.get(key(vs))
+        if same:
+            also = "" if same == [vs] else f" (as {same[0]!r}: one agent)"
+            raise ValueError(f"the --vs agent {vs!r} is also in the opponent list{also}")
+        if not agents:
+            raise ValueError("--vs needs at least one opponent")
+    elif len(agents) < 2:
+        raise ValueError(f"a round robin needs at least 2 agents, got {len(agents)}")
 
 
 def _fill(pool: Sequence[int], k: int) -> list[tuple[int, ...]]:
@@ -144,7 +183,7 @@ class Task:
     index: int
     lineup: int
     block: int
-    specs: tuple[str, ...]
+    specs: tuple[Spec | str, ...]
     rules: dict
     lo: int
     hi: int
@@ -169,33 +208,27 @@ def make_tasks(config: TournamentConfig, record: bool = False) -> list[Task]:
     return tasks
 
 
-def seed_spec(spec: str) -> str:
+def seed_spec(spec: str | Spec) -> str:
     """Return the text an agent's seeds derive from: its canonical spec (``agents.spec.registry``; defaults
     dropped, parameters in the registry's order, values written one way), a spec the registry cannot
     read as written. A spec already written canonically keeps the seeds it always had."""
-    from ..spec.registry import canonical_spec
-
-    try:
-        return canonical_spec(spec)
-    except ValueError:
-        return spec
+    spec = _read(spec)
+    return spec.canonical if isinstance(spec, Spec) else spec
 
 
-def agent_seed(seed: int, specs: Sequence[str], block: int, position: int) -> int:
+def agent_seed(seed: int, specs: Sequence[str | Spec], block: int, position: int) -> int:
     """Return the seed of the agent at ``position`` of a lineup for one block of deals."""
     key = zlib.crc32("\x1f".join(map(seed_spec, specs)).encode())
     ss = np.random.SeedSequence([int(seed), key, int(block), int(position)])
     return int(ss.generate_state(1, np.uint64)[0] >> np.uint64(1))
 
 
-def build_agent(spec: str, rules: Rules, seed: int = 0) -> Agent:
+def build_agent(spec: str | Spec, rules: Rules, seed: int = 0) -> Agent:
     """Return the agent that ``spec`` names, built by the registry for ``rules``."""
-    from ..spec.registry import make_agent
-
     return make_agent(spec, rules=rules, seed=seed)
 
 
-_AGENTS: dict[tuple[str, Rules], Agent] = {}
+_AGENTS: dict[tuple[Spec | str, Rules], Agent] = {}
 """Agents built in this process, reused across tasks (re-seeded at the start of each)."""
 
 
@@ -297,20 +330,18 @@ def _stop_pool(pool: ProcessPoolExecutor, wait: bool) -> None:
 def _run_ray(tasks: list[Task], config: TournamentConfig, done: Callable[[int, Block], None]) -> None:
     """Run the tasks as Ray tasks (a local instance on 127.0.0.1 unless ``ray_address`` is given)."""
     try:
-        import ray
+        import ray  # the [ray] extra
     except ImportError as exc:
         raise ValueError("--backend ray needs Ray: pip install 'escoba-env[ray]'") from exc
-    from ..spec.fingerprint import outside_runtime_env
-    from .raycluster import join, leave, loopback_only
 
     # python: agents from the driver's folder travel with the job (Ray's runtime env, py_modules)
     extra = outside_runtime_env(config.entrants)
     started = False
     if not ray.is_initialized():
         if config.ray_address:
-            join(ray, config.ray_address, **extra)
+            raycluster.join(ray, config.ray_address, **extra)
         else:
-            with loopback_only():
+            with raycluster.loopback_only():
                 ray.init(**local_ray_options(config.workers), **extra)
         started = True
     pending = []
@@ -336,7 +367,7 @@ def _run_ray(tasks: list[Task], config: TournamentConfig, done: Callable[[int, B
             for ref in pending:
                 ray.cancel(ref, force=True)
         else:
-            leave(ray)
+            raycluster.leave(ray)
 
 
 def local_ray_options(workers: int) -> dict:
@@ -404,7 +435,7 @@ def run_tournament(config: TournamentConfig, *, progress: bool = False,
     t0, c0 = time.perf_counter(), _cpu_time()
     bar = None
     if progress:
-        from tqdm import tqdm
+        from tqdm import tqdm  # the [agents] extra: only for a progress bar
 
         tqdm.monitor_interval = 0  # no monitor thread: worker processes are forked after this
         reps = rules.num_sides if config.duplicate else 1

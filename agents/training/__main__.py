@@ -6,7 +6,7 @@ from agents.programs import REQUIRES, program_name, run_program
 
 
 def _load():
-    from agents.training.cli import main
+    from agents.training.cli import main  # the [train] extra
     return main
 
 

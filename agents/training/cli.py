@@ -21,6 +21,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from escoba_env.faces.cli import OneLineParser, add_rules_arguments
 
 from ..programs import program_name
@@ -142,8 +144,6 @@ class _Estimate:
         left = self.plan["updates"] - 1
         eval_s = getattr(trainer, "last_eval_s", 0.0) * self.plan["evaluations"]
         total = trainer.last_update_s * self.plan["updates"] + eval_s
-        from tqdm.auto import tqdm
-
         tqdm.write(f"estimate: about {duration(total)} in all (the first update took "
                    f"{trainer.last_update_s:.1f} s; {left:,} more to go)")
 

@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
+
 from escoba_env.rulebook.rules import Rules
 
 from ..nets.neural import HEADS
@@ -71,11 +73,11 @@ class Config:
     """Widths of the MLP's hidden layers (128x128 plays as well as 256x256 here and trains 2x faster)."""
     head: str = "moves"
     """Policy head: ``mlp`` (linear logits), ``moves`` (plus an action-conditioned term scoring each
-    legal action from its own features, see ``agents.nets.neural.move_features``) or ``moves_mlp`` (that term
-    as a small MLP of the features and the state, so they can combine non-linearly)."""
+    legal action from its own features, see ``agents.nets.features.move_features``) or ``moves_mlp``
+    (that term as a small MLP of the features and the state, so they can combine non-linearly)."""
     endgame_features: bool = False
     """Add the exact 2-player endgame values to each action's features
-    (``agents.nets.neural.endgame_features``: once the stock is empty every hidden card is known and
+    (``agents.nets.features.endgame_features``: once the stock is empty every hidden card is known and
     ``agents.heuristic.endgame`` solves the rest of the round by minimax). Needs a ``moves``/``moves_mlp``
     head and 2 players without partnerships; costs about half the training throughput."""
     critic: str = "shared"
@@ -209,8 +211,6 @@ def _check_run_name(name: str) -> None:
 
 def _check_device(device: str) -> None:
     """Raise ValueError unless ``device`` is a torch device this machine has; return None."""
-    import torch
-
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as e:

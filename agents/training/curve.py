@@ -11,6 +11,8 @@ import csv
 import os
 from collections import defaultdict
 
+import numpy as np
+
 
 def read_evals(path: str) -> dict[str, dict[str, list[float]]]:
     """Return {baseline: {"step", "wall_s", "mean", "lo", "hi": lists}} from a metrics CSV."""
@@ -41,10 +43,10 @@ def plot(evals: dict[str, dict[str, list[float]]], out: str, title: str, mark: f
          mark_label: str = "") -> None:
     """Draw the curves of ``evals`` into the PNG ``out`` (a dashed line at wall time ``mark`` seconds,
     labelled ``mark_label``); return None."""
-    import matplotlib
+    import matplotlib  # the [agents] extra
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # the [agents] extra
 
     fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
     colors = {"greedy": "tab:blue", "expert": "tab:red"}
@@ -67,8 +69,6 @@ def plot(evals: dict[str, dict[str, list[float]]], out: str, title: str, mark: f
     if first and len(first["step"]) > 1 and first["wall_s"][-1] > 0:
         # Top axis: env steps, placed at the wall time each step count was reached (explicit ticks
         # on a twin axis; matplotlib's secondary_xaxis misplaces piecewise-linear conversions).
-        import numpy as np
-
         minutes = np.asarray(first["wall_s"]) / 60
         steps = np.asarray(first["step"]) / 1e6
         top = ax.twiny()

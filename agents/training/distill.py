@@ -72,21 +72,8 @@ def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, lab
     the decisions taken with N cards in the stock (one deal of the round; ``last_deal`` is ``stock=0``).
     """
     exact = isinstance(teacher, EndgameAgent)
-    if values and not (isinstance(teacher, SearchAgent) or exact):
-        raise ValueError(f"values=True needs a search or endgame teacher (one that reports action values), "
-                         f"not {teacher.name}")
-    if not behaviour:
-        raise ValueError("collect_labels needs at least one behaviour agent")
-    if labels < 1 or num_games < 1:
-        raise ValueError(f"labels and num_games must be positive, got {labels} and {num_games}")
-    if stock is not None and (stock < 0 or (last_deal and stock != 0)):
-        raise ValueError(f"stock must be a card count of 0 or more (0 with last_deal), got {stock}")
-    if not 0.0 <= follow <= 1.0:
-        raise ValueError(f"follow must be in [0, 1], got {follow}")
-    w = np.ones(len(behaviour)) if weights is None else np.asarray(weights, np.float64)
-    if w.shape != (len(behaviour),) or (w < 0).any() or w.sum() <= 0:
-        raise ValueError(f"weights must be {len(behaviour)} non-negative numbers, not all 0; got {weights}")
-    w = w / w.sum()
+    w = _checked_weights(teacher, behaviour, labels, weights, num_games, follow, values, exact, last_deal,
+                         stock)
     rng = np.random.default_rng(seed)
     p = rules.num_players
     eng = EscobaEngine(num_games, rules, single_round=True, autoreset=True)
@@ -97,39 +84,22 @@ def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, lab
     got = 0
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # the [train] extra
         bar = tqdm(total=labels, unit="label", dynamic_ncols=True)
     try:
         while got < labels:
             seat = eng.to_act
             obs = encode(eng, seat)
             mask = action_masks(eng, seat)
-            acts = np.zeros(num_games, np.int64)
-            ctrl = who[rows, seat]
-            for k, agent in enumerate(behaviour):
-                g = np.flatnonzero(ctrl == k)
-                if g.size:
-                    acts[g] = agent.act_batch(obs[g], mask[g])
-            several = mask.sum(axis=1) > 1
-            if exact:
-                several &= endgame_rows(obs, rules)
-            if last_deal or stock is not None:
-                several &= observation_scalars(obs, rules)["stock"] == (0 if stock is None else stock)
-            multi = np.flatnonzero(several)
+            acts = _behaviour_actions(behaviour, who[rows, seat], obs, mask)
+            multi = np.flatnonzero(_to_label(obs, mask, rules, exact, last_deal, stock))
             if multi.size:
-                if teacher.needs_state:  # a cheating label teacher (the oracles) reads the true state
-                    taught = teacher.act_batch(obs[multi], mask[multi], state=(eng, multi))
-                else:
-                    taught = teacher.act_batch(obs[multi], mask[multi])
-                taught = np.asarray(taught, np.int64)
+                taught, taught_values = _teach(teacher, eng, obs, mask, multi, values, exact)
                 obs_parts.append(obs[multi].astype(np.float16))
                 mask_parts.append(mask[multi].astype(np.int8))
                 act_parts.append(taught)
-                if values and exact:
-                    v = teacher.last_values
-                    value_parts.append(np.where(np.isnan(v), -np.inf, v).astype(np.float32))
-                elif values:
-                    value_parts.append(_action_values(teacher, obs[multi], mask[multi]))
+                if values:
+                    value_parts.append(taught_values)
                 got += multi.size
                 follow_rows = rng.random(multi.size) < follow
                 acts[multi[follow_rows]] = taught[follow_rows]
@@ -147,6 +117,67 @@ def collect_labels(teacher: Agent, behaviour: Sequence[Agent], rules: Rules, lab
     if values:
         out["values"] = np.concatenate(value_parts)
     return out
+
+
+def _checked_weights(teacher: Agent, behaviour: Sequence[Agent], labels: int, weights: Sequence[float] | None,
+                     num_games: int, follow: float, values: bool, exact: bool, last_deal: bool,
+                     stock: int | None) -> np.ndarray:
+    """Return the behaviour agents' draw probabilities, having checked ``collect_labels``' arguments
+    (ValueError naming the first bad one)."""
+    if values and not (isinstance(teacher, SearchAgent) or exact):
+        raise ValueError(f"values=True needs a search or endgame teacher (one that reports action values), "
+                         f"not {teacher.name}")
+    if not behaviour:
+        raise ValueError("collect_labels needs at least one behaviour agent")
+    if labels < 1 or num_games < 1:
+        raise ValueError(f"labels and num_games must be positive, got {labels} and {num_games}")
+    if stock is not None and (stock < 0 or (last_deal and stock != 0)):
+        raise ValueError(f"stock must be a card count of 0 or more (0 with last_deal), got {stock}")
+    if not 0.0 <= follow <= 1.0:
+        raise ValueError(f"follow must be in [0, 1], got {follow}")
+    w = np.ones(len(behaviour)) if weights is None else np.asarray(weights, np.float64)
+    if w.shape != (len(behaviour),) or (w < 0).any() or w.sum() <= 0:
+        raise ValueError(f"weights must be {len(behaviour)} non-negative numbers, not all 0; got {weights}")
+    return w / w.sum()
+
+
+def _behaviour_actions(behaviour: Sequence[Agent], ctrl: np.ndarray, obs: np.ndarray,
+                       mask: np.ndarray) -> np.ndarray:
+    """Return the action of each game's behaviour agent (``ctrl``: its index in ``behaviour``)."""
+    acts = np.zeros(len(obs), np.int64)
+    for k, agent in enumerate(behaviour):
+        g = np.flatnonzero(ctrl == k)
+        if g.size:
+            acts[g] = agent.act_batch(obs[g], mask[g])
+    return acts
+
+
+def _to_label(obs: np.ndarray, mask: np.ndarray, rules: Rules, exact: bool, last_deal: bool,
+              stock: int | None) -> np.ndarray:
+    """Return where a decision is labelled: more than one legal action (an ``exact`` teacher: in the
+    endgame it solves; ``last_deal``/``stock``: with that many cards in the stock)."""
+    several = mask.sum(axis=1) > 1
+    if exact:
+        several &= endgame_rows(obs, rules)
+    if last_deal or stock is not None:
+        several &= observation_scalars(obs, rules)["stock"] == (0 if stock is None else stock)
+    return several
+
+
+def _teach(teacher: Agent, eng: EscobaEngine, obs: np.ndarray, mask: np.ndarray, multi: np.ndarray,
+           values: bool, exact: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """Return the teacher's actions on the rows ``multi`` and, with ``values``, its per-action values."""
+    if teacher.needs_state:  # a cheating label teacher (the oracles) reads the true state
+        taught = teacher.act_batch(obs[multi], mask[multi], state=(eng, multi))
+    else:
+        taught = teacher.act_batch(obs[multi], mask[multi])
+    taught = np.asarray(taught, np.int64)
+    if values and exact:
+        v = teacher.last_values
+        return taught, np.where(np.isnan(v), -np.inf, v).astype(np.float32)
+    if values:
+        return taught, _action_values(teacher, obs[multi], mask[multi])
+    return taught, None
 
 
 def _action_values(teacher: Agent, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:

@@ -45,7 +45,7 @@ class MetricsLogger:
             self._csv.writerow(["step", "wall_s", "tag", "value"])
         self.writer = None
         if tensorboard:
-            from torch.utils.tensorboard import SummaryWriter
+            from torch.utils.tensorboard import SummaryWriter  # the [train] extra
 
             self.writer = SummaryWriter(run_dir, purge_step=purge_step)
 

@@ -14,14 +14,14 @@ Read in this order (``docs/training.md`` has the line map):
 **Network.** ``agents.nets.neural.PolicyValueNet``: an MLP torso over the 546-float observation, a
 value head, and a masked 40-way policy head; with ``head="moves"`` (the default) each action's
 logit also gets an action-conditioned term computed from that action's own features
-(``agents.nets.neural.move_features``: what a card captures, whether it sweeps, what it leaves on
+(``agents.nets.features.move_features``: what a card captures, whether it sweeps, what it leaves on
 the table and how many unseen cards could sweep that), with weights shared by all actions. On the
 shipped configuration this head learnt to beat greedy within about 2M steps, where the plain MLP
 head was still 1.5 points per round behind it after 8M.
 
 **Endgame features** (``endgame_features``, 2 players): two more features per action, its exact
 minimax value once the stock is empty relative to the best one, and a best-action flag
-(``agents.nets.neural.endgame_features``, solved by ``agents.heuristic.endgame``). ``init_from`` a network
+(``agents.nets.features.endgame_features``, solved by ``agents.heuristic.endgame``). ``init_from`` a network
 without them gives their weights 0, so fine-tuning starts from the same policy. The shipped agent
 was fine-tuned this way (+0.18 points per round against ``expert``, where the same network without
 them ties it); the solver roughly halves the training throughput.

@@ -20,6 +20,7 @@ import torch
 from escoba_env.rulebook.rules import Rules
 
 from ..nets.neural import NeuralAgent, PolicyValueNet
+from ..spec.registry import make_agent
 from ..tournament.duplicate import play_duplicate
 from .config import Config
 from .league import HEURISTICS, OPPONENTS
@@ -44,8 +45,6 @@ def evaluate(me: NeuralAgent, rules: Rules, cfg: Config, deals: int | None = Non
         if name in HEURISTICS:
             opp = HEURISTICS[name](rules)
         else:  # the frozen fixed_opponent
-            from ..spec.registry import make_agent
-
             opp = make_agent(name, rules=rules, seed=cfg.eval_seed)
         res = play_duplicate([me] + [opp] * (rules.num_sides - 1), rules, deals=deals, seed=cfg.eval_seed)
         out[name] = res.diff

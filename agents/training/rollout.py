@@ -31,6 +31,7 @@ from escoba_env.faces.selfplay_vector import EscobaVectorEnv
 from escoba_env.rulebook.rules import Rules
 
 from ..nets.neural import PolicyValueNet, sample_masked
+from ..spec.registry import make_agent
 from .config import Config
 from .league import (
     EXPERT,
@@ -128,8 +129,6 @@ class RolloutWorker:
         self.pool: list[PolicyValueNet | None] = [None] * cfg.max_snapshots
         self.heuristics = {GREEDY: HEURISTICS["greedy"](rules), EXPERT: HEURISTICS["expert"](rules)}
         if cfg.fixed_opponent is not None:
-            from ..spec.registry import make_agent
-
             self.heuristics[FIXED] = make_agent(cfg.fixed_opponent, rules=rules, seed=cfg.seed + index)
         self.env = EscobaVectorEnv(self.n, rules=rules, episode=cfg.episode, reward=cfg.reward,
                                    max_rounds=cfg.max_rounds)

@@ -49,16 +49,24 @@ from __future__ import annotations
 import os
 import sys
 import time
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 
 from escoba_env.faces.cli import OneLineParser, positive_float, positive_int, seed_arg
+from escoba_env.rulebook.rules import Rules
 
 from ..heuristic.endgame import endgame_rows
-from ..moves import best_per_row, move_actions
-from ..nets.neural import NeuralAgent, save_checkpoint
-from ..nets.shipped import PLAIN_CHECKPOINT, SOLO_CHECKPOINT
+from ..moves import Moves, best_per_row, move_actions
+from ..nets.neural import NeuralAgent, load_checkpoint, save_checkpoint
+from ..nets.shipped import (
+    MOVE_CHECKPOINTS,
+    PLAIN_CHECKPOINT,
+    SOLO_CHECKPOINT,
+    package_file,
+    shipped_checkpoint,
+)
 from ..nets.solo import (
     ENDGAME_INPUTS,
     MIDGAME_INPUTS,
@@ -111,10 +119,6 @@ def input_names(phase: str, rules, answers: bool = False) -> tuple[str, ...]:
 def _labels_table_network(path: str, kind: str = "table") -> str:
     """Return the shipped network of the table a labels file was collected at: its PPO network
     (``--phase table``, ``kind="table"``) or its move network (``--phase last``, ``kind="move"``)."""
-    from escoba_env.rulebook.rules import Rules
-
-    from ..nets.shipped import MOVE_CHECKPOINTS, package_file, shipped_checkpoint
-
     rules = Rules.from_dict(load_labels(path)[1]["rules"])
     if kind == "move":
         named = MOVE_CHECKPOINTS.get((rules.num_players, rules.partnerships))
@@ -154,48 +158,18 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
     path = " ".join(paths)
     if chunk < 1:
         raise ValueError(f"chunk must be a positive number of decisions, got {chunk}")
-    def spans(n: int) -> list[tuple[int, int]]:
-        return [(i, min(i + chunk, n)) for i in range(0, n, chunk)]
-
     if stock is not None and (phase != "midgame" or stock < 1):
         raise ValueError("a stock size (--stock) selects midgame decisions: --phase midgame and a size of "
                          "1 or more")
     if phase in ("midgame", "last"):
-        o = arrays["obs"]
-        if phase == "midgame":
-            keep = np.concatenate([~endgame_rows(o[i:j].astype(np.float32), rules) for i, j in spans(len(o))])
-            if stock is not None:
-                keep &= np.concatenate([observation_scalars(o[i:j].astype(np.float32), rules)["stock"]
-                                        for i, j in spans(len(o))]) == stock
-        else:
-            keep = np.concatenate([observation_scalars(o[i:j].astype(np.float32), rules)["stock"] == 0
-                                   for i, j in spans(len(o))])
-        arrays = {k: v[keep] for k, v in arrays.items()}
-        if not keep.any():
-            when = "while the stock lasts" if phase == "midgame" else "once the stock is empty"
-            when = f"with {stock} cards in the stock" if stock is not None else when
-            raise ValueError(f"{path}: holds no decision taken {when}")
+        arrays = _phase_decisions(arrays, rules, phase, stock, chunk, path)
     n = len(arrays["obs"]) if limit is None else min(limit, len(arrays["obs"]))
     obs = arrays["obs"][:n]
     mask = arrays["mask"][:n]
     if answers and phase not in ("last", "midgame"):
         raise ValueError("the answer inputs are for the last-deal or midgame network (--phase last, midgame)")
     inputs = input_set(answers)
-    if phase == "midgame":
-        def build(o, m):
-            return midgame_inputs(o, rules, m, inputs=inputs)
-    else:
-        build = ((lambda o, m: PHASES[phase][0](o, rules, m, answers=True)) if answers
-                 else (lambda o, m: PHASES[phase][0](o, rules, m)))
-    parts = []
-    for i, j in spans(n):
-        mv, xc, mem = build(obs[i:j].astype(np.float32), mask[i:j])
-        parts.append((mv, xc.astype(x_dtype, copy=False), mem))
-        del xc
-    moves = _join_moves([p[0] for p in parts], [i for i, _ in spans(n)])
-    x = parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts])
-    member = parts[0][2] if len(parts) == 1 else np.concatenate([p[2] for p in parts])
-    del parts
+    moves, x, member = _move_inputs(obs, mask, rules, phase, answers, chunk, x_dtype)
     if np.dtype(x_dtype) != np.float16:
         obs = obs.astype(np.float32)
     values = arrays["values"][:n].astype(np.float32)
@@ -211,11 +185,59 @@ def prepare(paths: list[str], rules, limit: int | None = None, phase: str = "end
             "blocks": input_blocks("table" if inputs == "plain" else inputs)}
 
 
+def _spans(n: int, chunk: int) -> list[tuple[int, int]]:
+    """Return the (start, end) rows of ``n`` decisions cut ``chunk`` at a time."""
+    return [(i, min(i + chunk, n)) for i in range(0, n, chunk)]
+
+
+def _phase_decisions(arrays: dict, rules, phase: str, stock: int | None, chunk: int, path: str) -> dict:
+    """Return the labels ``arrays`` kept to ``phase``'s decisions (``"midgame"``: while the stock lasts,
+    with ``stock`` cards in it if given; ``"last"``: once it is empty); ValueError if none is left."""
+    o = arrays["obs"]
+    spans = _spans(len(o), chunk)
+    if phase == "midgame":
+        keep = np.concatenate([~endgame_rows(o[i:j].astype(np.float32), rules) for i, j in spans])
+        if stock is not None:
+            keep &= np.concatenate([observation_scalars(o[i:j].astype(np.float32), rules)["stock"]
+                                    for i, j in spans]) == stock
+    else:
+        keep = np.concatenate([observation_scalars(o[i:j].astype(np.float32), rules)["stock"] == 0
+                               for i, j in spans])
+    if not keep.any():
+        when = "while the stock lasts" if phase == "midgame" else "once the stock is empty"
+        when = f"with {stock} cards in the stock" if stock is not None else when
+        raise ValueError(f"{path}: holds no decision taken {when}")
+    return {k: v[keep] for k, v in arrays.items()}
+
+
+def _move_inputs(obs: np.ndarray, mask: np.ndarray, rules, phase: str, answers: bool, chunk: int,
+                 x_dtype) -> tuple[Moves, np.ndarray, np.ndarray]:
+    """Return (moves, inputs as ``x_dtype``, each move's member rows) of ``phase``'s network for the
+    decisions ``obs``, built ``chunk`` decisions at a time."""
+    if phase == "midgame":
+        inputs = input_set(answers)
+
+        def build(o, m):
+            return midgame_inputs(o, rules, m, inputs=inputs)
+    else:
+        build = ((lambda o, m: PHASES[phase][0](o, rules, m, answers=True)) if answers
+                 else (lambda o, m: PHASES[phase][0](o, rules, m)))
+    spans = _spans(len(obs), chunk)
+    parts = []
+    for i, j in spans:
+        mv, xc, mem = build(obs[i:j].astype(np.float32), mask[i:j])
+        parts.append((mv, xc.astype(x_dtype, copy=False), mem))
+        del xc
+    moves = _join_moves([p[0] for p in parts], [i for i, _ in spans])
+    x = parts[0][1] if len(parts) == 1 else np.concatenate([p[1] for p in parts])
+    member = parts[0][2] if len(parts) == 1 else np.concatenate([p[2] for p in parts])
+    return moves, x, member
+
+
 def _join_moves(parts: list, first_rows: list[int]):
     """Return one ``agents.moves.Moves`` of consecutive chunks (``first_rows``: each chunk's first row)."""
     if len(parts) == 1:
         return parts[0]
-    from ..moves import Moves
 
     shift = np.concatenate([[0], np.cumsum([p.start[-1] for p in parts])[:-1]])
     start = np.concatenate([p.start[:-1] + s for p, s in zip(parts, shift, strict=True)]
@@ -298,8 +320,8 @@ def train(net: EndgameNet, d: dict, test: dict | None, *, epochs: int, lr: float
     return curve
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Parse arguments, train, evaluate, export; return the exit code."""
+def build_parser() -> OneLineParser:
+    """Return the command line's argument parser."""
     ap = OneLineParser(prog="python -m agents.training.solo_fit", description=__doc__.split("\n\n")[0])
     ap.add_argument("labels", nargs="+",
                     help="training label files (python -m agents.training.distill --teacher endgame "
@@ -351,97 +373,131 @@ def main(argv: list[str] | None = None) -> int:
                          "sizes replace --hidden): a neural-solo file (--phase endgame or midgame) or a "
                          "move-network file (--phase table; --phase last: its last-deal network, else its "
                          "move network)")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def _refusal(args) -> str | None:
+    """Return why the options ``args`` cannot go together (before any file is read), or None."""
     if args.symmetric and args.phase not in ("table", "last"):
-        print("error: --symmetric is for --phase table or last (the move networks)", file=sys.stderr)
-        return 2
+        return "--symmetric is for --phase table or last (the move networks)"
     if args.base and args.phase != "last":
-        print("error: --base is for --phase last", file=sys.stderr)
-        return 2
+        return "--base is for --phase last"
     if args.answers and args.phase not in ("last", "midgame"):
-        print("error: --answers is for --phase last or midgame", file=sys.stderr)
-        return 2
+        return "--answers is for --phase last or midgame"
     if args.stock and args.phase != "midgame":  # refused before any label file is read
-        print("error: --stock is for --phase midgame", file=sys.stderr)
-        return 2
+        return "--stock is for --phase midgame"
     if args.out and os.path.exists(args.out):
-        print(f"error: {args.out} already exists; choose another --out", file=sys.stderr)
+        return f"{args.out} already exists; choose another --out"
+    return None
+
+
+class _Start(NamedTuple):
+    """The networks a fit starts from: the one that plays before it, the endgame network (``--phase
+    midgame``), and for ``--phase table``/``last`` the table network's file or the base move network."""
+
+    plain: NeuralAgent
+    endgame: EndgameNet | None
+    plain_path: str | None = None
+    base_ckpt: dict | None = None
+    move_net: Any = None
+
+
+def _start(args) -> _Start:
+    """Return the networks ``args`` name (filling ``args.base``/``args.plain`` with the defaults)."""
+    if args.phase == "midgame":
+        base = SoloAgent.from_checkpoint(args.solo)
+        return _Start(base.plain, base.endgame)
+    if args.phase == "table":
+        plain_path = args.plain or _labels_table_network(args.labels[0])
+        return _Start(NeuralAgent.from_checkpoint(plain_path), None, plain_path=plain_path)
+    if args.phase == "last":
+        args.base = args.base or _labels_table_network(args.labels[0], "move")
+        base_ckpt = load_checkpoint(args.base, map_location="cpu")
+        plain = NeuralAgent.from_checkpoint(args.base)
+        move_net = build_move_net(base_ckpt, plain.rules, args.base)
+        return _Start(plain, None, base_ckpt=base_ckpt, move_net=move_net)
+    args.plain = args.plain or PLAIN_CHECKPOINT
+    return _Start(NeuralAgent.from_checkpoint(args.plain), None)
+
+
+def _new_net(args, need: int) -> EndgameNet:
+    """Return the network to fit: ``--init``'s network of the phase (its hidden sizes then replace
+    ``args.hidden``), else a fresh one of ``need`` inputs."""
+    if not args.init:
+        return EndgameNet(args.hidden, need)
+    init = load_checkpoint(args.init, map_location="cpu")
+    phase = args.phase
+    if phase == "table" or (phase == "last" and "last_net" not in init):
+        phase = "move"  # a last-deal network may start from a move network
+    net = build_endgame_net(init, args.init, phase, need=need)
+    args.hidden = list(net.net_config()["hidden"])
+    return net
+
+
+def _checkpoint(args, start: _Start, net: EndgameNet, how: dict) -> dict:
+    """Return the checkpoint dict to write: the fitted ``net`` in the file of its phase."""
+    play = {"move_play": {"symmetric": True}} if args.symmetric else {}
+    if args.phase == "table":
+        return move_checkpoint_dict(start.plain, net, move_training={**how, "plain": start.plain_path},
+                                    **play)
+    if args.phase == "last":
+        kept = {k: start.base_ckpt[k] for k in ("move_training", "move_play") if k in start.base_ckpt}
+        inputs = {"last_inputs": "answers"} if args.answers else {}
+        return move_checkpoint_dict(start.plain, start.move_net, last=net, **{**kept, **play, **inputs},
+                                    last_training={**how, "base": args.base})
+    if start.endgame is None:
+        return solo_checkpoint_dict(start.plain, net, solo_training={**how, "plain": args.plain})
+    base_how = load_checkpoint(args.solo).get("solo_training")
+    chosen = input_set(args.answers)
+    inputs = {"midgame_inputs": chosen} if chosen != "plain" else {}
+    return solo_checkpoint_dict(start.plain, start.endgame, midgame=net, solo_training=base_how,
+                                midgame_training={**how, "solo": args.solo}, **inputs)
+
+
+def _fit(args) -> None:
+    """Load the labels and the starting networks, fit, and write ``--out`` if given."""
+    if args.out:  # a folder that cannot be made fails now, not after the training
+        os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    start = _start(args)
+    t0 = time.perf_counter()
+    data = prepare(args.labels, start.plain.rules, args.limit, args.phase, args.answers,
+                   x_dtype=np.float16 if args.float16 else np.float32, stock=args.stock)
+    test = None if not args.test else prepare([args.test], start.plain.rules, phase=args.phase,
+                                              answers=args.answers, stock=args.stock)
+    held = f", {len(test['obs'])} held out" if test else ""
+    print(f"{len(data['obs'])} training decisions ({len(data['x'])} moves){held}; "
+          f"inputs in {time.perf_counter() - t0:.0f} s", flush=True)
+    torch.manual_seed(args.seed)
+    net = _new_net(args, len(input_names(args.phase, start.plain.rules, args.answers)))
+    t0 = time.perf_counter()
+    curve = train(net, data, test, epochs=args.epochs, lr=args.lr, batch=args.batch, loss=args.loss,
+                  seed=args.seed, augment=not args.no_augment, phase=args.phase,
+                  symmetric=args.symmetric)
+    wall = time.perf_counter() - t0
+    print(f"trained in {wall:.0f} s")
+    if not args.out:
+        return
+    if os.path.exists(args.out):  # made while this run trained: still never overwritten
+        raise ValueError(f"{args.out} appeared during training; choose another --out")
+    how = {"labels": list(args.labels), "loss": args.loss, "epochs": args.epochs, "lr": args.lr,
+           "batch": args.batch, "seed": args.seed, "limit": args.limit, "wall_s": wall,
+           "augment": not args.no_augment, "hidden": args.hidden, "test": args.test, "curve": curve,
+           "decisions": len(data["obs"]), "init": args.init, "float16": args.float16,
+           "stock": args.stock}
+    save_checkpoint(args.out, _checkpoint(args, start, net, how))
+    print(f"wrote {args.out} ({os.path.getsize(args.out) / 1e6:.2f} MB)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, train, evaluate, export; return the exit code."""
+    args = build_parser().parse_args(argv)
+    refused = _refusal(args)
+    if refused:
+        print(f"error: {refused}", file=sys.stderr)
         return 2
     torch.set_num_threads(1)
     try:
-        if args.out:  # a folder that cannot be made fails now, not after the training
-            os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-        if args.phase == "midgame":
-            base = SoloAgent.from_checkpoint(args.solo)
-            plain, endgame = base.plain, base.endgame
-        elif args.phase == "table":
-            plain_path = args.plain or _labels_table_network(args.labels[0])
-            plain, endgame = NeuralAgent.from_checkpoint(plain_path), None
-        elif args.phase == "last":
-            from ..nets.neural import load_checkpoint
-
-            args.base = args.base or _labels_table_network(args.labels[0], "move")
-            base_ckpt = load_checkpoint(args.base, map_location="cpu")
-            plain, endgame = NeuralAgent.from_checkpoint(args.base), None
-            move_net = build_move_net(base_ckpt, plain.rules, args.base)
-        else:
-            args.plain = args.plain or PLAIN_CHECKPOINT
-            plain, endgame = NeuralAgent.from_checkpoint(args.plain), None
-        t0 = time.perf_counter()
-        data = prepare(args.labels, plain.rules, args.limit, args.phase, args.answers,
-                       x_dtype=np.float16 if args.float16 else np.float32, stock=args.stock)
-        test = None if not args.test else prepare([args.test], plain.rules, phase=args.phase,
-                                                  answers=args.answers, stock=args.stock)
-        held = f", {len(test['obs'])} held out" if test else ""
-        print(f"{len(data['obs'])} training decisions ({len(data['x'])} moves){held}; "
-              f"inputs in {time.perf_counter() - t0:.0f} s", flush=True)
-        torch.manual_seed(args.seed)
-        need = len(input_names(args.phase, plain.rules, args.answers))
-        if args.init:
-            from ..nets.neural import load_checkpoint
-
-            init = load_checkpoint(args.init, map_location="cpu")
-            phase = args.phase
-            if phase == "table" or (phase == "last" and "last_net" not in init):
-                phase = "move"  # a last-deal network may start from a move network
-            net = build_endgame_net(init, args.init, phase, need=need)
-            args.hidden = list(net.net_config()["hidden"])
-        else:
-            net = EndgameNet(args.hidden, need)
-        t0 = time.perf_counter()
-        curve = train(net, data, test, epochs=args.epochs, lr=args.lr, batch=args.batch, loss=args.loss,
-                      seed=args.seed, augment=not args.no_augment, phase=args.phase,
-                      symmetric=args.symmetric)
-        wall = time.perf_counter() - t0
-        print(f"trained in {wall:.0f} s")
-        if args.out:
-            if os.path.exists(args.out):  # made while this run trained: still never overwritten
-                raise ValueError(f"{args.out} appeared during training; choose another --out")
-            how = {"labels": list(args.labels), "loss": args.loss, "epochs": args.epochs, "lr": args.lr,
-                   "batch": args.batch, "seed": args.seed, "limit": args.limit, "wall_s": wall,
-                   "augment": not args.no_augment, "hidden": args.hidden, "test": args.test, "curve": curve,
-                   "decisions": len(data["obs"]), "init": args.init, "float16": args.float16,
-                   "stock": args.stock}
-            play = {"move_play": {"symmetric": True}} if args.symmetric else {}
-            if args.phase == "table":
-                ckpt = move_checkpoint_dict(plain, net, move_training={**how, "plain": plain_path}, **play)
-            elif args.phase == "last":
-                kept = {k: base_ckpt[k] for k in ("move_training", "move_play") if k in base_ckpt}
-                inputs = {"last_inputs": "answers"} if args.answers else {}
-                ckpt = move_checkpoint_dict(plain, move_net, last=net, **{**kept, **play, **inputs},
-                                            last_training={**how, "base": args.base})
-            elif endgame is None:
-                ckpt = solo_checkpoint_dict(plain, net, solo_training={**how, "plain": args.plain})
-            else:
-                from ..nets.neural import load_checkpoint
-
-                base_how = load_checkpoint(args.solo).get("solo_training")
-                chosen = input_set(args.answers)
-                inputs = {"midgame_inputs": chosen} if chosen != "plain" else {}
-                ckpt = solo_checkpoint_dict(plain, endgame, midgame=net, solo_training=base_how,
-                                            midgame_training={**how, "solo": args.solo}, **inputs)
-            save_checkpoint(args.out, ckpt)
-            print(f"wrote {args.out} ({os.path.getsize(args.out) / 1e6:.2f} MB)")
+        _fit(args)
     except (ValueError, OSError) as e:  # bad labels, a missing file, an unwritable --out
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -26,8 +26,10 @@ from typing import Any
 
 import numpy as np
 import torch
+from tqdm.auto import tqdm
 
-from ..nets.neural import build_net, checkpoint_dict, save_checkpoint
+from ..nets.neural import build_net, check_compatible, checkpoint_dict, save_checkpoint
+from ..tournament.raycluster import check_reachable
 from .checkpoints import (
     check_resumable,
     init_weights_from,
@@ -38,6 +40,7 @@ from .checkpoints import (
     state_to_checkpoint,
 )
 from .config import Config, check_config, config_from_dict, make_rules, resume_config
+from .distill import load_labels
 from .metrics import MetricsLogger
 from .overlap import behaviour, overlap_checkpoint, restore_overlap
 from .ppo import Learner, RolloutBatch, compute_gae, loss_keys, make_batch, new_critic, new_net, ppo_loss
@@ -72,7 +75,6 @@ class Trainer:
         self.rules = make_rules(cfg)
         if ckpt is not None:
             check_resumable(ckpt, cfg, src)
-            from ..nets.neural import check_compatible
             check_compatible(ckpt, self.rules, src)
         torch.set_num_threads(cfg.threads if cfg.threads > 0 else (os.cpu_count() or 1))
         self.device = torch.device(cfg.device)
@@ -88,7 +90,6 @@ class Trainer:
             init_weights_from(self.net, self.rules, cfg.init_from)
         self.distill: dict[str, Any] | None = None
         if cfg.distill_data is not None:
-            from .distill import load_labels
             arrays, _ = load_labels(cfg.distill_data, self.rules)
             self.distill = {"obs": arrays["obs"], "mask": torch.from_numpy(arrays["mask"].astype(np.int8)),
                             "action": torch.from_numpy(arrays["action"].astype(np.int64))}
@@ -359,8 +360,13 @@ class Trainer:
         taken = [f for f in ("metrics.csv", os.path.join("checkpoints", "latest.pt"))
                  if os.path.exists(os.path.join(self.run_dir, f))]
         if taken and self._resumed_dir != os.path.abspath(self.run_dir):
-            raise ValueError(f"run folder {self.run_dir!r} already holds a run ({', '.join(taken)}); choose "
-                             f"another --run-name, continue it with --resume {self.ckpt_path}, or delete it")
+            held = f"run folder {self.run_dir!r} already holds a run ({', '.join(taken)})"
+            if os.path.exists(self.ckpt_path):
+                raise ValueError(f"{held}; choose another --run-name, continue it with --resume "
+                                 f"{self.ckpt_path}, or delete it")
+            # a run killed before its first checkpoint: nothing to resume, so none is named
+            raise ValueError(f"{held} with no checkpoint to continue from; choose another --run-name, or "
+                             "delete the folder to start over")
 
     # ---------------------------------------------------------------------------------- loop
 
@@ -399,80 +405,16 @@ class Trainer:
 
         ``callback(trainer, stats)`` is called after every update.
         """
-        from tqdm.auto import tqdm
-
         c = self.cfg
-        self._check_run_folder()
-        if c.backend == "ray" and c.ray_address:  # before the run folder is written: a typo changes nothing
-            from ..tournament.raycluster import check_reachable
-
-            check_reachable(c.ray_address)
-        self._resumed_dir = os.path.abspath(self.run_dir)  # this trainer's own run from now on
-        os.makedirs(self.run_dir, exist_ok=True)
-        with open(os.path.join(self.run_dir, "config.json"), "w") as f:
-            json.dump(asdict(c), f, indent=2)
-        self.logger = MetricsLogger(self.run_dir, c.tensorboard, purge_step=self.global_step or None)
+        self._open_run_folder()
         bar = tqdm(total=c.total_steps, initial=min(self.global_step, c.total_steps), unit="step",
                    unit_scale=True, disable=not c.progress, dynamic_ncols=True)
         last_eval: dict[str, tuple[float, float, float]] = {}
-        done_updates = 0
         stats: dict[str, float] = {}
-        post: dict[str, str] = {}
         self._stop = None
         handlers = self._catch_signals()
         try:
-            if self.next_eval is not None and self.global_step >= self.next_eval:
-                last_eval = self._run_eval()
-                self.next_eval += c.eval_interval
-            while (self.global_step < c.total_steps and (max_updates is None or done_updates < max_updates)
-                   and self._stop is None):
-                t0 = time.perf_counter()
-                frac = max(0.0, 1.0 - self.global_step / max(c.total_steps, 1))
-                if c.anneal_lr:
-                    for g in self.opt.param_groups:
-                        g["lr"] = frac * c.learning_rate
-                if c.distill_anneal:
-                    self.ppo.distill_weight = frac * c.distill_coef
-                if c.overlap:
-                    last = (self.global_step + self.n * c.num_steps >= c.total_steps
-                            or (max_updates is not None and done_updates + 1 >= max_updates))
-                    stats = self._overlapped_update(last)
-                    t1 = t0 + self.last_rollout_s
-                else:
-                    self.rollout()
-                    t1 = time.perf_counter()
-                    self.last_rollout_s = t1 - t0
-                    stats = self.ppo_update(*self.advantages())
-                t2 = time.perf_counter()
-                self.update += 1
-                done_updates += 1
-                self.wall_s += t2 - t0
-                self.last_update_s = t2 - t0
-                self._log_update(stats, t2 - t0, t1 - t0)
-                if self.global_step >= self.next_snapshot:
-                    self.next_snapshot += c.snapshot_interval
-                    self._add_snapshot()
-                if self.next_eval is not None and self.global_step >= self.next_eval and self._stop is None:
-                    t3 = time.perf_counter()
-                    last_eval = self._run_eval()
-                    self.next_eval += c.eval_interval
-                    self.wall_s += time.perf_counter() - t3
-                if self.global_step >= self.next_save:
-                    self.save()
-                    self.next_save += c.save_interval
-                self.logger.flush()
-                post = {"sps": f"{self.n * c.num_steps / (t2 - t0):,.0f}", "ent": f"{stats['entropy']:.2f}"}
-                post.update({name: f"{m:+.3f}" for name, (m, _, _) in last_eval.items()})
-                bar.set_postfix(post, refresh=False)
-                bar.update(min(self.n * c.num_steps, c.total_steps - bar.n))
-                if callback is not None:
-                    callback(self, stats)
-            finished = self.global_step >= c.total_steps and self._stop is None
-            if finished and self.next_eval is not None and (not self.evals
-                                                             or self.evals[-1]["step"] != self.global_step):
-                last_eval = self._run_eval()
-                post.update({name: f"{m:+.3f}" for name, (m, _, _) in last_eval.items()})
-                bar.set_postfix(post)  # the bar ends on the evaluation the summary prints
+            last_eval, stats = self._train_loop(bar, max_updates, callback)
             self.save()
         except WorkerError as e:  # the trainer's state is that of the last completed update
             self.close()
@@ -493,6 +435,98 @@ class Trainer:
             self.logger = None
         return {"global_step": self.global_step, "updates": self.update, "wall_s": self.wall_s,
                 "eval": last_eval, "stats": stats, "checkpoint": self.ckpt_path}
+
+    def _open_run_folder(self) -> None:
+        """Check, then write, the run folder (its ``config.json``) and open the metrics logger; a cluster
+        that is not there is refused first: a typo changes nothing."""
+        c = self.cfg
+        self._check_run_folder()
+        if c.backend == "ray" and c.ray_address:
+            check_reachable(c.ray_address)
+        self._resumed_dir = os.path.abspath(self.run_dir)  # this trainer's own run from now on
+        os.makedirs(self.run_dir, exist_ok=True)
+        with open(os.path.join(self.run_dir, "config.json"), "w") as f:
+            json.dump(asdict(c), f, indent=2)
+        self.logger = MetricsLogger(self.run_dir, c.tensorboard, purge_step=self.global_step or None)
+
+    def _train_loop(self, bar: Any, max_updates: int | None, callback: Callable[[Trainer, dict], None] | None
+                    ) -> tuple[dict[str, tuple[float, float, float]], dict[str, float]]:
+        """Update until ``total_steps``, ``max_updates`` updates or a signal, evaluating when due (and at
+        the end of a finished run); return (the last evaluation, the last update's stats)."""
+        c = self.cfg
+        last_eval: dict[str, tuple[float, float, float]] = {}
+        stats: dict[str, float] = {}
+        post: dict[str, str] = {}
+        done_updates = 0
+        if self.next_eval is not None and self.global_step >= self.next_eval:
+            last_eval = self._run_eval()
+            self.next_eval += c.eval_interval
+        while (self.global_step < c.total_steps and (max_updates is None or done_updates < max_updates)
+               and self._stop is None):
+            last = (self.global_step + self.n * c.num_steps >= c.total_steps
+                    or (max_updates is not None and done_updates + 1 >= max_updates))
+            stats = self._one_update(last)
+            done_updates += 1
+            evaluated = self._after_update()
+            last_eval = last_eval if evaluated is None else evaluated
+            sps = self.n * c.num_steps / self.last_update_s
+            post = {"sps": f"{sps:,.0f}", "ent": f"{stats['entropy']:.2f}"}
+            post.update({name: f"{m:+.3f}" for name, (m, _, _) in last_eval.items()})
+            bar.set_postfix(post, refresh=False)
+            bar.update(min(self.n * c.num_steps, c.total_steps - bar.n))
+            if callback is not None:
+                callback(self, stats)
+        finished = self.global_step >= c.total_steps and self._stop is None
+        if finished and self.next_eval is not None and (not self.evals
+                                                         or self.evals[-1]["step"] != self.global_step):
+            last_eval = self._run_eval()
+            post.update({name: f"{m:+.3f}" for name, (m, _, _) in last_eval.items()})
+            bar.set_postfix(post)  # the bar ends on the evaluation the summary prints
+        return last_eval, stats
+
+    def _one_update(self, last: bool) -> dict[str, float]:
+        """Anneal, roll out and update once (``last``: the run's last update, which overlaps nothing); count
+        and log it; return its stats."""
+        c = self.cfg
+        t0 = time.perf_counter()
+        frac = max(0.0, 1.0 - self.global_step / max(c.total_steps, 1))
+        if c.anneal_lr:
+            for g in self.opt.param_groups:
+                g["lr"] = frac * c.learning_rate
+        if c.distill_anneal:
+            self.ppo.distill_weight = frac * c.distill_coef
+        if c.overlap:
+            stats = self._overlapped_update(last)
+            t1 = t0 + self.last_rollout_s
+        else:
+            self.rollout()
+            t1 = time.perf_counter()
+            self.last_rollout_s = t1 - t0
+            stats = self.ppo_update(*self.advantages())
+        t2 = time.perf_counter()
+        self.update += 1
+        self.wall_s += t2 - t0
+        self.last_update_s = t2 - t0
+        self._log_update(stats, t2 - t0, t1 - t0)
+        return stats
+
+    def _after_update(self) -> dict[str, tuple[float, float, float]] | None:
+        """Snapshot, evaluate and save when due; return the evaluation made (None if none was due)."""
+        c = self.cfg
+        evaluated = None
+        if self.global_step >= self.next_snapshot:
+            self.next_snapshot += c.snapshot_interval
+            self._add_snapshot()
+        if self.next_eval is not None and self.global_step >= self.next_eval and self._stop is None:
+            t3 = time.perf_counter()
+            evaluated = self._run_eval()
+            self.next_eval += c.eval_interval
+            self.wall_s += time.perf_counter() - t3
+        if self.global_step >= self.next_save:
+            self.save()
+            self.next_save += c.save_interval
+        self.logger.flush()
+        return evaluated
 
 
 def train(cfg: Config, max_updates: int | None = None, overrides: Sequence[str] | None = None

@@ -259,7 +259,7 @@ class RayRolloutActor:
 
 def _ray() -> Any:
     try:
-        import ray
+        import ray  # the [ray] extra
     except ImportError as e:
         raise ValueError("--backend ray needs Ray: pip install 'escoba-env[ray]'") from e
     return ray

@@ -13,12 +13,13 @@ spec into its canonical form (``agents.spec.registry.canonical_spec``, data name
   folders, named like its files (``0/models/x.pt`` is ``models/x.pt`` under the first ``--data``
   folder). Absolute paths, ``..``, symbolic links that lead out, and any character outside
   ``[A-Za-z0-9._/-]`` are refused with one message that never depends on whether a file exists;
-- specs the operator allows (``--allow-agent SPEC``), in their canonical form only: an agent marked
-  ``from_request=False`` is built from a request only when the request names that exact spec (for a
-  language model, the exact ``base_url`` the operator gave).
+- specs the operator allows (``--allow-agent SPEC``, read once when the list is made), in their canonical
+  form only: an agent marked ``from_request=False`` is built from a request only when the request names
+  that exact spec (for a language model, the exact ``base_url`` the operator gave).
 
 A canonical spec holds no server path, so it is also what seats and replays show;
-``AllowList.build`` makes the agent from it.
+``AllowList.build`` makes the agent from it, checking it again in the same pass (a room's journal is
+read back under the allow-list of the server that reads it).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.spec.registry import REGISTRY, canonical_spec, entry_of, make_agent, write_spec
+import agents
+from agents.spec.registry import REGISTRY, Spec, entry_of, make_agent, read_spec, write_spec
 from agents.spec.values import AgentSpec, File, Param
 from escoba_env.rulebook.rules import Rules
 
@@ -70,6 +72,26 @@ CAPS: Mapping[str, dict[str, Param]] = _Caps()
 the registry when asked, so an agent registered later is covered)."""
 
 
+def _read(text: str | Spec) -> Spec | str:
+    """Return ``text`` read into a ``Spec``, or as it is if the registry cannot read it (an operator's spec
+    the registry no longer reads is compared as written)."""
+    try:
+        return read_spec(text)
+    except ValueError:
+        return text
+
+
+def _canonical(text: str | Spec) -> str:
+    """Return the canonical form of ``text`` (``text`` itself if the registry cannot read it)."""
+    spec = _read(text)
+    return spec.canonical if isinstance(spec, Spec) else spec.strip()
+
+
+def _text(spec: Spec | str) -> str:
+    """Return what the registry reads: a ``Spec``'s canonical text, or the text."""
+    return spec.canonical if isinstance(spec, Spec) else spec
+
+
 def _short(text: str, n: int = 60) -> str:
     """Return ``repr(text)``, cut to about ``n`` characters: messages never echo long input."""
     r = repr(text)
@@ -78,38 +100,46 @@ def _short(text: str, n: int = 60) -> str:
 
 def repo_root() -> Path:
     """Return the repository root (the folder that holds ``agents/``)."""
-    import agents
-
     return Path(agents.__file__).resolve().parent.parent
 
 
 class AllowList:
     """The agent specs a request may name, for data folders ``roots`` and operator specs ``extra``."""
 
-    def __init__(self, roots: Sequence[str | Path] = (), extra: Iterable[str] = ()):
+    def __init__(self, roots: Sequence[str | Path] = (), extra: Iterable[str | Spec] = ()):
         self.roots = [Path(r).resolve() for r in roots]
+        extra = list(extra)
         self.extra = {str(s).strip() for s in extra}
+        self._operator = {_canonical(e) for e in extra}  # read once: a request may spell them otherwise
 
     def operator_spec(self, spec: str) -> str | None:
         """Return the canonical form of ``spec`` if it is one the operator allowed, else None."""
-        def canonical(text: str) -> str:
-            try:
-                return canonical_spec(text)
-            except ValueError:  # an operator spec the registry no longer reads: compared as written
-                return text
-
-        mine = canonical(spec)
-        return mine if spec in self.extra or mine in {canonical(e) for e in self.extra} else None
+        mine = _canonical(spec)
+        return mine if spec in self.extra or mine in self._operator else None
 
     def check(self, spec: Any, depth: int = 1) -> str:
         """Return the canonical form of ``spec``; raise Refused (a short message) if it is not allowed."""
+        return self._allow(spec, depth)[0]
+
+    def build(self, spec: str, rules: Rules, seed: int | None) -> Any:
+        """Return the agent of a spec that ``check`` accepts (data names become the real paths)."""
+        return make_agent(self._allow(spec)[1], rules=rules, seed=seed)
+
+    def registry_spec(self, spec: str) -> str:
+        """Return the registry spec of a spec ``check`` accepts: data names made paths, nested specs too."""
+        return _text(self._allow(spec)[1])
+
+    def _allow(self, spec: Any, depth: int = 1) -> tuple[str, Spec | str]:
+        """Return (the canonical form of ``spec``, what the registry builds: its ``Spec`` as read, or its
+        text with data names made paths); raise Refused (a short message) if it is not allowed."""
         if not isinstance(spec, str) or not spec.strip() or len(spec) > MAX_SPEC:
             raise Refused(f"an opponent is an agent spec string of at most {MAX_SPEC} characters, "
                           f"got {_short(spec) if isinstance(spec, str) else type(spec).__name__}")
         spec = spec.strip()
-        allowed = self.operator_spec(spec)
-        if allowed is not None:
-            return allowed
+        mine = _read(spec)
+        canonical = mine.canonical if isinstance(mine, Spec) else spec
+        if spec in self.extra or canonical in self._operator:
+            return canonical, mine
         name = spec.partition(":")[0].strip()
         if name not in CAPS:
             raise Refused(f"agent {_short(name, 40)} is not allowed here (allowed: {', '.join(CAPS)}; "
@@ -118,30 +148,39 @@ class AllowList:
             entry, raw = entry_of(spec)
         except ValueError as exc:
             raise Refused(str(exc).split("\n")[0]) from None
-        params, values = CAPS[name], {}
+        params, values, built = CAPS[name], {}, {}
         for key, text in raw.items():
             param = params.get(key)
             if param is None:
                 raise Refused(f"agent {name!r} takes no parameter {_short(key, 30)} here "
                               f"(parameters: {', '.join(params) or 'none'})")
-            if isinstance(param, File):
-                values[key] = self.data_name(text)
-                continue
-            if isinstance(param, AgentSpec) and depth >= MAX_DEPTH:
-                raise Refused(f"agent specs nest at most {MAX_DEPTH} deep here")
-            try:  # another agent's spec is checked as a spec; read refuses the names it excludes
-                values[key] = (param.read(self.check(text, depth + 1)) if isinstance(param, AgentSpec)
-                               else param.served(text))
-            except Refused:
-                raise
-            except ValueError:
-                raise Refused(f"parameter {key!r} of agent {name!r} must be {param.expected(True)}") from None
+            values[key], built[key] = self._value(name, key, param, text, depth)
             if param.is_default(values[key]):
-                del values[key]
+                del values[key], built[key]
         for key, param in params.items():
             if isinstance(param, File) and param.required and key not in raw:
                 raise Refused(_CHECKPOINT_REFUSED)
-        return write_spec(entry, values)
+        built = {k: built[k] for k in entry.params if k in built}
+        return write_spec(entry, values), entry.name + "".join(
+            f"{',' if i else ':'}{k}={v}" for i, (k, v) in enumerate(built.items()))
+
+    def _value(self, name: str, key: str, param: Param, text: str, depth: int) -> tuple[str, str]:
+        """Return (the canonical text, the registry's text) of a parameter a request sets; Refused if it
+        may not (out of the bounds a request may ask, a file outside the data folders, too deep)."""
+        if isinstance(param, File):
+            shown = self.data_name(text)
+            return shown, str(self.path_of(shown))
+        if isinstance(param, AgentSpec) and depth >= MAX_DEPTH:
+            raise Refused(f"agent specs nest at most {MAX_DEPTH} deep here")
+        try:  # another agent's spec is checked as a spec; read refuses the names it excludes
+            if isinstance(param, AgentSpec):
+                shown, inner = self._allow(text, depth + 1)
+                return param.read(shown), _text(inner)
+            return param.served(text), param.served(text)
+        except Refused:
+            raise
+        except ValueError:
+            raise Refused(f"parameter {key!r} of agent {name!r} must be {param.expected(True)}") from None
 
     def data_name(self, name: str) -> str:
         """Return the data-folder name of a checkpoint (``<index>/<path>.pt``); Refused if it is not one.
@@ -162,21 +201,3 @@ class AllowList:
         """Return the file of a data-folder name that ``data_name`` accepted."""
         idx, _, rel = self.data_name(name).partition("/")
         return (self.roots[int(idx)] / rel).resolve()
-
-    def build(self, spec: str, rules: Rules, seed: int | None) -> Any:
-        """Return the agent of a spec that ``check`` accepted (data names become the real paths)."""
-        return make_agent(self.registry_spec(spec), rules=rules, seed=seed)
-
-    def registry_spec(self, spec: str) -> str:
-        """Return the registry spec of a canonical spec: data names made paths, nested specs too."""
-        spec = self.check(spec)
-        if self.operator_spec(spec) is not None:
-            return spec
-        entry, raw = entry_of(spec)
-        for key, text in raw.items():
-            param = entry.params[key]
-            if isinstance(param, File):
-                raw[key] = str(self.path_of(text))
-            elif isinstance(param, AgentSpec):
-                raw[key] = self.registry_spec(text)
-        return entry.name + "".join(f"{',' if i else ':'}{k}={v}" for i, (k, v) in enumerate(raw.items()))

@@ -8,12 +8,24 @@ port already in use with status 1. Never a traceback.
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import socket
 import sys
+import threading
+import webbrowser
 from collections.abc import Sequence
 from pathlib import Path
 
+from agents.spec.registry import read_specs
+from agents.tournament.records import records_results
+from agents.tournament.replay import ReplayError
+from escoba_env.faces.cli import OneLineParser
+
+from .bot_pool import BotPool
+from .deal_key import DealKeyError
+from .guard import is_loopback
+from .room_records import write_atomic
 from .room_table import (
     BURST,
     CONNECTIONS_PER_LINK,
@@ -38,8 +50,13 @@ PUBLIC_WARNING = (
 )
 
 
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line on stderr (exit status 2)."""
+class _Parser(OneLineParser):
+    """The project's one-line parser (``escoba_env.faces.cli.OneLineParser``: a misspelt option or choice
+    is named), with argparse's plain help layout and its errors named ``escoba-arena``."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", argparse.HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         """Print the error as one line and exit with status 2."""
@@ -99,6 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the time budget of one bot move: bots move in worker processes (--bot-workers), "
                         "off the server's event loop, and a bot that takes longer than this for one move "
                         "stops its game and its worker (default 10)")
+    _add_room_arguments(p)
+    return p
+
+
+def _add_room_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the rooms' options to ``p``: where they keep their games, and the limits that keep one client,
+    link or room from starving the others."""
     p.add_argument("--rooms-dir", metavar="DIR",
                    help="keep the rooms' journal (rooms survive a restart) and their recorded games "
                         "(DIR/records/*.jsonl) here; without it rooms live in memory and cannot record")
@@ -150,7 +174,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the most bot moves computed at a time, server-wide, each in a worker process "
                         "that is stopped when its move runs past --bot-timeout (default: the CPUs, 2 to 4); "
                         "one client's bots use at most half of them")
-    return p
 
 
 def _rate(text: str) -> float:
@@ -167,8 +190,6 @@ def _count(text: str) -> int:
 
 def is_loopback_address(host: str) -> bool:
     """True if ``host`` (an address or ``localhost``) is reachable only from this machine."""
-    from .guard import is_loopback
-
     return is_loopback(host)
 
 
@@ -205,9 +226,6 @@ def report_main(argv: Sequence[str]) -> int:
     args = p.parse_args(argv)
     if not 0.0 < args.confidence < 1.0:
         p.error(f"--confidence must be in (0, 1), got {args.confidence}")
-    from agents.tournament.records import records_results
-    from agents.tournament.replay import ReplayError
-
     out = None if args.out is None else Path(args.out + ".json")
     if out is not None and out.exists():
         print(f"{PROG} report: error: {out} exists; not overwritten", file=sys.stderr)
@@ -219,10 +237,6 @@ def report_main(argv: Sequence[str]) -> int:
         return 1
     print(text)
     if out is not None:
-        import json
-
-        from .room_records import write_atomic
-
         write_atomic(out, json.dumps(results, indent=2, allow_nan=False) + "\n")
         print(f"wrote {out}")
     return 0
@@ -237,10 +251,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         import uvicorn  # noqa: F401 - the [web] extra: checked here, used in _serve
 
-        from .app import create_app
+        from .app import create_app  # the [web] extra: the app is a Starlette one
+        from .room_options import RoomOptions  # the [web] extra: it reads Starlette's WebSocket
     except ImportError as exc:
         print(f"{PROG}: error: the web arena needs the [web] extra ({exc.name} is missing): "
               'pip install "escoba-env[web]"', file=sys.stderr)
+        return 2
+    try:  # the operator's specs, read once here: a misspelt one is named now, not when a request misses it
+        allow_agents = read_specs(args.allow_agent, PROG)
+    except ValueError as exc:
+        print(f"{PROG}: error: --allow-agent: {exc}", file=sys.stderr)
         return 2
     if not is_loopback_address(args.host) and not args.public:
         print(f"{PROG}: error: --host {args.host} can be reached from other machines; add --public to "
@@ -270,10 +290,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     allowed = list(args.allowed_host)
     if not is_loopback_address(args.host) and args.host not in ("0.0.0.0", "::"):
         allowed.append(args.host)  # the address itself, as a browser writes it in the Host header
-    from .bot_pool import BotPool
-    from .deal_key import DealKeyError
-    from .rooms_routes import RoomOptions
-
     rooms = RoomOptions(directory=args.rooms_dir, takeover_seconds=args.takeover_seconds,
                         idle_seconds=args.room_idle_seconds, unjoined_seconds=args.room_unjoined_seconds,
                         per_client=args.rooms_per_client, waiting_per_client=args.waiting_per_client,
@@ -285,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         trusted_proxies=list(args.trusted_proxy), serve_records=args.serve_records)
     pool = BotPool(args.bot_workers)
     try:
-        app = create_app(roots, args.bot_timeout, allowed, allow_agents=args.allow_agent, rooms=rooms,
+        app = create_app(roots, args.bot_timeout, allowed, allow_agents=allow_agents, rooms=rooms,
                          bot_pool=pool)
     except DealKeyError as exc:
         pool.close()
@@ -300,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _serve(app, args, sock: socket.socket, host: str, port: int, roots: list) -> int:
     """Run the server on ``sock`` until it is stopped; return the exit status."""
-    import uvicorn
+    import uvicorn  # the [web] extra (main checked it is there)
 
     if args.rooms_dir is not None:
         print(f"Rooms: journal and records in {Path(args.rooms_dir).resolve()} "
@@ -317,9 +333,6 @@ def _serve(app, args, sock: socket.socket, host: str, port: int, roots: list) ->
         if roots:
             print("Data: " + ", ".join(str(Path(d).resolve()) for d in roots), flush=True)
         if args.open:
-            import threading
-            import webbrowser
-
             threading.Timer(1.0, webbrowser.open, [f"http://{host}:{port}/"]).start()
         server.run(sockets=[sock])
     except KeyboardInterrupt:

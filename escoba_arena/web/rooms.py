@@ -53,9 +53,11 @@ from .bot_pool import pooled
 from .deal_key import DealKey
 from .game import AgentFailure
 from .guard import ApiError, check_list, short_repr
+from .journal import Journal
 from .lobby import SEED_BITS, Arena
 from .room_conns import client_key
 from .room_game import RoomGame
+from .room_load import replay_journal
 from .room_quota import ROOMS_PER_MINUTE, RoomQuota
 from .room_records import game_record, record_head, record_path, withheld, write_atomic
 from .room_settings import parse_settings
@@ -94,8 +96,6 @@ class Rooms:
                  per_link: int = CONNECTIONS_PER_LINK, clock: Callable[[], float] = time.monotonic,
                  warn: Callable[[str], None] | None = None, rate: float = RATE, burst: float = BURST,
                  rooms_per_minute: float = ROOMS_PER_MINUTE):
-        from .journal import Journal
-
         self.arena = arena
         self.takeover_seconds, self.idle_seconds = float(takeover_seconds), float(idle_seconds)
         self.unjoined_seconds = float(unjoined_seconds)
@@ -215,8 +215,6 @@ class Rooms:
         A damaged line, or an entry that no longer applies, costs at most its room: one warning
         line per damaged room (``room_load``).
         """
-        from .room_load import replay_journal
-
         if self.journal is None:
             return 0
         journal, self.journal = self.journal, None  # nothing read back is journaled again

@@ -43,6 +43,7 @@ from ..rulebook.cards import JOKER_MASK, NUM_CARDS, card_name, cards_of, names_o
 from ..rulebook.deal_rules import explicit_decks, initial_fifteen_of, mesa_turn_up, shuffled_deck
 from ..rulebook.rules import Rules, check_max_rounds, check_rules, check_seed
 from ..rulebook.scoring import round_awards
+from .engine import EscobaEngine
 from .observation import encode_state, mask_array
 
 __all__ = ["Game", "GameStep"]
@@ -373,8 +374,6 @@ class Game:
 
     def to_engine(self):
         """Return a one-game ``EscobaEngine`` holding this game's state (for code written for the engine)."""
-        from .engine import EscobaEngine
-
         e = EscobaEngine(1, self.rules, single_round=self.single_round, max_rounds=self.max_rounds)
         self.write_engine(e)
         return e

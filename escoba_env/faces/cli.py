@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..rulebook.rules import SEVENS_RULES, Rules, check_seed
@@ -27,17 +28,55 @@ class DefaultsFormatter(argparse.RawDescriptionHelpFormatter):
         return f"{text} (default: {shown.replace('%', '%%')})"
 
 
+def did_you_mean(word: str, options: Iterable[str], n: int = 3) -> str:
+    """Return ``"; did you mean X?"`` naming the (up to ``n``) ``options`` closest to ``word``, or ``""``."""
+    close = difflib.get_close_matches(word, list(options), n=n, cutoff=0.6)
+    if not close:
+        return ""
+    return f"; did you mean {close[0] if len(close) == 1 else ', '.join(close[:-1]) + ' or ' + close[-1]}?"
+
+
 class OneLineParser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line on stderr (``PROG: error: ... (see --help)``, exit 2)
-    and whose help shows every default."""
+    that name the closest option to a misspelt one and the closest choice to a misspelt value (Python
+    3.14's ``suggest_on_error``, written the same way on older Pythons), and whose help shows every
+    default."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", DefaultsFormatter)
+        if sys.version_info >= (3, 14):
+            kwargs.setdefault("suggest_on_error", True)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         """Print the error as one line and exit with status 2."""
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see --help)\n")
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        """Return the namespace of ``args``; an unknown option is an error naming the closest known one."""
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:
+            known = [o for p in self._parsers() for a in p._actions for o in a.option_strings]
+            typed = [e.partition("=")[0] for e in extras if e.startswith("-")]
+            hint = next(filter(None, (did_you_mean(t, known, n=1) for t in typed)), "")
+            self.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+        return ns
+
+    def _parsers(self) -> list[argparse.ArgumentParser]:
+        """Return this parser and its sub-commands' parsers (whose options an unknown one may mean)."""
+        subs = [a for a in self._actions if isinstance(a, argparse._SubParsersAction)]
+        return [self, *(p for a in subs for p in a.choices.values())]
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """Raise argparse's error for a value outside ``action.choices``, naming the closest choice."""
+        choices = action.choices
+        if sys.version_info < (3, 14) and choices is not None and value not in choices:
+            close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.6)
+            maybe = f", maybe you meant {close[0]!r}?" if close else ""
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r}{maybe} (choose from "
+                                                 f"{', '.join(map(str, choices))})")
+        super()._check_value(action, value)
 
 
 def guarded_main(prog: str, main: Callable[[], int | None]) -> int:

@@ -174,6 +174,11 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
+try:  # PettingZoo versions with an environment registry
+    from pettingzoo import aec_registry, register
+except ImportError:
+    aec_registry = register = None
+
 from ..executors.observation import LAYOUT_MARK, layout_doc
 from ..executors.state import state_bounds, state_vector
 from ..rulebook.rules import Rules
@@ -362,9 +367,7 @@ class raw_env(common.EngineView, AECEnv):
 
 def _register() -> None:
     """Register ``escoba/escoba-v0`` in PettingZoo's AEC registry, where the registry exists."""
-    try:
-        from pettingzoo import aec_registry, register
-    except ImportError:  # PettingZoo versions before the registry
+    if aec_registry is None or register is None:  # PettingZoo versions before the registry
         return
     if "escoba/escoba-v0" not in aec_registry:
         register("aec", "escoba/escoba-v0", entry_point="escoba_env.faces.escoba_v0:env")

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..rulebook.rules import Rules
+from .cli import did_you_mean
 from .seeding import stream_uniforms
 
 GROUP = "escoba_env.opponents"
@@ -101,9 +102,9 @@ def make_opponent(spec: Any, rules: Rules, seed: int | None = None) -> Any:
     if found is None:  # an entry point that lists the names it resolves (a whole registry)
         found = next((f for f in (ep.load() for ep in eps) if _lister(f) and name in _lister(f)()), None)
     if found is None:
-        raise ValueError(f"unknown opponent {spec!r}: no entry point of the group {GROUP!r} resolves "
-                         f"{name!r} (known: {', '.join(registered_names())}; is the package that provides "
-                         f"it installed?)")
+        raise ValueError(f"unknown opponent {name!r}{did_you_mean(name, registered_names())} (no entry point "
+                         f"of the group {GROUP!r} resolves it: is the package that provides it installed? "
+                         "registered_names() lists them)")
     return found(spec, rules=rules, seed=seed)
 
 

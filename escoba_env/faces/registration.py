@@ -22,15 +22,15 @@ from typing import Any
 
 import gymnasium
 
+from .common import make_rules
+from .opponent_specs import make_opponents
+from .single_agent import SingleAgentEscobaEnv
+
 ENV_ID = "escoba_env/Escoba-v0"
 
 
 def make_single_agent(opponents: Any = "random", seat: int | None = 0, **kwargs: Any) -> gymnasium.Env:
     """Return a ``SingleAgentEscobaEnv`` whose opponents may be given as spec strings."""
-    from .common import make_rules
-    from .opponent_specs import make_opponents
-    from .single_agent import SingleAgentEscobaEnv
-
     rules = kwargs.pop("rules", None)
     rules = make_rules(rules, {k: kwargs.pop(k) for k in list(kwargs) if k not in _ENV_OPTIONS})
     opps = make_opponents(opponents, rules, rules.num_players - 1)

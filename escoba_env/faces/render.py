@@ -17,6 +17,7 @@ import gymnasium
 from ..executors.engine import EscobaEngine
 from ..executors.step_info import StepInfo
 from ..rulebook.cards import JOKER_MASK, OROS, SEVENS, VELO, card_name, card_words, move_words, names_of
+from .render_rgb import render_rgb
 
 
 def _names(mask: int, french: bool) -> str:
@@ -138,8 +139,6 @@ def render_face(engine, render_mode: str | None, last: tuple | None, french: boo
         a, st = last
         line = describe_step(engine, a, st.card, _OneStep(st), 0, french, names)
     if render_mode == "rgb_array":
-        from .render_rgb import render_rgb
-
         return render_rgb(engine, None, 0, french, names, line)
     text = render_text(engine, 0, french, names, line)
     if render_mode == "ansi":

@@ -25,7 +25,7 @@ _JOKER_COLOUR = (120, 40, 150)
 
 def _pillow():
     try:
-        from PIL import Image, ImageDraw, ImageFont
+        from PIL import Image, ImageDraw, ImageFont  # the [render] extra
     except ImportError:
         raise ImportError("render_mode='rgb_array' needs Pillow: pip install escoba-env[render]") from None
     return Image, ImageDraw, ImageFont

@@ -29,12 +29,14 @@ legal move (``random_move``). The ``llm`` agent and the TextArena environment sh
 
 from __future__ import annotations
 
+import argparse
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..executors.game import Game
 from ..executors.observation import NUM_PLANES, PLANE, obs_size, scalar_offsets
 from ..rulebook.capture import capture_options
 from ..rulebook.cards import (
@@ -50,6 +52,7 @@ from ..rulebook.cards import (
     parse_card,
 )
 from ..rulebook.rules import Rules
+from .cli import add_rules_arguments, rules_from_args
 
 
 class IllegalAnswer(ValueError):
@@ -435,8 +438,6 @@ def parse_answer(answer: str, moves: Sequence[Move], french: bool = False, liste
 def position_after(seed: int, moves: int, rules: Rules | None = None) -> tuple[np.ndarray, Rules]:
     """Return the observation of the seat to act after ``moves`` full moves of a game dealt from
     ``seed``, each the last legal move listed (a fixed line of play, for examples), and the rules."""
-    from ..executors.game import Game
-
     rules = Rules() if rules is None else rules
     g = Game(rules)
     g.reset(seed)
@@ -451,10 +452,6 @@ def position_after(seed: int, moves: int, rules: Rules | None = None) -> tuple[n
 
 def main(argv: list[str] | None = None) -> int:
     """Print the prompt of a real position: ``python -m escoba_env.faces.text --seed 7 --moves 5``."""
-    import argparse
-
-    from .cli import add_rules_arguments, rules_from_args
-
     p = argparse.ArgumentParser(prog="python -m escoba_env.faces.text",
                                 description="Print the text face's prompt (system message, a blank line, "
                                             "the position) of the seat to act in a dealt game.")

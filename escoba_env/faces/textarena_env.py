@@ -37,6 +37,9 @@ from typing import Any
 
 import numpy as np
 import textarena as ta
+from textarena.envs.registration import ENV_REGISTRY
+from textarena.envs.registration import register as ta_register
+from textarena.wrappers import ActionFormattingWrapper, LLMObservationWrapper
 
 from ..executors.game import Game
 from ..rulebook.cards import move_words
@@ -163,10 +166,6 @@ class EscobaTextArenaEnv(ta.Env):
 def register(env_id: str = ENV_ID, **kwargs: Any) -> None:
     """Register ``EscobaTextArenaEnv(**kwargs)`` as ``env_id`` in TextArena's registry (once), with
     TextArena's default wrappers (the message history as one prompt, answers put in brackets)."""
-    from textarena.envs.registration import ENV_REGISTRY
-    from textarena.envs.registration import register as ta_register
-    from textarena.wrappers import ActionFormattingWrapper, LLMObservationWrapper
-
     if env_id not in ENV_REGISTRY:
         ta_register(id=env_id, entry_point=EscobaTextArenaEnv,
                     default_wrappers=[LLMObservationWrapper, ActionFormattingWrapper], **kwargs)

@@ -5,7 +5,16 @@ from __future__ import annotations
 import pytest
 
 from agents import ExpertAgent, GreedyAgent, OracleAgent, RandomAgent, SearchAgent
-from agents.spec.registry import REGISTRY, canonical_spec, help_text, make_agent, parse_spec, register
+from agents.spec.registry import (
+    REGISTRY,
+    UnknownName,
+    canonical_spec,
+    help_text,
+    make_agent,
+    parse_spec,
+    read_specs,
+    register,
+)
 from agents.spec.values import UNSET, AgentSpec, Choice, File, Flag, Int, Number, Param, Text
 from escoba_env import Rules
 
@@ -27,14 +36,32 @@ def test_registry_parses_key_value_parameters():
     assert parse_spec(" expert : decided=0.5 ") == ("expert", {"decided": "0.5"})
 
 
-def test_unknown_agent_lists_what_exists():
-    with pytest.raises(ValueError) as err:
-        make_agent("alphazero")
+@pytest.mark.parametrize("spec, closest", [("grredy", "greedy"), ("exprt", "expert"),
+                                            ("serch:sims=3", "search"), ("neural2p", "neural-2p")])
+def test_an_unknown_agent_is_one_short_line_naming_the_closest(spec, closest):
+    """Not the list of every agent (a 2,500-character line once): the closest names, on one line."""
+    with pytest.raises(UnknownName) as err:
+        make_agent(spec)
     msg = str(err.value)
-    assert "unknown agent 'alphazero'" in msg
-    for name in ("random", "greedy", "expert", "search", "oracle", "checkpoint:PATH"):
-        assert f"\n  {name} " in msg
-    assert "CHEATING" in msg
+    assert f"unknown agent '{spec.split(':')[0]}'" in msg and f"did you mean {closest}" in msg
+    assert "\n" not in msg and len(msg) < 120
+    with pytest.raises(UnknownName, match=r"^unknown agent 'alphazero'$"):
+        make_agent("alphazero")  # nothing close: nothing suggested
+
+
+@pytest.mark.parametrize("spec, closest", [("search:simz=3", "sims"), ("expert:decide=0.3", "decided")])
+def test_an_unknown_parameter_names_the_closest(spec, closest):
+    with pytest.raises(UnknownName, match=f"has no parameter .*; did you mean {closest}\\?$"):
+        make_agent(spec)
+
+
+def test_a_command_says_where_the_names_are_listed():
+    with pytest.raises(UnknownName) as err:
+        read_specs(["greedy", "grredy"], "escoba-evaluate")
+    assert str(err.value) == ("unknown agent 'grredy'; did you mean greedy? (escoba-evaluate --help lists "
+                              "them)")
+    with pytest.raises(UnknownName, match=r"did you mean greedy\?\)? \(escoba-play --help lists them\)$"):
+        read_specs(["search:policy=grredy"], "escoba-play")  # nested: the same, inside the outer error
 
 
 @pytest.mark.parametrize("spec, match", [

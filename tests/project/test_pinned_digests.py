@@ -130,7 +130,7 @@ TABLE_DIGESTS = {  # table: (move features of the first 200 positions, shaping p
 
 @pytest.mark.parametrize("table", list(TABLES))
 def test_move_features_are_pinned(boards, table):
-    from agents.nets.neural import move_features
+    from agents.nets.features import move_features
 
     obs, _ = boards[table]
     assert sha(move_features(obs[:200], TABLES[table])) == TABLE_DIGESTS[table][0]

@@ -404,7 +404,7 @@ def test_variants_train_with_the_grown_action_space_and_play_legally(tmp_path, r
 
 
 def test_move_features_of_jokers_score_a_joker_capture():
-    from agents.nets.neural import MOVE_FEATURES, move_features
+    from agents.nets.features import MOVE_FEATURES, move_features
     from escoba_env.executors.engine import EscobaEngine
     from escoba_env.executors.observation import encode
     from escoba_env.rulebook.cards import parse_card
@@ -475,7 +475,7 @@ def test_critic_warmup_leaves_the_policy_unchanged(tmp_path):
 
 
 def test_nonlinear_moves_head_starts_at_the_torso_logits_trains_and_round_trips(tmp_path):
-    from agents.nets.neural import move_features
+    from agents.nets.features import move_features
 
     net = PolicyValueNet((32,), head="moves_mlp", move_hidden=8)
     obs, mask = _observations(64)
@@ -501,7 +501,7 @@ def test_nonlinear_moves_head_starts_at_the_torso_logits_trains_and_round_trips(
 
 def test_endgame_features_are_the_exact_values_and_a_trained_agent_round_trips(tmp_path):
     from agents.heuristic.endgame import endgame_rows, solve
-    from agents.nets.neural import ENDGAME_FEATURES, endgame_features
+    from agents.nets.features import ENDGAME_FEATURES, endgame_features
 
     rules = Rules()
     e = EscobaEngine(64, rules, single_round=True)

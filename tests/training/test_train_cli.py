@@ -100,8 +100,22 @@ def test_a_reused_run_name_is_refused_and_the_old_run_is_kept(tmp_path, capsys, 
     before = {f: open(os.path.join(run, f), "rb").read() for f in ("metrics.csv", "checkpoints/latest.pt")}
     code = main([*SMALL, "--runs-dir", runs, "--run-name", "small", "--players", "3"])
     assert code == 2
-    assert "already holds a run" in one_error_line(capsys)
+    line = one_error_line(capsys)
+    assert "already holds a run" in line and f"--resume {small_run}" in line
     assert before == {f: open(os.path.join(run, f), "rb").read() for f in before}
+
+
+def test_a_run_killed_before_its_first_checkpoint_is_not_told_to_resume(tmp_path, capsys):
+    """A run killed before its first checkpoint leaves metrics.csv only: the advice names no checkpoint
+    (``--resume`` of one that is not there answers "checkpoint not found"), it says how to start over."""
+    run = tmp_path / "ci"
+    run.mkdir()
+    (run / "metrics.csv").write_text("step,wall_s,tag,value\n")
+    assert main([*SMALL, "--runs-dir", str(tmp_path), "--run-name", "ci"]) == 2
+    line = one_error_line(capsys)
+    assert "already holds a run" in line and "--resume" not in line and "no checkpoint" in line
+    assert "start over" in line and "--run-name" in line
+    assert sorted(os.listdir(run)) == ["metrics.csv"]
 
 
 def test_resume_drops_metric_rows_logged_after_its_checkpoint(tmp_path):
