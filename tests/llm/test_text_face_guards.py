@@ -436,8 +436,9 @@ def test_the_prompt_a_model_sees_changes_only_with_the_answer_protocol(table):
 def test_an_observation_that_cannot_be_read_is_refused_in_one_line():
     """An observation of the wrong length names both lengths; one whose seat holds no card (not the
     seat to act) has no legal moves to list: each is a ValueError saying so."""
-    three = Rules(num_players=3)
+    three = Rules(num_players=3, jokers=1)  # a deck of 41: another length than the default rules'
     size = len(_first_observation(three))
+    assert size != len(_first_observation(Rules()))
     with pytest.raises(ValueError) as e:
         text.read_observation(np.zeros(size + 1, np.float32), three)
     assert str(e.value) == f"an observation for these rules has {size} entries, got {size + 1}"
