@@ -11,7 +11,10 @@
 # never touched; an interrupted run started again on an unchanged checkout goes on where it stopped.
 # It ends with the counts and every surviving mutant, each shown as its diff (also kept in
 # WORK/survivors.txt); `cd WORK && mutmut show NAME` shows one again, `mutmut browse` all of them.
-# Environment: JOBS (parallel mutants, default 2), WORK. Needs mutmut (pip install -e ".[dev]").
+# Environment: JOBS (parallel mutants, default 2), WORK, and MUTANTS: only the mutants whose names match
+# these space-separated patterns (mutmut's names, `*` any text), e.g. a class's methods:
+#     MUTANTS='agents.external.llm.xǁLLMAgentǁ*' bash scripts/mutation.sh agents/external/llm.py tests/llm
+# (a run restricted so is run again whole when started again). Needs mutmut (pip install -e ".[dev]").
 set -euo pipefail
 if [ "$#" -lt 2 ] || [ ! -f "$1" ] || [[ "$1" != *.py ]]; then
   echo "usage: bash scripts/mutation.sh MODULE.py TESTS... (run from the repository root)" >&2
@@ -54,8 +57,9 @@ EOF
 
 cd "$work"
 start=$(date +%s)
-nice -n 5 mutmut run --max-children "${JOBS:-2}"
-echo "mutation.sh: $module against $* took $(( $(date +%s) - start )) s wall (JOBS=${JOBS:-2}) on $(nproc) cores"
+read -r -a only <<<"${MUTANTS:-}"
+nice -n 5 mutmut run --max-children "${JOBS:-2}" ${only[@]+"${only[@]}"}
+echo "mutation.sh: $module${MUTANTS:+ (mutants $MUTANTS)} against $* took $(( $(date +%s) - start )) s wall (JOBS=${JOBS:-2}) on $(nproc) cores"
 mutmut results >"$work/results.txt" || true
 survivors=$(grep -E ': (survived|no tests)$' "$work/results.txt" | sed 's/: .*//' || true)
 : >"$work/survivors.txt"

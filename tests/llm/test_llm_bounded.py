@@ -40,6 +40,14 @@ def _wait_for_hang_up(standin: StandIn, seconds: float) -> None:
         time.sleep(0.05)
 
 
+def _cancel_once_streaming(standin: StandIn, agent) -> None:
+    """Cancel ``agent``'s decision once the stand-in has begun to stream its answer (at most 10 s on)."""
+    deadline = time.monotonic() + 10
+    while standin.stream_sent == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    agent.cancel()
+
+
 @pytest.fixture
 def standin():
     s = StandIn()
@@ -62,8 +70,8 @@ def test_a_drip_is_cut_by_the_timeout_or_a_cancel_which_closes_the_connection(st
     """The drip lasts 160 bytes at 20 a second: the request ends (its connection closed) long before."""
     timeout = 0.5 if how == "timeout" else 60
     a = make_agent(f"llm:base_url={standin.url},model=drip,attempts=1,timeout={timeout}")
-    if how == "cancel":
-        threading.Timer(0.4, a.cancel).start()
+    if how == "cancel":  # once the drip has begun (a cancel with nothing in flight does nothing)
+        threading.Thread(target=_cancel_once_streaming, args=(standin, a), daemon=True).start()
     with pytest.raises(LLMError, match="no answer within timeout=0.5 s" if how == "timeout" else "cancelled"):
         a.act_batch(*_batch())
     _wait_for_hang_up(standin, 3)

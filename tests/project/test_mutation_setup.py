@@ -54,3 +54,22 @@ def test_the_plugin_starts_children_without_the_mutant_switch():
                        timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == ["None yes", "None yes"]
+
+
+def test_mutants_restricts_the_run_to_the_names_given_unexpanded(tmp_path):
+    """``MUTANTS`` reaches ``mutmut run`` as its patterns, one argument each and never expanded by the
+    shell (a ``*`` that matches files in the copy stays a pattern); without it mutmut runs every mutant."""
+    stub = tmp_path / "bin" / "mutmut"
+    stub.parent.mkdir()
+    stub.write_text(f'#!/bin/sh\n[ "$1" = run ] && printf "%s\\n" "$@" >>{tmp_path}/args\nexit 0\n')
+    stub.chmod(0o755)
+    env = {**os.environ, "PATH": f"{stub.parent}{os.pathsep}{os.environ['PATH']}"}
+    for i, only in enumerate(["", "agents.external.llm.xǁLLMAgentǁ_vote* *.py  tests*"]):
+        r = subprocess.run(["bash", str(SCRIPT), "escoba_env/faces/text.py", "tests/llm"], cwd=ROOT,
+                           env={**env, "MUTANTS": only, "WORK": str(tmp_path / f"work{i}")},
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+    runs = (tmp_path / "args").read_text().split("run\n")[1:]
+    assert [a.splitlines() for a in runs] == [
+        ["--max-children", "2"],
+        ["--max-children", "2", "agents.external.llm.xǁLLMAgentǁ_vote*", "*.py", "tests*"]]
