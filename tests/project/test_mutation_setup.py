@@ -73,3 +73,29 @@ def test_mutants_restricts_the_run_to_the_names_given_unexpanded(tmp_path):
     assert [a.splitlines() for a in runs] == [
         ["--max-children", "2"],
         ["--max-children", "2", "agents.external.llm.xǁLLMAgentǁ_vote*", "*.py", "tests*"]]
+
+
+def test_a_process_forked_after_the_plugin_starts_its_own_multiprocessing_fork_server():
+    """mutmut runs each mutant in a process forked from one that has run the tests: a fork server
+    started there (the bot pool's) must not be taken for the child's own, or no bot ever moves."""
+    code = ("import multiprocessing, os, sys\nimport tests.mutation_plugin\n"
+            "ctx = multiprocessing.get_context('forkserver')\n"
+            "def start():\n"
+            "    p = ctx.Process(target=sys.exit, args=(7,))\n"
+            "    p.start()\n"
+            "    p.join()\n"
+            "    return p.exitcode\n"
+            "if __name__ == '__main__':\n"
+            "    print(start(), flush=True)\n"
+            "    pid = os.fork()\n"
+            "    if pid == 0:\n"
+            "        try:\n"
+            "            print(start(), flush=True)\n"
+            "        except BaseException as exc:\n"
+            "            print(type(exc).__name__, flush=True)\n"
+            "        os._exit(0)\n"
+            "    os.waitpid(pid, 0)\n"
+            "    print(start(), flush=True)\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["7", "7", "7"], r.stdout + r.stderr
