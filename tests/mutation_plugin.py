@@ -11,9 +11,10 @@ mutmut also runs each mutant's tests in a process forked (``os.fork``) from its 
 tests before (to learn which tests reach which function). A ``multiprocessing`` fork server started
 there (the arena's bot pool starts one) is inherited as started but is not the child's own: its next
 start fails (``ChildProcessError``, ``os.waitpid`` of a process that is not its child), no bot moves, a
-room test waits out its time and every mutant it reaches reads "killed". So each forked process forgets
-the fork server it inherited and starts its own when it needs one (in its own environment: its workers
-run the mutant too).
+room test waits out its time and every mutant it reaches reads "killed". The same goes for the arena's
+process-wide bot pool (``bot_pool.shared_pool()``): inherited, its threads are gone (they do not cross a
+fork) and its workers are the parent's, so a move given to it never runs. So each forked process forgets
+both, and makes its own when it needs them (in its own environment: its bot workers run the mutant too).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import multiprocessing.forkserver
 import os
 import subprocess
+import sys
 from typing import Any
 
 _POPEN_INIT = subprocess.Popen.__init__
@@ -36,8 +38,12 @@ def _popen_init(self: subprocess.Popen, *args: Any, env: Any = None, **kwargs: A
 subprocess.Popen.__init__ = _popen_init  # type: ignore[method-assign]
 
 
-def _forget_inherited_fork_server() -> None:
-    """In a process just forked: drop the parent's ``multiprocessing`` fork server (see the module's text)."""
+def _forget_inherited_pools() -> None:
+    """In a process just forked: drop the parent's fork server and shared bot pool (see the module's text)."""
+    # Looked up, not imported: the plugin must not import the library before mutmut has set up its copy.
+    pools = sys.modules.get("escoba_arena.web.bot_pool")
+    if pools is not None:
+        pools._SHARED.clear()  # the next shared_pool() makes this process's own
     # The stdlib keeps one fork server per process, in a private singleton with no public way to reset it.
     server = multiprocessing.forkserver._forkserver
     alive = server._forkserver_alive_fd
@@ -49,4 +55,4 @@ def _forget_inherited_fork_server() -> None:
             pass
 
 
-os.register_at_fork(after_in_child=_forget_inherited_fork_server)
+os.register_at_fork(after_in_child=_forget_inherited_pools)
