@@ -8,6 +8,7 @@ matters.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -16,8 +17,11 @@ import pytest
 pytest.importorskip("starlette")
 
 from escoba_arena.web.lobby import Arena  # noqa: E402
+from escoba_arena.web.room_conns import ABORT_KEY, CLOSE_SECONDS  # noqa: E402
 from escoba_arena.web.room_load import DAMAGED  # noqa: E402
+from escoba_arena.web.room_options import RoomOptions  # noqa: E402
 from escoba_arena.web.rooms import Rooms  # noqa: E402
+from escoba_arena.web.rooms_routes import RoomHub  # noqa: E402
 from tests.frontends.arena_support import client  # noqa: E402
 from tests.frontends.rooms_support import (  # noqa: E402
     finish_game,
@@ -225,3 +229,45 @@ def test_a_game_record_lists_the_takeovers_of_that_game_only(tmp_path):
     assert [r["room"]["game"] for r in recs] == [1, 2]
     assert [[(t["game"], t["seat"], t["name"]) for t in r["room"]["takeovers"]] for r in recs] == \
         [[(1, 1, "eva")], [(2, 0, "ana")]]
+
+
+class _DeafSocket:
+    """A page's socket that never reads (``send_text`` waits for ever) or is gone (it raises)."""
+
+    def __init__(self, gone: bool):
+        self.gone, self.aborted, self.closed = gone, 0, False
+        self.scope = {ABORT_KEY: self.abort}
+        self.headers: dict = {}
+
+    def abort(self) -> None:
+        self.aborted += 1
+
+    async def accept(self) -> None:
+        return None
+
+    async def send_text(self, text: str) -> None:
+        if self.gone:
+            raise ConnectionResetError("the peer went")
+        await asyncio.Event().wait()
+
+    async def close(self, code: int = 1000) -> None:
+        self.closed = True
+
+
+@pytest.mark.parametrize("gone", [False, True])
+def test_a_refused_socket_that_does_not_read_or_went_is_dropped_within_the_close_time(gone):
+    """A socket refused at the door (here: the server holds its connections already) whose refusal
+    cannot be written is dropped (its TCP connection aborted) within ``CLOSE_SECONDS``, and the server
+    counts it gone; no test refused a page that does not read before (mutation testing, issue 67)."""
+    async def main() -> _DeafSocket:
+        hub = RoomHub(Arena([]), RoomOptions(max_connections=0))
+        ws = _DeafSocket(gone)
+        try:
+            await asyncio.wait_for(hub.socket(ws), CLOSE_SECONDS + 5)
+            assert hub.sockets == 0
+        finally:
+            await hub.stop()
+        return ws
+
+    ws = asyncio.run(main())
+    assert ws.aborted == 1 and not ws.closed
