@@ -414,6 +414,9 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _stop)
+    # Ctrl-C stops the run even when this process inherited SIGINT ignored (started in the background
+    # of a non-interactive shell, as `cmd &` does): Python then leaves SIGINT ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     load = os.getloadavg()
     budget = Budget(args.seconds, args.steps, args.points)
     what = " and ".join(x for x in (args.seconds and f"{args.seconds:g} s of training",
