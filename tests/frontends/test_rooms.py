@@ -243,7 +243,8 @@ def test_the_rate_limit_holds_per_token():
                     got.append(m)
         # The hello was the burst's first message.
         assert [m["type"] for m in got[:19]] == ["pong"] * 19
-        assert all(m["type"] == "error" and m["status"] == 429 for m in got[19:])
+        assert all(m == {"type": "error", "status": 429, "message": "too many messages: slow down"}
+                   for m in got[19:])
 
 
 def test_the_token_bucket_refills_at_its_rate_up_to_its_burst():

@@ -271,3 +271,24 @@ def test_a_refused_socket_that_does_not_read_or_went_is_dropped_within_the_close
 
     ws = asyncio.run(main())
     assert ws.aborted == 1 and not ws.closed
+
+
+def test_a_message_that_is_not_a_move_or_a_ping_is_refused_with_the_forms_it_may_take():
+    """An object of another type, a JSON list or a number is refused (400, the two forms named) and the
+    connection goes on; before, no test sent one (mutation testing, issue 67)."""
+    with rooms_client() as tc:
+        ans = open_room(tc, seats=["human", "human"], seed=1)
+        with tc.websocket_connect("/api/rooms/ws") as ws:
+            _hello(tc, ws, tokens_of(ans)[0])
+            for bad in ({"type": "chat"}, [1, 2], 7):
+                ws.send_json(bad)
+                m = receive_json(tc, ws, f"the answer to {bad!r}")
+                while m["type"] == "state":
+                    m = receive_json(tc, ws, f"the answer to {bad!r}")
+                assert m == {"type": "error", "status": 400,
+                             "message": 'a message is {"type": "move", ...} or {"type": "ping"}'}, bad
+            ws.send_json({"type": "ping"})
+            m = receive_json(tc, ws, "the pong")
+            while m["type"] == "state":
+                m = receive_json(tc, ws, "the pong")
+            assert m == {"type": "pong"}
