@@ -292,3 +292,33 @@ def test_a_message_that_is_not_a_move_or_a_ping_is_refused_with_the_forms_it_may
             while m["type"] == "state":
                 m = receive_json(tc, ws, "the pong")
             assert m == {"type": "pong"}
+
+
+def test_a_move_waits_for_its_own_rooms_lock_and_for_no_other():
+    """A move waits while its room is busy (its lock held: a takeover, a join) and not for another room;
+    no test held a room's lock while a move came before (mutation testing, issue 67)."""
+    async def main() -> None:
+        hub = RoomHub(Arena([]), RoomOptions())
+        a, _, _ = hub.rooms.open({"seats": ["human", "human"], "seed": 1})
+        b, _, _ = hub.rooms.open({"seats": ["human", "human"], "seed": 2})
+        for room in (a, b):
+            hub.rooms.join(room, 0)
+            hub.rooms.join(room, 1)
+
+        def move_of(room):
+            seat = next(s for s in (0, 1) if room.game.moves_for(s))
+            card, options = next(iter(room.game.moves_for(seat).items()))
+            return seat, json.dumps({"type": "move", "card": card, "capture": options[0]})
+
+        try:
+            async with hub.lock(a.rid):
+                assert await asyncio.wait_for(hub.handle(b, *move_of(b)), 5) is None
+                task = asyncio.get_running_loop().create_task(hub.handle(a, *move_of(a)))
+                for _ in range(20):
+                    await asyncio.sleep(0)
+                assert not task.done()
+            assert await asyncio.wait_for(task, 5) is None
+        finally:
+            await hub.stop()
+
+    asyncio.run(main())
