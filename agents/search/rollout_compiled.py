@@ -66,9 +66,10 @@ def _card_weights(m, velo, seven, oro, card):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _card_score(c, table, total, wv, single_w, threat, next_hand, unseen, h_next):
+def _card_score(c, table, total, wv, single_w, threat, next_hand, unseen, n_unseen, h_next):
     """Return the policy's score of playing card ``c`` (``rollout_policy``: capture value or minus the
-    card's weight, minus ``sweep`` times the chance the next seat sweeps the table it leaves)."""
+    card's weight, minus ``sweep`` times the chance the next seat sweeps the table it leaves);
+    ``n_unseen``: the number of ``unseen`` cards."""
     v = c // 4 + 1
     count, union, inter = summary(table, 15 - v)
     capture = count > 0
@@ -78,7 +79,7 @@ def _card_score(c, table, total, wv, single_w, threat, next_hand, unseen, h_next
     if threat == 1:  # peek: the next hand itself
         p_sweep = 1.0 if next_hand & sweep_cards else 0.0
     elif threat == 0:  # count: a hand of h_next cards drawn from the unseen ones
-        p_sweep = HOLD[popcount(unseen), popcount(unseen & sweep_cards), h_next] if sweep_cards else 0.0
+        p_sweep = HOLD[n_unseen, popcount(unseen & sweep_cards), h_next] if sweep_cards else 0.0
     else:
         p_sweep = 1.0 if sweep_cards else 0.0
     cw = single_w[c]
@@ -107,6 +108,8 @@ def _choose(g, hands, table, pending, legal, to_act, piles, stock_pos, num_cards
     p = hands.shape[1]
     seat = to_act[g]
     hand = np.int64(hands[g, seat])
+    if hand != 0 and hand & (hand - 1) == 0:  # one card: the loop below would pick it whatever its score
+        return np.int64(lowest_bit_index(hand))
     tab = np.int64(table[g])
     nxt = seat + 1 if seat + 1 < p else 0
     next_hand = np.int64(hands[g, nxt])
@@ -118,11 +121,12 @@ def _choose(g, hands, table, pending, legal, to_act, piles, stock_pos, num_cards
         h_next = 3 if stock_pos[g] < num_cards else 0
     total = mask_value(tab)
     unseen = ((1 << num_cards) - 1) & ~seen
+    n_unseen = popcount(unseen)
     best_card, best_score = -1, -1e9
     h = hand
     while h:  # cards ascending; a later card wins only with a strictly higher score
         c = np.int64(lowest_bit_index(h))
-        s = _card_score(c, tab, total, wv, single_w, threat, next_hand, unseen, h_next)
+        s = _card_score(c, tab, total, wv, single_w, threat, next_hand, unseen, n_unseen, h_next)
         if best_card < 0 or s > best_score:
             best_card, best_score = c, s
         h &= h - 1
@@ -164,6 +168,10 @@ def play_chunk(hands, hand_count, table, piles, played, escobas, scores, deck, s
     forcing = np.ones(n, np.bool_)
     no_active = np.zeros(0, np.bool_)
     num_cards = deck.shape[1]
+    # The policy's reads go through borrowed views: an inlined function still counts references to
+    # the arrays it is handed (two atomic operations each), and the policy runs at every step.
+    b_hands, b_table, b_pending, b_legal = borrow(hands), borrow(table), borrow(pending), borrow(legal)
+    b_to_act, b_piles, b_stock_pos = borrow(to_act), borrow(piles), borrow(stock_pos)
     while True:
         live = False
         for g in range(n):
@@ -174,8 +182,8 @@ def play_chunk(hands, hand_count, table, piles, played, escobas, scores, deck, s
                 name = np.int64(option[g] & legal[g])
                 actions[g] = card[g] if pending[g] < 0 or name == 0 else np.int64(lowest_bit_index(name))
             else:
-                actions[g] = _choose(g, hands, table, pending, legal, to_act, piles, stock_pos, num_cards,
-                                     threat, wv, single_w, ranks)
+                actions[g] = _choose(g, b_hands, b_table, b_pending, b_legal, b_to_act, b_piles, b_stock_pos,
+                                     num_cards, threat, wv, single_w, ranks)
         if not live:
             return
         bad, ended = step_games(hands, hand_count, table, piles, played, escobas, scores, deck,
