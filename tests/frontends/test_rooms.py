@@ -149,7 +149,9 @@ def test_a_token_acts_only_for_its_seat_and_only_on_its_turn():
             assert e["status"] == 403 and "own seat" in e["message"]
             # An illegal move of the seat to act changes nothing.
             mover.send_json({"type": "move", "card": 99, "capture": []})
-            assert receive_json(tc, mover)["status"] == 400
+            legal = sorted(m["card"] for m in (va if mover is a else vb)["view"]["moves"])
+            assert receive_json(tc, mover) == {"type": "error", "status": 400, "message":
+                                               f"card 99 is not a legal card to play now (legal: {legal})"}
             mover.send_json({"type": "move", "card": mv["card"], "capture": mv["options"][0]})
             assert receive_json(tc, mover)["type"] == "state"
 
@@ -243,7 +245,8 @@ def test_the_rate_limit_holds_per_token():
                     got.append(m)
         # The hello was the burst's first message.
         assert [m["type"] for m in got[:19]] == ["pong"] * 19
-        assert all(m["type"] == "error" and m["status"] == 429 for m in got[19:])
+        assert all(m == {"type": "error", "status": 429, "message": "too many messages: slow down"}
+                   for m in got[19:])
 
 
 def test_the_token_bucket_refills_at_its_rate_up_to_its_burst():

@@ -8,6 +8,7 @@ matters.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 
@@ -16,8 +17,11 @@ import pytest
 pytest.importorskip("starlette")
 
 from escoba_arena.web.lobby import Arena  # noqa: E402
+from escoba_arena.web.room_conns import ABORT_KEY, CLOSE_SECONDS  # noqa: E402
 from escoba_arena.web.room_load import DAMAGED  # noqa: E402
+from escoba_arena.web.room_options import RoomOptions  # noqa: E402
 from escoba_arena.web.rooms import Rooms  # noqa: E402
+from escoba_arena.web.rooms_routes import RoomHub  # noqa: E402
 from tests.frontends.arena_support import client  # noqa: E402
 from tests.frontends.rooms_support import (  # noqa: E402
     finish_game,
@@ -225,3 +229,96 @@ def test_a_game_record_lists_the_takeovers_of_that_game_only(tmp_path):
     assert [r["room"]["game"] for r in recs] == [1, 2]
     assert [[(t["game"], t["seat"], t["name"]) for t in r["room"]["takeovers"]] for r in recs] == \
         [[(1, 1, "eva")], [(2, 0, "ana")]]
+
+
+class _DeafSocket:
+    """A page's socket that never reads (``send_text`` waits for ever) or is gone (it raises)."""
+
+    def __init__(self, gone: bool):
+        self.gone, self.aborted, self.closed = gone, 0, False
+        self.scope = {ABORT_KEY: self.abort}
+        self.headers: dict = {}
+
+    def abort(self) -> None:
+        self.aborted += 1
+
+    async def accept(self) -> None:
+        return None
+
+    async def send_text(self, text: str) -> None:
+        if self.gone:
+            raise ConnectionResetError("the peer went")
+        await asyncio.Event().wait()
+
+    async def close(self, code: int = 1000) -> None:
+        self.closed = True
+
+
+@pytest.mark.parametrize("gone", [False, True])
+def test_a_refused_socket_that_does_not_read_or_went_is_dropped_within_the_close_time(gone):
+    """A socket refused at the door (here: the server holds its connections already) whose refusal
+    cannot be written is dropped (its TCP connection aborted) within ``CLOSE_SECONDS``, and the server
+    counts it gone; no test refused a page that does not read before (mutation testing, issue 67)."""
+    async def main() -> _DeafSocket:
+        hub = RoomHub(Arena([]), RoomOptions(max_connections=0))
+        ws = _DeafSocket(gone)
+        try:
+            await asyncio.wait_for(hub.socket(ws), CLOSE_SECONDS + 5)
+            assert hub.sockets == 0
+        finally:
+            await hub.stop()
+        return ws
+
+    ws = asyncio.run(main())
+    assert ws.aborted == 1 and not ws.closed
+
+
+def test_a_message_that_is_not_a_move_or_a_ping_is_refused_with_the_forms_it_may_take():
+    """An object of another type, a JSON list or a number is refused (400, the two forms named) and the
+    connection goes on; before, no test sent one (mutation testing, issue 67)."""
+    with rooms_client() as tc:
+        ans = open_room(tc, seats=["human", "human"], seed=1)
+        with tc.websocket_connect("/api/rooms/ws") as ws:
+            _hello(tc, ws, tokens_of(ans)[0])
+            for bad in ({"type": "chat"}, [1, 2], 7):
+                ws.send_json(bad)
+                m = receive_json(tc, ws, f"the answer to {bad!r}")
+                while m["type"] == "state":
+                    m = receive_json(tc, ws, f"the answer to {bad!r}")
+                assert m == {"type": "error", "status": 400,
+                             "message": 'a message is {"type": "move", ...} or {"type": "ping"}'}, bad
+            ws.send_json({"type": "ping"})
+            m = receive_json(tc, ws, "the pong")
+            while m["type"] == "state":
+                m = receive_json(tc, ws, "the pong")
+            assert m == {"type": "pong"}
+
+
+def test_a_move_waits_for_its_own_rooms_lock_and_for_no_other():
+    """A move waits while its room is busy (its lock held: a takeover, a join) and not for another room;
+    no test held a room's lock while a move came before (mutation testing, issue 67)."""
+    async def main() -> None:
+        hub = RoomHub(Arena([]), RoomOptions())
+        a, _, _ = hub.rooms.open({"seats": ["human", "human"], "seed": 1})
+        b, _, _ = hub.rooms.open({"seats": ["human", "human"], "seed": 2})
+        for room in (a, b):
+            hub.rooms.join(room, 0)
+            hub.rooms.join(room, 1)
+
+        def move_of(room):
+            seat = next(s for s in (0, 1) if room.game.moves_for(s))
+            card, options = next(iter(room.game.moves_for(seat).items()))
+            return seat, json.dumps({"type": "move", "card": card, "capture": options[0]})
+
+        try:
+            async with hub.lock(a.rid):
+                assert await asyncio.wait_for(hub.handle(b, *move_of(b)), 5) is None
+                task = asyncio.get_running_loop().create_task(hub.handle(a, *move_of(a)))
+                for _ in range(20):
+                    await asyncio.sleep(0)
+                assert not task.done()
+            assert await asyncio.wait_for(task, 5) is None
+        finally:
+            await hub.stop()
+
+    asyncio.run(main())

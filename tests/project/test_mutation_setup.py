@@ -73,3 +73,32 @@ def test_mutants_restricts_the_run_to_the_names_given_unexpanded(tmp_path):
     assert [a.splitlines() for a in runs] == [
         ["--max-children", "2"],
         ["--max-children", "2", "agents.external.llm.xǁLLMAgentǁ_vote*", "*.py", "tests*"]]
+
+
+def test_a_process_forked_after_the_plugin_starts_its_own_fork_server_and_bot_pool():
+    """mutmut runs each mutant in a process forked from one that has run the tests: the fork server and
+    the shared bot pool started there must not be taken for the child's own (the server's next start
+    fails, the pool's threads are gone), or no bot ever moves and every room test times out."""
+    code = ("import multiprocessing, os, sys\nimport tests.mutation_plugin\n"
+            "from escoba_arena.web.bot_pool import shared_pool\n"
+            "ctx = multiprocessing.get_context('forkserver')\n"
+            "def start():\n"
+            "    p = ctx.Process(target=sys.exit, args=(7,))\n"
+            "    p.start()\n"
+            "    p.join()\n"
+            "    return p.exitcode\n"
+            "if __name__ == '__main__':\n"
+            "    pool = shared_pool()\n"
+            "    print(start(), flush=True)\n"
+            "    pid = os.fork()\n"
+            "    if pid == 0:\n"
+            "        try:\n"
+            "            print(start(), shared_pool() is not pool, flush=True)\n"
+            "        except BaseException as exc:\n"
+            "            print(type(exc).__name__, flush=True)\n"
+            "        os._exit(0)\n"
+            "    os.waitpid(pid, 0)\n"
+            "    print(start(), shared_pool() is pool, flush=True)\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["7", "7", "True", "7", "True"], r.stdout + r.stderr
