@@ -40,7 +40,10 @@ DEFAULT = ["search:2p", "hybrid:2p", "strong-2v2:2v2", "strong-3p:3p"]
 
 
 def positions(rules: Rules, count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``count`` (observation, mask) pairs of the seat to act, from expert-vs-expert rounds."""
+    """Return ``count`` (observation, mask) pairs of the seat to act, from expert-vs-expert rounds.
+
+    The same positions as ``bench_agents.positions``, written again on purpose: a worker runs it on an
+    older checkout (``--baseline``), whose layout this checkout's ``bench_agents`` imports would miss."""
     from agents import make_agent  # the [agents] extra
 
     expert = make_agent("expert", rules)

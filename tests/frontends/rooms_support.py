@@ -12,10 +12,15 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
+from escoba_env.rulebook.cards import cards_of
 from tests.frontends.arena_support import ROOT, client
+
+if TYPE_CHECKING:
+    from escoba_arena.web.rooms import Rooms
 
 FAST = {"rate": 1000.0, "burst": 1000.0}
 """Rate settings for simulated people who answer at machine speed (the limit has its own test)."""
@@ -251,3 +256,24 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(5)
+
+
+def leave_and_take_over(rooms: Rooms, room, seat: int, now: list[float]) -> None:
+    """Leave ``seat`` and let the takeover time pass (on the fake clock ``now``); the bot takes it."""
+    rooms.leave(room, seat)
+    now[0] += rooms.takeover_seconds + 1
+    assert rooms.gone_seats(room) == [seat]
+    rooms.take_over(room, seat)
+
+
+def play_until(rooms: Rooms, room, seat: int) -> None:
+    """Play the room's game (people and bots) until ``seat`` is to act."""
+    game = room.game
+    while game.state.to_act != seat:
+        s = game.state.to_act
+        mv = game.view_for(s)["moves"][0] if s in game.humans else None
+        if mv is None:
+            _, card, capture = game.bot_move()
+            rooms.play(room, s, card, cards_of(capture), bot=True)
+        else:
+            rooms.play(room, s, mv["card"], mv["options"][0])

@@ -13,7 +13,9 @@ from escoba_env.rulebook.cards import cards_of  # noqa: E402
 from tests.frontends.rooms_support import (  # noqa: E402
     close_all,
     finish_game,
+    leave_and_take_over,
     open_room,
+    play_until,
     receive_json,
     rooms_client,
     tokens_of,
@@ -28,34 +30,14 @@ def _rooms(**kw) -> tuple[Rooms, list[float]]:
     return Rooms(Arena([]), clock=lambda: now[0], **kw), now
 
 
-def _leave_and_take_over(rooms: Rooms, room, seat: int, now: list[float]) -> None:
-    rooms.leave(room, seat)
-    now[0] += rooms.takeover_seconds + 1
-    assert rooms.gone_seats(room) == [seat]
-    rooms.take_over(room, seat)
-
-
-def _play_until(rooms: Rooms, room, seat: int) -> None:
-    """Play the room's game (people and bots) until ``seat`` is to act."""
-    game = room.game
-    while game.state.to_act != seat:
-        s = game.state.to_act
-        mv = game.view_for(s)["moves"][0] if s in game.humans else None
-        if mv is None:
-            _, card, capture = game.bot_move()
-            rooms.play(room, s, card, cards_of(capture), bot=True)
-        else:
-            rooms.play(room, s, mv["card"], mv["options"][0])
-
-
 def test_the_person_whose_seat_a_bot_took_cannot_move_for_it():
     """Planted change: the 409 for a seat a bot has taken over removed (``Rooms.check_move``)."""
     rooms, now = _rooms()
     room, _, _ = rooms.open({"seats": ["human", "human"], "seed": 3})
     rooms.join(room, 0)
     rooms.join(room, 1)
-    _leave_and_take_over(rooms, room, 1, now)
-    _play_until(rooms, room, 1)
+    leave_and_take_over(rooms, room, 1, now)
+    play_until(rooms, room, 1)
     mv = room.game.moves_for(1)
     card = next(iter(mv))
     with pytest.raises(ApiError) as refused:
@@ -79,7 +61,7 @@ def test_the_next_game_of_a_several_deal_room_keeps_the_bot_that_took_a_seat():
                              "deals": [{"seed": 4, "game_id": 0}, {"seed": 4, "game_id": 1}]})
     rooms.join(room, 0)
     rooms.join(room, 1)
-    _leave_and_take_over(rooms, room, 1, now)
+    leave_and_take_over(rooms, room, 1, now)
     finish_game(rooms, room)
     assert room.game_index == 1 and room.status == "playing"
     assert 1 not in room.game.humans and room.game.bots[1] is room.bots[1]

@@ -25,13 +25,14 @@ from escoba_arena.web.rooms_routes import RoomHub  # noqa: E402
 from tests.frontends.arena_support import client  # noqa: E402
 from tests.frontends.rooms_support import (  # noqa: E402
     finish_game,
+    leave_and_take_over,
     open_room,
+    play_until,
     receive_json,
     rooms_client,
     tokens_of,
     watch_token,
 )
-from tests.frontends.test_rooms_faults import _leave_and_take_over, _play_until  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 DEALS = [{"seed": 5, "game_id": 0}, {"seed": 5, "game_id": 1}]
@@ -196,7 +197,7 @@ def test_a_journaled_move_of_another_game_of_the_room_is_not_applied(tmp_path, o
     rooms.join(room, 0)
     finish_game(rooms, room)
     assert room.game_index == 1 and not room.game.done  # the second game is under way
-    _play_until(rooms, room, 0)
+    play_until(rooms, room, 0)
     played = room.game.moves_played
     mv = room.game.view_for(0)["moves"][0]
     rooms.journal.append({"e": "move", "room": room.rid, "game": other, "seat": 0, "card": mv["card"],
@@ -220,10 +221,10 @@ def test_a_game_record_lists_the_takeovers_of_that_game_only(tmp_path):
                              "deals": DEALS, "record": True, "takeover": "greedy"})
     rooms.join(room, 0)
     rooms.join(room, 1)
-    _leave_and_take_over(rooms, room, 1, now)
+    leave_and_take_over(rooms, room, 1, now)
     finish_game(rooms, room)
     assert room.game_index == 1
-    _leave_and_take_over(rooms, room, 0, now)
+    leave_and_take_over(rooms, room, 0, now)
     finish_game(rooms, room)
     recs = [json.loads((tmp_path / "records" / name).read_text()) for name in room.records]
     assert [r["room"]["game"] for r in recs] == [1, 2]

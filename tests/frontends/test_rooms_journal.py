@@ -12,7 +12,7 @@ from escoba_arena.web.guard import ApiError
 from escoba_arena.web.journal import Journal, encode
 from escoba_arena.web.lobby import Arena
 from escoba_arena.web.rooms import Rooms
-from tests.frontends.test_rooms_faults import _leave_and_take_over, _play_until
+from tests.frontends.rooms_support import leave_and_take_over, play_until
 
 
 def _rooms(directory, warnings: list[str] | None = None) -> tuple[Rooms, list[float]]:
@@ -24,7 +24,7 @@ def _rooms(directory, warnings: list[str] | None = None) -> tuple[Rooms, list[fl
 def _play(rooms: Rooms, room, moves: int) -> None:
     for _ in range(moves):
         game = room.game
-        _play_until(rooms, room, game.state.to_act)
+        play_until(rooms, room, game.state.to_act)
         s = game.state.to_act
         if s in game.humans:
             mv = game.view_for(s)["moves"][0]
@@ -48,7 +48,7 @@ def journal_dir(tmp_path_factory):
         rooms.join(room, 0)
         rooms.join(room, 1)
     _play(rooms, a, 3)
-    _leave_and_take_over(rooms, a, 1, now)
+    leave_and_take_over(rooms, a, 1, now)
     _play(rooms, a, 3)
     _play(rooms, b, 5)
     rooms.close(c, "closed by the test")
