@@ -102,17 +102,28 @@ class Worker:
         child.close()
         self.cached: OrderedDict[int, None] = OrderedDict()
         self.dead = False
+        self._kill_lock = threading.Lock()
+        self._closed = False
 
-    def kill(self) -> None:
-        """Stop the worker at once (SIGKILL) and reap it."""
+    def signal_kill(self) -> None:
+        """Send the worker SIGKILL and return: the thread that runs its move sees the pipe end and
+        closes it (closing it here too raced that thread: one of the two closed a descriptor twice)."""
         self.dead = True
         if self.proc.pid is not None:
             try:
                 os.kill(self.proc.pid, signal.SIGKILL)
             except OSError:
                 pass
-        self.proc.join(5)
-        self.conn.close()
+
+    def kill(self) -> None:
+        """Stop the worker at once (SIGKILL), reap it and close the pipe, once whoever calls it."""
+        with self._kill_lock:
+            if self._closed:
+                return
+            self._closed = True
+            self.signal_kill()
+            self.proc.join(5)
+            self.conn.close()
 
     def _send(self, job: Job, with_agent: bool) -> None:
         bot = job.bot
@@ -318,10 +329,12 @@ class BotPool:
         """Stop every worker; moves still asked for fail with AgentFailure."""
         with self.lock:
             self.closed = True
-            workers, self.idle = [*self.idle, *self.busy], []
+            idle, busy, self.idle = self.idle, list(self.busy), []
             waiting, self.waiting = self.waiting, []
-        for w in workers:
+        for w in idle:
             w.kill()
+        for w in busy:  # their move's thread is reading the pipe: it closes it when the pipe ends
+            w.signal_kill()
         for t in waiting:
             t.refused = True
             t.grant()
