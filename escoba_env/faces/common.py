@@ -63,6 +63,15 @@ def make_rules(rules: Rules | None, rule_options: Mapping[str, Any]) -> Rules:
     return Rules.from_dict(dict(rule_options))
 
 
+def check_face_options(legal_moves_info: Any, render_mode: str | None, render_modes: list[str]) -> None:
+    """Raise TypeError / ValueError for a non-bool ``legal_moves_info`` or an unknown ``render_mode``;
+    return None."""
+    if not isinstance(legal_moves_info, bool):
+        raise TypeError(f"legal_moves_info must be a bool, got {legal_moves_info!r}")
+    if render_mode is not None and render_mode not in render_modes:
+        raise ValueError(f"render_mode must be None or one of {render_modes}, got {render_mode!r}")
+
+
 def check_config(episode: str, reward: str, max_rounds: int | None) -> None:
     """Raise ValueError unless ``episode``, ``reward`` and ``max_rounds`` are valid; return None."""
     if episode not in EPISODES:

@@ -218,12 +218,8 @@ class raw_env(common.EngineView, AECEnv):
                  max_rounds: int | None = None, render_mode: str | None = None, french: bool = False,
                  legal_moves_info: bool = False, **rule_options: Any):
         super().__init__()
-        if not isinstance(legal_moves_info, bool):
-            raise TypeError(f"legal_moves_info must be a bool, got {legal_moves_info!r}")
+        common.check_face_options(legal_moves_info, render_mode, self.metadata["render_modes"])
         self.legal_moves_info = legal_moves_info
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                             f"got {render_mode!r}")
         self.rules = common.make_rules(rules, rule_options)
         self.episode = episode
         self.reward_kind = reward

@@ -77,12 +77,8 @@ class SingleAgentEscobaEnv(common.EngineView, gymnasium.Env):
                  *, episode: str = "game", reward: str = "game", max_rounds: int | None = None,
                  render_mode: str | None = None, french: bool = False, illegal_action: str = "terminate",
                  illegal_reward: float = -1.0, legal_moves_info: bool = False, **rule_options: Any):
-        if not isinstance(legal_moves_info, bool):
-            raise TypeError(f"legal_moves_info must be a bool, got {legal_moves_info!r}")
+        common.check_face_options(legal_moves_info, render_mode, self.metadata["render_modes"])
         self.legal_moves_info = legal_moves_info
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, "
-                             f"got {render_mode!r}")
         if illegal_action not in ILLEGAL_ACTIONS:
             raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTIONS}, got {illegal_action!r}")
         self.rules = common.make_rules(rules, rule_options)
