@@ -279,45 +279,46 @@ def worlds_from_observations(obs: np.ndarray, rules: Rules, rng: np.random.Gener
         raise ValueError("k must be >= 1 for every observation")
     p, s_n = rules.num_players, rules.num_sides
     planes = observation_masks(obs, rules)
-    sc = observation_scalars(obs, rules)
+    sc = observation_scalars(obs, rules, planes)
     if (sc["num_players"] != p).any() or (sc["partnerships"] != rules.partnerships).any():
         raise ValueError("observations were made under other rules (players or partnerships differ)")
-    rows = np.repeat(np.arange(obs.shape[0]), kk)
-    planes, sc = planes[rows], {key: v[rows] for key, v in sc.items()}
-    n = len(rows)
+    # What the observation shows is worked out once per observation, then copied to its worlds.
     hand_sizes = sc["hand_sizes"][:, :p]
-    unseen = planes[:, PLANE["unseen"]]
+    unseen, hand = planes[:, PLANE["unseen"]], planes[:, PLANE["hand"]]
     stock = sc["stock"]  # unseen cards minus the other hands (observation_scalars)
     if (stock < 0).any():
         raise ValueError("inconsistent observation: fewer unseen cards than cards in the other hands")
-    if (hand_sizes[:, 0] != np.bitwise_count(planes[:, PLANE["hand"]])).any():
+    if (hand_sizes[:, 0] != np.bitwise_count(hand)).any():
         raise ValueError("inconsistent observation: own hand size")
+    table = planes[:, PLANE["table"]]
+    pend_mask = planes[:, PLANE["pending"]]
+    has_pending = pend_mask != 0
+    pending = np.where(has_pending, np.bitwise_count(pend_mask - _ONE).astype(np.int64), -1)
+    taken = np.where(has_pending, planes[:, PLANE["taken"]], _ZERO)
+    legal = np.where(has_pending, pending_legal(table, np.maximum(pending, 0), taken, rules), hand)
 
+    rows = np.repeat(np.arange(obs.shape[0]), kk)
+    n = len(rows)
     e = EscobaEngine(n, rules, single_round=True)
     # Deck order: public cards first (never dealt again), then the hidden cards in random order:
     # the first ones fill the other hands, the last `stock` ones are the stock.
     nc = rules.num_cards
-    e.deck[:], e.hands[:] = deal_hidden(unseen, rng.random((n, nc)), hand_sizes, planes[:, PLANE["hand"]])
-    e.hand_count[:] = hand_sizes.sum(axis=1)
-    e.stock_pos[:] = nc - stock
-    e.table[:] = planes[:, PLANE["table"]]
-    e.piles[:] = planes[:, PLANE["piles"]: PLANE["piles"] + p]
-    e.played[:] = planes[:, PLANE["played"]: PLANE["played"] + p]
+    e.deck[:], e.hands[:] = deal_hidden(unseen[rows], rng.random((n, nc)), hand_sizes[rows], hand[rows])
+    e.hand_count[:] = hand_sizes.sum(axis=1)[rows]
+    e.stock_pos[:] = (nc - stock)[rows]
+    e.table[:] = table[rows]
+    e.piles[:] = planes[rows, PLANE["piles"]: PLANE["piles"] + p]
+    e.played[:] = planes[rows, PLANE["played"]: PLANE["played"] + p]
     e.escobas[:] = 0
-    e.escobas[:, :s_n] = sc["escobas"][:, :s_n]  # side s's escobas on seat s (side_of(s) == s)
-    e.scores[:] = sc["scores"][:, :s_n]
-    e.dealer[:] = sc["dealer"]
+    e.escobas[:, :s_n] = sc["escobas"][rows, :s_n]  # side s's escobas on seat s (side_of(s) == s)
+    e.scores[:] = sc["scores"][rows, :s_n]
+    e.dealer[:] = sc["dealer"][rows]
     e.to_act[:] = 0
-    e.last_capturer[:] = sc["last_capturer"]
-    pend_mask = planes[:, PLANE["pending"]]
-    has_pending = pend_mask != 0
-    pending = np.where(has_pending, np.bitwise_count(pend_mask - _ONE).astype(np.int64), -1)
-    e.pending[:] = pending
-    e.taken[:] = np.where(has_pending, planes[:, PLANE["taken"]], _ZERO)
-    e.taken_value[:] = mask_values(e.taken)
-    e.legal[:] = np.where(has_pending,
-                          pending_legal(e.table, np.maximum(pending, 0), e.taken, rules),
-                          e.hands[:, 0])
+    e.last_capturer[:] = sc["last_capturer"][rows]
+    e.pending[:] = pending[rows]
+    e.taken[:] = taken[rows]
+    e.taken_value[:] = mask_values(taken)[rows]
+    e.legal[:] = legal[rows]
     e.done[:] = False
     e.game_ids = np.arange(n, dtype=np.int64)
     return e

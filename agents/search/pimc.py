@@ -168,6 +168,13 @@ def expected_points(engine: EscobaEngine, games: np.ndarray) -> np.ndarray:
     return out
 
 
+def compiled_rollouts(rules, policy, epsilon: float, horizon: int | None, leaf) -> bool:
+    """Return whether ``rollout_values`` plays these rollouts compiled (``rollout_compiled``, the [fast]
+    extra): the greedy policy, no draws (``epsilon`` 0), to the end of the round, no jokers."""
+    return (isinstance(policy, str) and policy == "greedy" and epsilon == 0 and horizon is None and leaf is None
+            and not rules.jokers and use_compiled_default())
+
+
 def rollout_values(engine: EscobaEngine, card: np.ndarray, option: np.ndarray, me: np.ndarray,
                    rng: np.random.Generator, epsilon: float = 0.0, policy: str | Callable = "greedy",
                    threat: str = "count", horizon: int | None = None,
@@ -194,8 +201,7 @@ def rollout_values(engine: EscobaEngine, card: np.ndarray, option: np.ndarray, m
     option = np.asarray(option, np.uint64)
     leaf_value = np.full(n, np.nan) if leaf is not None else None
 
-    if (policy == "greedy" and epsilon == 0 and horizon is None and leaf is None and not rules.jokers
-            and use_compiled_default()):  # no draws: the whole rollout compiled (the [fast] extra)
+    if compiled_rollouts(rules, policy, epsilon, horizon, leaf):
         from .rollout_compiled import compiled_rollout_values  # the [fast] extra (Numba)
 
         return compiled_rollout_values(engine, card, option, me, ROLLOUT_WEIGHTS, threat)
@@ -400,11 +406,18 @@ class SearchAgent(Agent):
         w_local, m_local = local // m[row_of], local % m[row_of]
         world_idx = world_start[row_of] + w_local
         move_idx = moves.start[rows][row_of] + m_local
-        sim = take_games(eng, world_idx, single_round=True)
-        rng = self.rng if keys is None else KeyedStreams(sub_keys(keys[row_of], _ROLLOUTS, local))
-        values = rollout_values(sim, moves.card[move_idx], moves.option[move_idx], me[world_idx],
-                                rng, self.epsilon, self._rollout_policy(), self.threat, self.horizon,
-                                self._leaf_fn)
+        policy = self._rollout_policy()
+        if compiled_rollouts(self.rules, policy, self.epsilon, self.horizon, self._leaf_fn):
+            # The rollouts copy their worlds themselves (no draws: the generator is not read).
+            from .rollout_compiled import compiled_rollout_values  # the [fast] extra (Numba)
+
+            values = compiled_rollout_values(eng, moves.card[move_idx], moves.option[move_idx], me[world_idx],
+                                             ROLLOUT_WEIGHTS, self.threat, world_idx)
+        else:
+            sim = take_games(eng, world_idx, single_round=True)
+            rng = self.rng if keys is None else KeyedStreams(sub_keys(keys[row_of], _ROLLOUTS, local))
+            values = rollout_values(sim, moves.card[move_idx], moves.option[move_idx], me[world_idx],
+                                    rng, self.epsilon, policy, self.threat, self.horizon, self._leaf_fn)
         # Mean value per move (every move of a row has the same number of worlds), argmax per row
         # with ties to the first move, without a Python loop.
         starts = np.cumsum(m) - m

@@ -149,7 +149,7 @@ def policy_actions(hands, table, pending, legal, to_act, piles, stock_pos, done,
                                            num_cards, threat, wv, single_w, ranks)
 
 
-CHUNK = 256
+CHUNK = 4096
 """Rollouts played together (a chunk of the batch): their state stays in the CPU's cache."""
 
 
@@ -202,31 +202,35 @@ def play_chunk(hands, hand_count, table, piles, played, escobas, scores, deck, s
 @njit(cache=True, nogil=True)
 def rollout_kernel(hands, hand_count, table, piles, played, escobas, scores, deck, stock_pos, dealer, to_act,
                    last_capturer, pending, taken, taken_value, legal, round_index, done, truncated, winner,
-                   episode, game_ids, rp, seed, card, option, side, threat, wv, single_w, ranks, out):
-    """Play every game of a single-round engine to the end of its round: first the move (``card``, then
-    the table cards of ``option``), then ``rollout_policy`` for every seat; write into ``out`` the
-    round's points of ``side`` minus the mean of the other sides' (``pimc.rollout_values``).
+                   episode, game_ids, rp, seed, games, card, option, side, threat, wv, single_w, ranks, out):
+    """Play rollout ``j`` from a copy of game ``games[j]`` of the engine's arrays to the end of its round:
+    first the move (``card[j]``, then the table cards of ``option[j]``), then ``rollout_policy`` for every
+    seat; write into ``out[j]`` the round's points of ``side[j]`` minus the mean of the other sides'
+    (``pimc.rollout_values``). The engine's arrays are not changed.
 
-    The engine's arrays come first (``escoba_env.executors.engine_kernels.EngineArrays``), ``rp`` its
-    params; a chunk of ``CHUNK`` games at a time steps together (``play_chunk``), as in
-    ``rollout_values``.
+    The engine's arrays come first (``escoba_env.executors.engine_kernels.EngineArrays``), ``rp`` the
+    params of a single-round copy (``engine_compiled.params(engine, single_round=True)``); a chunk of
+    ``CHUNK`` rollouts at a time is copied out (as ``worlds.take_games`` would) and steps together
+    (``play_chunk``).
     """
     n = len(card)
     ns = scores.shape[1]
     wv, single_w, ranks = borrow(wv), borrow(single_w), borrow(ranks)
     points = np.zeros((n, ns))
     for lo in range(0, n, CHUNK):
-        c = slice(lo, min(n, lo + CHUNK))
-        play_chunk(hands[c], hand_count[c], table[c], piles[c], played[c], escobas[c], scores[c], deck[c],
-                   stock_pos[c], dealer[c], to_act[c], last_capturer[c], pending[c], taken[c], taken_value[c],
-                   legal[c], round_index[c], done[c], truncated[c], winner[c], episode[c], game_ids[c], rp,
+        hi = min(n, lo + CHUNK)
+        g = games[lo:hi]
+        c = slice(lo, hi)
+        play_chunk(hands[g], hand_count[g], table[g], piles[g], played[g], escobas[g], scores[g], deck[g],
+                   stock_pos[g], dealer[g], to_act[g], last_capturer[g], pending[g], taken[g], taken_value[g],
+                   legal[g], round_index[g], done[g], truncated[g], winner[g], episode[g], game_ids[g], rp,
                    seed, card[c], option[c], threat, wv, single_w, ranks, points[c])
-    for g in range(n):
-        own = points[g, side[g]]
+    for j in range(n):
+        own = points[j, side[j]]
         total = 0.0
         for s in range(ns):
-            total += points[g, s]
-        out[g] = own - (total - own) / max(ns - 1, 1)
+            total += points[j, s]
+        out[j] = own - (total - own) / max(ns - 1, 1)
 
 
 def compiled_policy(engine, w: dict[str, float], threat: str) -> np.ndarray:
@@ -241,13 +245,17 @@ def compiled_policy(engine, w: dict[str, float], threat: str) -> np.ndarray:
 
 
 def compiled_rollout_values(engine, card: np.ndarray, option: np.ndarray, me: np.ndarray, w: dict[str, float],
-                            threat: str) -> np.ndarray:
+                            threat: str, games: np.ndarray | None = None) -> np.ndarray:
     """Return ``pimc.rollout_values`` of the default policy (greedy, no draws, to the end of the round)
-    computed by ``rollout_kernel``."""
+    computed by ``rollout_kernel``, for rollout ``j`` from game ``games[j]`` of ``engine`` (default: game
+    ``j``), as if played on ``worlds.take_games(engine, games, single_round=True)``; ``engine`` is not
+    changed."""
     weights = Weights.of(w, False)
-    out = np.empty(engine.num_games, np.float64)
+    games = np.arange(engine.num_games) if games is None else np.asarray(games, np.int64)
+    out = np.empty(len(games), np.float64)
     side = engine.side_of_seat[np.asarray(me, np.int64)]
-    rollout_kernel(*arrays(engine), params(engine), np.uint64(engine.seed), np.asarray(card, np.int64),
+    rollout_kernel(*arrays(engine), params(engine, single_round=True), np.uint64(engine.seed),
+                   np.ascontiguousarray(games, np.int64), np.asarray(card, np.int64),
                    np.asarray(option, np.uint64), np.ascontiguousarray(side, np.int64), THREATS.index(threat),
                    weight_vector(weights, w["sweep"]), single_card_weights(weights), choice_ranks(weights),
                    out)

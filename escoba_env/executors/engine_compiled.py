@@ -90,13 +90,17 @@ def kernels() -> Any:
     return engine_kernels
 
 
-def params(engine) -> np.ndarray:
-    """Return the int64 ``params`` (``engine_kernels.RULE_FIELDS``) of an engine's rules and settings."""
+def params(engine, *, single_round: bool = False) -> np.ndarray:
+    """Return the int64 ``params`` (``engine_kernels.RULE_FIELDS``) of an engine's rules and settings;
+    ``single_round=True``: those of its copy that plays to the end of the round (``worlds.take_games``
+    with ``single_round=True``: no cut, no autoreset)."""
     r = engine.rules
+    one = single_round or bool(engine.single_round)
     return _params(r.num_players, r.num_sides, r.num_cards, r.jokers, r.prefer_single, r.last_play_escoba,
                    r.initial_fifteen, r.mesa_deal, _SEVENS_RULES[r.sevens_rule], r.bonus_sweeps,
-                   r.target_score, r.partnerships, bool(engine.single_round),
-                   -1 if engine.max_rounds is None else int(engine.max_rounds), bool(engine.autoreset))
+                   r.target_score, r.partnerships, one,
+                   -1 if single_round or engine.max_rounds is None else int(engine.max_rounds),
+                   False if single_round else bool(engine.autoreset))
 
 
 @functools.lru_cache(maxsize=256)
