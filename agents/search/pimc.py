@@ -171,8 +171,8 @@ def expected_points(engine: EscobaEngine, games: np.ndarray) -> np.ndarray:
 def compiled_rollouts(rules, policy, epsilon: float, horizon: int | None, leaf) -> bool:
     """Return whether ``rollout_values`` plays these rollouts compiled (``rollout_compiled``, the [fast]
     extra): the greedy policy, no draws (``epsilon`` 0), to the end of the round, no jokers."""
-    return (isinstance(policy, str) and policy == "greedy" and epsilon == 0 and horizon is None and leaf is None
-            and not rules.jokers and use_compiled_default())
+    return (isinstance(policy, str) and policy == "greedy" and epsilon == 0 and horizon is None
+            and leaf is None and not rules.jokers and use_compiled_default())
 
 
 def rollout_values(engine: EscobaEngine, card: np.ndarray, option: np.ndarray, me: np.ndarray,
