@@ -78,3 +78,57 @@ def compiled_deal_hidden(unseen: np.ndarray, uniforms: np.ndarray, hand_sizes: n
                        np.ascontiguousarray(hand_sizes, np.int64), np.ascontiguousarray(own_hand, np.uint64),
                        deck, hands)
     return deck, hands
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _world_key(hands, deck, stock_pos, w):
+    """Return a 64-bit hash of world ``w``'s hidden deal: its hands and its stock in order."""
+    h = np.uint64(0x9E3779B97F4A7C15)
+    for k in range(hands.shape[1]):
+        h = (h ^ np.uint64(hands[w, k])) * np.uint64(0x100000001B3)
+        h ^= h >> np.uint64(29)
+    for j in range(stock_pos[w], deck.shape[1]):
+        h = (h ^ np.uint64(deck[w, j] + 1)) * np.uint64(0x100000001B3)
+        h ^= h >> np.uint64(29)
+    return h
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _same_world(hands, deck, stock_pos, a, b):
+    """Return whether worlds ``a`` and ``b`` deal the same hands and the same stock in the same order."""
+    if stock_pos[a] != stock_pos[b]:
+        return False
+    for k in range(hands.shape[1]):
+        if hands[a, k] != hands[b, k]:
+            return False
+    for j in range(stock_pos[a], deck.shape[1]):
+        if deck[a, j] != deck[b, j]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def first_same_world(hands, deck, stock_pos, counts, out):
+    """Write into ``out[w]`` the first world of ``w``'s block (the ``counts[i]`` worlds of observation
+    ``i`` follow each other) that deals the same hands and stock as ``w`` (``w`` itself when none before
+    it does). The worlds of one observation share all the rest, so such worlds play alike."""
+    start = 0
+    for c in counts:
+        size = 1
+        while size < 2 * c:
+            size *= 2
+        slot_world = np.full(size, -1, np.int64)
+        slot_key = np.zeros(size, np.uint64)
+        for w in range(start, start + c):
+            key = _world_key(hands, deck, stock_pos, w)
+            i = np.int64(key & np.uint64(size - 1))
+            out[w] = w
+            while slot_world[i] >= 0:
+                if slot_key[i] == key and _same_world(hands, deck, stock_pos, slot_world[i], w):
+                    out[w] = slot_world[i]
+                    break
+                i = (i + 1) & (size - 1)
+            if out[w] == w:
+                slot_world[i] = w
+                slot_key[i] = key
+        start += c

@@ -388,6 +388,25 @@ class SearchAgent(Agent):
 
         return play
 
+    def _compiled_values(self, eng: EscobaEngine, moves: Moves, move_idx: np.ndarray, world_idx: np.ndarray,
+                         me: np.ndarray, worlds: np.ndarray, m: np.ndarray) -> np.ndarray:
+        """Return ``rollout_values`` of rollout ``j`` (move ``move_idx[j]`` from world ``world_idx[j]`` of
+        ``eng``; ``m[j]``: the moves of its decision), compiled (the [fast] extra): no draws, so the
+        generator is not read, and a rollout whose world deals the same hidden cards as an earlier world
+        of its decision is not played again but takes that one's value (the same game, the same bits)."""
+        from ..worlds_compiled import first_same_world  # the [fast] extra (Numba)
+        from .rollout_compiled import compiled_rollout_values  # the [fast] extra (Numba)
+
+        same = np.empty(eng.num_games, np.int64)
+        first_same_world(eng.hands, eng.deck, eng.stock_pos, np.ascontiguousarray(worlds, np.int64), same)
+        twin = np.arange(len(world_idx)) + (same[world_idx] - world_idx) * m
+        played = np.flatnonzero(twin == np.arange(len(world_idx)))
+        values = np.empty(len(world_idx))
+        move, world = move_idx[played], world_idx[played]
+        values[played] = compiled_rollout_values(eng, moves.card[move], moves.option[move], me[world],
+                                                 ROLLOUT_WEIGHTS, self.threat, world)
+        return values[twin]
+
     def _search(self, obs: np.ndarray, moves: Moves, rows: np.ndarray, worlds: np.ndarray,
                 state, keys: np.ndarray | None) -> np.ndarray:
         """Return the index of the best move of each of ``rows`` (flat move indices). The worlds and
@@ -408,11 +427,7 @@ class SearchAgent(Agent):
         move_idx = moves.start[rows][row_of] + m_local
         policy = self._rollout_policy()
         if compiled_rollouts(self.rules, policy, self.epsilon, self.horizon, self._leaf_fn):
-            # The rollouts copy their worlds themselves (no draws: the generator is not read).
-            from .rollout_compiled import compiled_rollout_values  # the [fast] extra (Numba)
-
-            values = compiled_rollout_values(eng, moves.card[move_idx], moves.option[move_idx], me[world_idx],
-                                             ROLLOUT_WEIGHTS, self.threat, world_idx)
+            values = self._compiled_values(eng, moves, move_idx, world_idx, me, worlds, m[row_of])
         else:
             sim = take_games(eng, world_idx, single_round=True)
             rng = self.rng if keys is None else KeyedStreams(sub_keys(keys[row_of], _ROLLOUTS, local))

@@ -18,7 +18,7 @@ from agents.worlds import deal_hidden, take_games, worlds_from_observations
 from escoba_env import EscobaEngine, Rules
 from escoba_env.executors import engine_compiled
 from escoba_env.executors.engine import sample_actions
-from escoba_env.executors.observation import encode
+from escoba_env.executors.observation import action_masks, encode
 
 pytestmark = pytest.mark.skipif(not engine_compiled.available(), reason="Numba is not installed ([fast])")
 
@@ -108,3 +108,58 @@ def test_compiled_worlds_deal_the_numpy_worlds_hidden_cards(monkeypatch):
         slow = deal_hidden(unseen, uniforms, sizes, own)
         monkeypatch.delenv(engine_compiled.ENV_VAR)
         assert all(np.array_equal(x, y) for x, y in zip(fast, slow, strict=True)), t
+
+
+def test_first_same_world_points_each_world_at_the_first_that_deals_alike():
+    # Late in a round few hidden cards are left, so many of a decision's worlds deal the same hands and
+    # stock: the search plays those once (pimc.SearchAgent._compiled_values). Each world must point at
+    # the first world of its own observation that deals exactly as it does, and nothing else.
+    from agents.worlds_compiled import first_same_world
+
+    rules = Rules()
+    checked = merged = 0
+    for t, e in enumerate(_positions(rules, 30, 5)):
+        live = np.flatnonzero(~e.done & (e.pending < 0))
+        if t % 4 or not live.size:
+            continue
+        counts = np.random.default_rng(t).integers(1, 40, len(live))
+        obs = encode(e, e.to_act[live], live)
+        w = worlds_from_observations(obs, rules, np.random.default_rng(t), counts)
+        same = np.empty(w.num_games, np.int64)
+        first_same_world(w.hands, w.deck, w.stock_pos, counts, same)
+        block = np.repeat(np.arange(len(live)), counts)
+        deal = [(w.hands[i].tobytes(), w.deck[i, w.stock_pos[i]:].tobytes()) for i in range(w.num_games)]
+        for i in range(w.num_games):
+            earlier = [j for j in range(i) if block[j] == block[i] and deal[j] == deal[i]]
+            assert same[i] == (earlier[0] if earlier else i), (t, i)
+        checked += w.num_games
+        merged += int((same != np.arange(w.num_games)).sum())
+    assert checked > 1000 and merged > 100
+
+
+@pytest.mark.parametrize("spec", ["search", "oracle"])
+def test_search_values_with_worlds_played_once_equal_the_numpy_search(spec, monkeypatch):
+    # Worlds dealt alike are played once on the compiled path; the move values (float64 bits) and the
+    # moves must be those of the NumPy search, which plays every world. The oracle's worlds are all
+    # copies of the true state: every world after the first is a twin.
+    from agents.search.pimc import OracleAgent, SearchAgent
+
+    rules = Rules()
+    cls = SearchAgent if spec == "search" else OracleAgent
+    compared = 0
+    for t, e in enumerate(_positions(rules, 40, 3)):
+        live = np.flatnonzero(~e.done & (e.pending < 0))
+        if t % 5 or not live.size:
+            continue
+        obs, masks = encode(e, e.to_act[live], live), action_masks(e, e.to_act[live], live)
+        state = (e, live)
+        fast_agent = cls(rules, seed=t, sims=60)
+        fast = fast_agent.act_batch(obs, masks, state)
+        monkeypatch.setenv(engine_compiled.ENV_VAR, "numpy")
+        slow_agent = cls(rules, seed=t, sims=60)
+        slow = slow_agent.act_batch(obs, masks, state)
+        monkeypatch.delenv(engine_compiled.ENV_VAR)
+        assert np.array_equal(fast, slow), t
+        assert fast_agent.last_move_values.tobytes() == slow_agent.last_move_values.tobytes(), t
+        compared += len(live)
+    assert compared > 100
