@@ -6,6 +6,10 @@ those figures irreproducible. These digests were taken from the straightforward 
 it was optimised (``rollout_actions`` at every step of random games, under every rule set that changes
 its code path and every ``threat``; ``SearchAgent`` decisions and move values at 2p, 3p and 2v2).
 A deliberate change of the policy changes a digest here and needs new benchmark figures.
+
+Every digest is checked on both paths, each with the other disabled: the NumPy code
+(``ESCOBA_ENGINE=numpy``) and the compiled engine step and rollouts (``ESCOBA_ENGINE=compiled``, skipped
+without Numba).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import pytest
 
 from agents.search.pimc import SearchAgent, rollout_actions
 from escoba_env import EscobaEngine, Rules
+from escoba_env.executors import engine_compiled
 from escoba_env.executors.engine import sample_actions
 from escoba_env.executors.observation import action_masks, encode
 
@@ -28,6 +33,20 @@ RULES = {
     "jokers-3p": Rules(num_players=3, jokers=2),
     "mesa": Rules(mesa_deal=True),
 }
+
+STEPS = [
+    "numpy",
+    pytest.param("compiled", marks=pytest.mark.skipif(not engine_compiled.available(),
+                                                      reason="Numba is not installed (the [fast] extra)")),
+]
+
+
+@pytest.fixture(params=STEPS)
+def step(request, monkeypatch):
+    """Run the test with ``ESCOBA_ENGINE`` set to one path (the other disabled); return its name."""
+    monkeypatch.setenv(engine_compiled.ENV_VAR, request.param)
+    return request.param
+
 
 ROLLOUT_DIGESTS = {
     ('2p', 'count', 0.0): '3a4d9a77d882e023',
@@ -87,7 +106,7 @@ def _rollout_digest(rules: Rules, threat: str, epsilon: float) -> str:
 
 @pytest.mark.parametrize("name", sorted(RULES))
 @pytest.mark.parametrize("threat", ["count", "peek", "none"])
-def test_rollout_policy_actions_are_pinned(name, threat):
+def test_rollout_policy_actions_are_pinned(name, threat, step):
     for eps in (0.0, 0.2):
         assert _rollout_digest(RULES[name], threat, eps) == ROLLOUT_DIGESTS[name, threat, eps]
 
@@ -119,5 +138,5 @@ def _search_digest(rules: Rules, sims: int) -> str:
 
 
 @pytest.mark.parametrize("name", ["2p", "3p", "2v2", "jokers"])
-def test_search_decisions_and_values_are_pinned(name):
+def test_search_decisions_and_values_are_pinned(name, step):
     assert _search_digest(RULES[name], 60) == SEARCH_DIGESTS[name]
