@@ -39,6 +39,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import ssl
+import sys
 import threading
 import time
 import zlib
@@ -78,11 +80,17 @@ def _position_moves(text: str) -> list[str]:
 class _Server(ThreadingHTTPServer):
     request_queue_size = 256  # a burst of concurrent connections must not wait for SYN retries
 
+    def handle_error(self, request, client_address) -> None:
+        """Stay quiet about a TLS handshake the client broke off (one that does not trust us)."""
+        if not isinstance(sys.exc_info()[1], (ssl.SSLError, ConnectionError)):
+            super().handle_error(request, client_address)
+
 
 class StandIn:
     """The server: ``url`` is its ``/v1`` base URL; ``close()`` stops it."""
 
-    def __init__(self, slow_s: float = 2.0):
+    def __init__(self, slow_s: float = 2.0, tls: ssl.SSLContext | None = None):
+        """``tls``: a server-side context to serve HTTPS with (``url`` then starts ``https://``)."""
         self.slow_s = slow_s
         self.fail_after: int | None = None
         """From this request number on, every answer is HTTP 500 (None: never)."""
@@ -102,9 +110,13 @@ class StandIn:
         """``time.monotonic()`` when a client hung up on a stream (None: none did)."""
         self.server = _Server(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
+        if tls is not None:  # the handshake runs in the request's thread, at its first read
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True,
+                                                 do_handshake_on_connect=False)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        scheme = "http" if tls is None else "https"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}/v1"
 
     def close(self) -> None:
         """Stop serving."""
