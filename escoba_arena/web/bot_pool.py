@@ -240,7 +240,7 @@ class BotPool:
         worker, started = ticket.worker, ticket.worker is None
         try:
             if worker is None:
-                worker = Worker(self.ctx, self.nice)
+                worker = self._start_worker(job)
                 with self.lock:
                     self.starting -= 1
                     self.busy.add(worker)
@@ -261,6 +261,15 @@ class BotPool:
                         self.kills += 1
         finally:
             self._release(ticket, worker, started)
+
+    def _start_worker(self, job: Job) -> Worker:
+        """Return a new worker; AgentFailure, naming the cause, where no process can be started (out of
+        processes or memory, the fork server gone)."""
+        try:
+            return Worker(self.ctx, self.nice)
+        except Exception as exc:  # whatever the start raised: the move fails with one line
+            raise AgentFailure(f"{job.what} failed: no worker process could be started "
+                               f"({type(exc).__name__}: {exc})") from None
 
     # ------------------------------------------------------------------ asking for a move
 
@@ -301,6 +310,8 @@ class BotPool:
             worker = None
             try:
                 worker = Worker(self.ctx, self.nice)
+            except Exception:  # no process now: the next move starts one or fails saying why
+                worker = None
             finally:
                 with self.lock:
                     self.starting -= 1

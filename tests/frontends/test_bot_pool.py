@@ -87,6 +87,28 @@ def test_a_worker_that_dies_fails_its_move_with_one_line_and_the_pool_goes_on(po
     assert pool.decide(_job(GreedyAgent(Rules())))
 
 
+def test_a_worker_that_cannot_start_fails_its_move_with_one_line_and_the_pool_goes_on(pool, monkeypatch):
+    """No process to be had (out of processes or memory): the move fails with AgentFailure, which the
+    rooms turn into one line, instead of an OSError the room's bot task did not expect; the pool counts
+    no worker starting, and the next move starts one."""
+    import escoba_arena.web.bot_pool as bot_pool
+
+    real = bot_pool.Worker
+
+    def no_process(ctx, nice):
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(bot_pool, "Worker", no_process)
+    with pytest.raises(AgentFailure, match=r"bot 'greedy' failed: no worker process could be started "
+                                           r"\(BlockingIOError: \[Errno 11\] Resource temporarily unavailable\)"):
+        pool.decide(_job(GreedyAgent(Rules())))
+    assert pool.load()["computing"] == 0 and pool.load()["workers"] == 0
+    with pytest.raises(AgentFailure, match="no worker process could be started"):
+        asyncio.run(pool.decide_async(_job(GreedyAgent(Rules()))))
+    monkeypatch.setattr(bot_pool, "Worker", real)
+    assert pool.decide(_job(GreedyAgent(Rules())))
+
+
 def test_one_client_computes_at_most_its_share_and_another_goes_first(tmp_path):
     """Two workers, one move computing per client: client a's three moves run one after another, and
     client b's move, asked last, runs beside a's first rather than after all of them."""
