@@ -99,8 +99,9 @@ def test_a_worker_that_cannot_start_fails_its_move_with_one_line_and_the_pool_go
         raise OSError(11, "Resource temporarily unavailable")
 
     monkeypatch.setattr(bot_pool, "Worker", no_process)
-    with pytest.raises(AgentFailure, match=r"bot 'greedy' failed: no worker process could be started "
-                                           r"\(BlockingIOError: \[Errno 11\] Resource temporarily unavailable\)"):
+    said = (r"bot 'greedy' failed: no worker process could be started "
+            r"\(BlockingIOError: \[Errno 11\] Resource temporarily unavailable\)")
+    with pytest.raises(AgentFailure, match=said):
         pool.decide(_job(GreedyAgent(Rules())))
     assert pool.load()["computing"] == 0 and pool.load()["workers"] == 0
     with pytest.raises(AgentFailure, match="no worker process could be started"):

@@ -1,0 +1,94 @@
+"""How a room closes, word for word: a room whose background work failed, and an idle room.
+
+The pages are told why (one ``closed`` message), their connections end with the room's close code, the
+log has one line, and the room's links answer 410 with the same reason afterwards. The mutation run of
+``escoba_arena/web/rooms_routes.py`` found that the tests read these only in part (``"could not go on"
+in message``), so a changed reason, a lost close code or a second log line went unseen.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+pytest.importorskip("starlette")
+from starlette.websockets import WebSocketDisconnect  # noqa: E402
+
+from escoba_arena.web.guard import ApiError  # noqa: E402
+from escoba_arena.web.rooms_routes import CLOSED_CLOSE, FAILED_CLOSE, RoomFailure  # noqa: E402
+from tests.frontends.rooms_support import open_room, receive_json, rooms_client, tokens_of  # noqa: E402
+
+
+def _hello(tc, ws, token) -> dict:
+    ws.send_json({"type": "hello", "token": token})
+    return receive_json(tc, ws, "the answer to hello")
+
+
+def _closed_with(tc, ws) -> tuple[dict, int]:
+    """Return the ``closed`` message a page is sent and its connection's close code."""
+    m = receive_json(tc, ws, "the room's closed message")
+    while m["type"] != "closed":
+        m = receive_json(tc, ws, "the room's closed message")
+    with pytest.raises(WebSocketDisconnect) as gone:
+        ws.receive_json()
+    return m, gone.value.code
+
+
+def _log_lines(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name.startswith("escoba_arena")]
+
+
+@pytest.mark.parametrize("fault", ["plain", "room failure", "api error", "close fails"])
+def test_a_failed_room_tells_its_pages_why_closes_them_with_4500_and_logs_one_line(caplog, monkeypatch,
+                                                                                   fault):
+    with rooms_client(tick=0.05) as tc:
+        ans = open_room(tc, seats=["human", "human"], seed=1)
+        hub = tc.app.state.rooms
+        room = hub.rooms.rooms[ans["room"]["id"]]
+        cause = OSError(28, "No space left\n\t on   device " + "x" * 300)
+        what = ("OSError: [Errno 28] No space left on device " + "x" * 300)[:200]
+        exc = {"plain": cause, "room failure": RoomFailure(cause), "close fails": cause,
+               "api error": ApiError(503, "the journal\n is  full")}[fault]
+        if fault == "api error":
+            what = "the journal is full"
+        if fault == "close fails":  # the journal, say, is the failure: the room still closes
+            def refuse(room, why):
+                raise OSError("the journal cannot be written")
+
+            monkeypatch.setattr(hub.rooms, "close", refuse)
+        caplog.set_level(logging.WARNING, logger="escoba_arena.web.rooms")
+        with tc.websocket_connect("/api/rooms/ws") as ws:
+            assert _hello(tc, ws, tokens_of(ans)[0])["type"] == "state"
+            tc.portal.call(hub.fail_room, room, exc)
+            m, code = _closed_with(tc, ws)
+        reason = f"the server could not go on with it ({what})"
+        assert m == {"type": "closed", "message": f"This room is closed: {reason}."}
+        assert code == FAILED_CLOSE
+        assert room.expired == reason
+        assert _log_lines(caplog) == [f"rooms: room {room.rid} closed: {what}"]
+        tc.portal.call(hub.fail_room, room, RuntimeError("again"))  # closed already: nothing more
+        assert room.expired == reason and len(_log_lines(caplog)) == 1
+        with tc.websocket_connect("/api/rooms/ws") as ws:
+            e = _hello(tc, ws, tokens_of(ans)[1])
+            assert e["type"] == "error" and e["status"] == 410 and reason in e["message"]
+
+
+def test_an_idle_room_closes_its_pages_with_4410_and_its_reason():
+    with rooms_client(idle_seconds=0.3, tick=0.05) as tc:
+        ans = open_room(tc, seats=["human", "human"], seed=2)
+        room = tc.app.state.rooms.rooms.rooms[ans["room"]["id"]]
+        with tc.websocket_connect("/api/rooms/ws") as ws:
+            assert _hello(tc, ws, tokens_of(ans)[0])["type"] == "state"
+            m, code = _closed_with(tc, ws)
+        reason = "it expired after 0.005 minutes without activity"
+        assert m == {"type": "closed", "message": f"This room is closed: {reason}."}
+        assert code == CLOSED_CLOSE and room.expired == reason
+        with tc.websocket_connect("/api/rooms/ws") as ws:
+            e = _hello(tc, ws, tokens_of(ans)[1])
+            assert e["status"] == 410 and reason in e["message"]
+
+
+def test_a_room_failure_names_its_cause():
+    assert str(RoomFailure(ValueError("bad deal"))) == "ValueError: bad deal"
+    assert str(RoomFailure(KeyError("k"))) == "KeyError: 'k'"
