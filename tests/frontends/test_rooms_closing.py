@@ -9,6 +9,7 @@ in message``), so a changed reason, a lost close code or a second log line went 
 from __future__ import annotations
 
 import logging
+import time
 
 import pytest
 
@@ -92,3 +93,69 @@ def test_an_idle_room_closes_its_pages_with_4410_and_its_reason():
 def test_a_room_failure_names_its_cause():
     assert str(RoomFailure(ValueError("bad deal"))) == "ValueError: bad deal"
     assert str(RoomFailure(KeyError("k"))) == "KeyError: 'k'"
+
+
+def _hold_lock(tc, rid):
+    """Take room ``rid``'s lock in the server's event loop (as a move would); return it."""
+    hub = tc.app.state.rooms
+
+    async def take():
+        lock = hub.lock(rid)
+        await lock.acquire()
+        return lock
+
+    return tc.portal.call(take)
+
+
+def _release(tc, lock) -> None:
+    async def release():
+        lock.release()
+
+    tc.portal.call(release)
+
+
+def test_a_takeover_waits_for_its_rooms_lock():
+    """A takeover changes the room's state: it waits while a move of the room holds the lock."""
+    with rooms_client(takeover_seconds=0.1, tick=0.05) as tc:
+        ans = open_room(tc, seats=["human", "human"], seed=3)
+        room = tc.app.state.rooms.rooms.rooms[ans["room"]["id"]]
+        with tc.websocket_connect("/api/rooms/ws") as stays:
+            _hello(tc, stays, tokens_of(ans)[0])
+            with tc.websocket_connect("/api/rooms/ws") as goes:
+                _hello(tc, goes, tokens_of(ans)[1])
+            lock = _hold_lock(tc, room.rid)
+            deadline = time.monotonic() + 10
+            while room.seats[1].left_at is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+            time.sleep(0.6)  # the person is away past 0.1 s, and the check ran several times
+            assert not room.seats[1].replaced, "the takeover did not wait for the room's lock"
+            _release(tc, lock)
+            while not room.seats[1].replaced and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert room.seats[1].replaced
+
+
+def test_an_expiry_waits_for_its_rooms_lock():
+    with rooms_client(idle_seconds=0.1, tick=0.05) as tc:
+        ans = open_room(tc, seats=["human", "human"], seed=4)
+        room = tc.app.state.rooms.rooms.rooms[ans["room"]["id"]]
+        lock = _hold_lock(tc, room.rid)
+        time.sleep(0.6)
+        assert not room.expired, "the expiry did not wait for the room's lock"
+        _release(tc, lock)
+        deadline = time.monotonic() + 10
+        while not room.expired and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert room.expired == "it expired after 0.00166667 minutes without activity"
+
+
+def test_a_stopping_server_closes_the_pages_with_1001():
+    with rooms_client() as tc:
+        ans = open_room(tc, seats=["human", "human"], seed=5)
+        with tc.websocket_connect("/api/rooms/ws") as ws:
+            _hello(tc, ws, tokens_of(ans)[0])
+            tc.portal.call(tc.app.state.rooms.close_connections)
+            with pytest.raises(WebSocketDisconnect) as gone:
+                while True:
+                    ws.receive_json()
+            assert gone.value.code == 1001
