@@ -250,6 +250,16 @@ class RoomHub:
             if room.rid not in self.busy:
                 self.busy.add(room.rid)
                 self.spawn(self._expire(room, why))
+        self.forget_gone()
+
+    def forget_gone(self) -> None:
+        """Drop the lock and the connection set of each room the rooms no longer hold (made way, or
+        evicted), once nothing holds them: a long-running server keeps one of each per live room only."""
+        held = self.rooms.rooms
+        for rid in [r for r, lock in self.locks.items() if r not in held and not lock.locked()]:
+            del self.locks[rid]
+        for rid in [r for r, conns in self.conns.items() if r not in held and not conns]:
+            del self.conns[rid]
 
     async def _take_over(self, room: Room) -> None:
         try:

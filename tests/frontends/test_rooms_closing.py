@@ -136,7 +136,9 @@ def test_a_takeover_waits_for_its_rooms_lock():
             assert room.seats[1].replaced
 
 
-def test_an_expiry_waits_for_its_rooms_lock():
+def test_an_expiry_waits_for_its_rooms_lock(caplog):
+    """... and closes a room without pages quietly (nothing to tell, nothing logged)."""
+    caplog.set_level(logging.WARNING, logger="escoba_arena")
     with rooms_client(idle_seconds=0.1, tick=0.05) as tc:
         ans = open_room(tc, seats=["human", "human"], seed=4)
         room = tc.app.state.rooms.rooms.rooms[ans["room"]["id"]]
@@ -148,6 +150,8 @@ def test_an_expiry_waits_for_its_rooms_lock():
         while not room.expired and time.monotonic() < deadline:
             time.sleep(0.02)
         assert room.expired == "it expired after 0.00166667 minutes without activity"
+        time.sleep(0.2)
+    assert _log_lines(caplog) == []
 
 
 def test_a_stopping_server_closes_the_pages_with_1001():
@@ -160,3 +164,23 @@ def test_a_stopping_server_closes_the_pages_with_1001():
                 while True:
                     ws.receive_json()
             assert gone.value.code == 1001
+
+
+def test_the_hub_forgets_the_locks_and_connections_of_rooms_that_are_gone():
+    """Rooms make way for new ones at the cap; the hub's lock and connection set of each room that went
+    must go with it (before, both stayed for ever: one lock and one set per room a server ever had)."""
+    with rooms_client(max_rooms=2, idle_seconds=0.1, tick=0.05) as tc:
+        hub = tc.app.state.rooms
+        opened = []
+        for seed in range(6):
+            ans = open_room(tc, seats=["human", "human"], seed=seed)
+            opened.append(ans["room"]["id"])
+            with tc.websocket_connect("/api/rooms/ws") as ws:  # the room gets a lock and a connection set
+                _hello(tc, ws, tokens_of(ans)[0])
+            deadline = time.monotonic() + 20
+            while not hub.rooms.rooms[opened[-1]].expired and time.monotonic() < deadline:
+                time.sleep(0.02)  # closed (idle): the next room makes it go
+        time.sleep(0.3)  # a few checks of the background task
+        kept = set(hub.rooms.rooms)
+        assert len(kept) <= 2 and opened[-1] in kept
+        assert set(hub.locks) <= kept and set(hub.conns) <= kept
