@@ -184,3 +184,32 @@ def test_the_hub_forgets_the_locks_and_connections_of_rooms_that_are_gone():
         kept = set(hub.rooms.rooms)
         assert len(kept) <= 2 and opened[-1] in kept
         assert set(hub.locks) <= kept and set(hub.conns) <= kept
+
+
+def test_a_page_that_does_not_say_hello_first_or_says_it_too_often_is_told_exactly_that():
+    with rooms_client(rate=1.0, burst=2.0) as tc:
+        ans = open_room(tc, seats=["human", "human"], seed=6)
+        with tc.websocket_connect("/api/rooms/ws") as ws:
+            ws.send_json({"type": "ping"})
+            m = receive_json(tc, ws, "the refusal of a first message that is not a hello")
+            assert m == {"type": "error", "status": 400,
+                         "message": 'say {"type": "hello", "token": "..."} first'}
+        token = tokens_of(ans)[0]
+        answers = []
+        for _ in range(4):  # hellos of one token, faster than its rate: joins cannot storm a room
+            with tc.websocket_connect("/api/rooms/ws") as ws:
+                answers.append(_hello(tc, ws, token))
+        refused = [m for m in answers if m["type"] == "error"]
+        slow = {"type": "error", "status": 429, "message": "too many messages: slow down"}
+        assert refused and all(m == slow for m in refused)
+
+
+def test_the_answer_to_opening_a_room_lists_each_seat_with_its_name_and_link():
+    with rooms_client() as tc:
+        ans = open_room(tc, seats=[{"kind": "human", "name": "ana"}, "greedy", "human"],
+                        rules={"num_players": 3}, seed=7)
+        links = ans["links"]
+        assert [(x["seat"], x["name"]) for x in links] == [(0, "ana"), (2, ans["room"]["seats"][2]["name"])]
+        assert all(set(x) == {"seat", "name", "link"} for x in links)
+        assert all(x["link"].startswith("/room.html#t=") for x in links)
+        assert ans["watch"].startswith("/room.html#t=") and set(ans) == {"room", "links", "watch"}
