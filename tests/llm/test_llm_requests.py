@@ -92,3 +92,15 @@ def test_a_reask_sends_back_the_answer_cut_at_2000_characters_and_why_it_was_ref
     assert reask("no move", 7, True) == ("That is not a legal move: no move. End your reply with a final "
                                         "line `Answer: N` with N from 1 to 7.")
     assert a.usage.reasks == 1 and a.usage.calls == 2 and a.usage.forfeits == 1
+
+
+def test_a_reask_without_listed_moves_asks_for_the_move_written_out(standin):
+    a = make_agent(f"llm:base_url={standin.url},model=garbage,moves=hidden,max_retries=1")
+    obs, masks = _batch()
+    a.act_batch(obs, masks)
+    first, second = standin.bodies
+    moves = legal_moves(obs[0], Rules())
+    with pytest.raises(IllegalAnswer) as why:
+        read_answer("I would rather not say.", moves, listed=False)
+    assert second["messages"][-1] == {"role": "user", "content": reask(str(why.value), len(moves), False)}
+    assert second["messages"][-1]["content"].endswith("`Answer: ` and the move written out.")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from agents.base import Agent
 from agents.external.llm import Usage, lineup_usage, total_usage, usage_lines
 
@@ -61,6 +63,8 @@ def test_usage_summary_gives_rate_and_latency_percentiles():
     assert none["legal_first_try"] is None
     assert none["latency_p50_ms"] is None and none["latency_p95_ms"] is None
     assert _usage(first_try=2, decisions=3).summary()["legal_first_try"] == 0.6667
+    two = Usage(latency_ms=[1.234, 2.345]).summary()  # percentiles rounded to 0.1 ms
+    assert (two["latency_p50_ms"], two["latency_p95_ms"]) == (1.8, 2.3)
 
 
 def test_usage_lines_show_every_figure_and_the_harness():
@@ -114,6 +118,8 @@ def test_lineup_usage_takes_each_model_spec_once_and_none_without_models():
     assert list(got) == ["m"] and got["m"]["calls"] == 2 and got["m"]["latency_ms"] == [1.0, 1.0]
     assert a.calls == 0  # taken, so reset
     assert lineup_usage(("plain", "plain"), [_Plain(), _Plain()]) is None
+    with pytest.raises(ValueError):  # a spec for every agent, or the usage would be put on another's name
+        lineup_usage(("m",), [_Model(1), _Model(2)])
 
 
 def test_total_usage_sums_every_block_of_each_spec():
