@@ -17,7 +17,8 @@ pointed at one behaviour:
 - ``prose``: babble with numbers in it ("You are the 2-player deck"), never a move;
 - ``ramble``: move lists until ``max_tokens`` words (5,000 when the request sets none);
 - ``fix-after-one``: garbage to a first question, a legal number once re-asked;
-- ``e401``, ``e404``, ``e500``, ``e429``: that HTTP status every time (429 with ``Retry-After: 0``);
+- ``e401``, ``e404``, ``e500``, ``e429``, any ``eNNN`` of 400 to 599: that HTTP status every time
+  (answering ``no``; 429 with ``Retry-After: 0``); ``long400``: HTTP 400 with a 1,000-character message;
 - ``flaky``: 429 with ``Retry-After: 0`` to every other request, a legal number otherwise;
 - ``slow``: a legal number after ``slow_s`` seconds;
 - ``drop``: the connection closed without an answer;
@@ -132,8 +133,10 @@ class StandIn:
         pick = question % max(len(moves), 1) + 1
         if self.fail_after is not None and n >= self.fail_after:
             return 500, {}, "down"
-        if model in ("e401", "e404", "e500"):
+        if re.fullmatch(r"e[45]\d\d", model) and model != "e429":
             return int(model[1:]), {}, "no"
+        if model == "long400":
+            return 400, {}, "why " * 250
         if model == "e429" or (model == "flaky" and n % 2 == 1):
             return 429, {"Retry-After": "0"}, "slow down"
         if model == "slow":

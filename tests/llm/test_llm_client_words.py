@@ -1,0 +1,65 @@
+"""The model client's words: what a refusal says, what the operator's log holds of an endpoint's page,
+and the key scrubbed out of both, whatever its length.
+
+The mutation run of ``agents/external/llm_client.py`` changed the status phrase, the log's cut and the
+short-key case of ``scrub`` and no test noticed.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import numpy as np
+import pytest
+
+from agents.external.llm_client import MAX_LOGGED, LLMError, scrub
+from agents.external.llm_standin import StandIn
+from agents.spec.registry import make_agent
+from escoba_env.executors.engine import EscobaEngine
+from escoba_env.executors.observation import action_masks, encode
+from escoba_env.rulebook.rules import Rules
+
+
+def _batch() -> tuple[np.ndarray, np.ndarray]:
+    e = EscobaEngine(1, Rules(), single_round=True)
+    e.reset(3)
+    g = np.arange(1)
+    return encode(e, e.to_act, g), action_masks(e, e.to_act, g)
+
+
+@pytest.fixture
+def standin():
+    s = StandIn()
+    yield s
+    s.close()
+
+
+def test_scrub_removes_a_short_key_whole_and_every_long_run_of_a_long_one():
+    assert scrub("the key abc123 leaked, abc123 again", "abc123") == "the key [key] leaked, [key] again"
+    assert scrub("no key here", "abc123") == "no key here"
+    key = "sk-0123456789abcdef"
+    assert scrub(f"a {key[3:13]} b {key[:7]} c", key) == "a [key] b sk-0123 c"  # 10 chars: a run; 7: not
+    assert scrub("two\nlines", "") == "two lines"
+
+
+@pytest.mark.parametrize("status, said", [(400, " Bad Request"), (418, " I'm a Teapot"), (499, "")])
+def test_a_refusal_names_its_status_and_the_standard_phrase(standin, status, said, caplog):
+    a = make_agent(f"llm:base_url={standin.url},model=e{status},attempts=1")
+    with caplog.at_level(logging.WARNING, logger="agents.external.llm"), pytest.raises(LLMError) as err:
+        a.act_batch(*_batch())
+    assert str(err.value) == (f"{standin.url}/chat/completions answered HTTP {status}{said}: the request was "
+                              "refused (what the endpoint said is in the operator's log)")
+    logged = [r.getMessage() for r in caplog.records]
+    said = '{"error": {"message": "no"}}'  # a short page: whole
+    assert logged == [f"{standin.url}/chat/completions answered HTTP {status}: {said}"]
+
+
+def test_the_log_holds_a_long_page_cut(standin, caplog):
+    a = make_agent(f"llm:base_url={standin.url},model=long400,attempts=1")
+    with caplog.at_level(logging.WARNING, logger="agents.external.llm"), pytest.raises(LLMError):
+        a.act_batch(*_batch())
+    (line,) = [r.getMessage() for r in caplog.records]
+    words = re.sub(r"^.*? answered HTTP 400: ", "", line)
+    page = '{"error": {"message": "' + "why " * 250
+    assert MAX_LOGGED == 300 and words == page[:MAX_LOGGED] + "..."
