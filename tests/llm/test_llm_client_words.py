@@ -41,6 +41,15 @@ def test_scrub_removes_a_short_key_whole_and_every_long_run_of_a_long_one():
     key = "sk-0123456789abcdef"
     assert scrub(f"a {key[3:13]} b {key[:7]} c", key) == "a [key] b sk-0123 c"  # 10 chars: a run; 7: not
     assert scrub("two\nlines", "") == "two lines"
+    assert scrub("abc123xyz", "abc123") == "[key]xyz"  # at the start
+    assert scrub("xyzabc123", "abc123") == "xyz[key]"  # at the end
+    assert scrub("abc123abc123 abc123", "abc123") == "[key] [key]"  # side by side: one run
+    eight = "12345678"
+    assert scrub(f"x{eight}y {eight[:7]}", eight) == "x[key]y 1234567"
+    # every run of 8 or more, wherever it starts in the key, and runs that overlap make one [key]
+    assert scrub(f"{key[:9]}|{key[-9:]}|{key[2:12]}{key[8:16]}.", key) == "[key]|[key]|[key]."
+    assert scrub(key[4:11], key) == key[4:11]  # 7 characters: not a run
+    assert scrub("a" * 9 + "b", "a" * 10) == "[key]b"  # a run found again one character on
 
 
 @pytest.mark.parametrize("status, said", [(400, " Bad Request"), (418, " I'm a Teapot"), (499, "")])
