@@ -32,12 +32,12 @@ def _batch() -> tuple[np.ndarray, np.ndarray]:
 
 
 class _AskLater(StandIn):
-    """The stand-in, answering every request HTTP 429 with ``Retry-After: retry_after``."""
+    """The stand-in, answering every request HTTP 429 with ``Retry-After: retry_after`` (None: without)."""
 
-    retry_after = "0"
+    retry_after: str | None = "0"
 
     def answer(self, model, chat, n, max_tokens=None):
-        return 429, {"Retry-After": self.retry_after}, "slow down"
+        return 429, {} if self.retry_after is None else {"Retry-After": self.retry_after}, "slow down"
 
 
 @pytest.fixture
@@ -109,3 +109,17 @@ def test_a_retry_after_past_the_cap_ends_the_run_without_waiting(ask_later, wait
     message, tries = _tries(ask_later, f"llm:base_url={ask_later.url},model=m,attempts=3,backoff=5")
     assert f"Retry-After {asked} s is longer than {RETRY_AFTER_CAP_S} s" in message and tries == 1
     assert waits == []
+
+
+@pytest.mark.parametrize("said, wait", [(None, 5.0), ("Wed, 21 Oct 2026 07:28:00 GMT", 5.0), ("0", None),
+                                        ("-3", None), ("2.5", 2.5)])
+def test_a_429_waits_what_retry_after_says_or_the_backoff_without_one(ask_later, waits, said, wait):
+    """No ``Retry-After``, or an HTTP date: the backoff (5 s); a number: that many seconds, and none for
+    0 or less (a wait under a second is not recorded by ``waits``)."""
+    ask_later.retry_after = said
+    try:
+        message, tries = _tries(ask_later, f"llm:base_url={ask_later.url},model=m,attempts=2,backoff=5")
+    finally:
+        ask_later.retry_after = "0"
+    assert "HTTP 429 Too Many Requests on 2 tries" in message and tries == 2
+    assert waits == ([] if wait is None else [wait])
