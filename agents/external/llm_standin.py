@@ -95,6 +95,8 @@ class StandIn:
         self.slow_s = slow_s
         self.fail_after: int | None = None
         """From this request number on, every answer is HTTP 500 (None: never)."""
+        self.raw_answer: bytes | None = None
+        """When set, every answer is HTTP 200 with this body as it is (a broken endpoint's words)."""
         self.lock = threading.Lock()
         self.requests = 0
         self.in_flight = 0
@@ -220,6 +222,8 @@ class StandIn:
                         "usage": {"prompt_tokens": chars // 4, "completion_tokens": len(text.split()),
                                   "total_tokens": chars // 4 + len(text.split())}}
                 raw = json.dumps(data if status == 200 else {"error": {"message": text}}).encode()
+                if standin.raw_answer is not None:
+                    status, raw = 200, standin.raw_answer
                 try:
                     self.send_response(status)
                     for k, v in extra.items():

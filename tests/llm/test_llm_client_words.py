@@ -72,3 +72,28 @@ def test_the_log_holds_a_long_page_cut(standin, caplog):
     words = re.sub(r"^.*? answered HTTP 400: ", "", line)
     page = '{"error": {"message": "' + "why " * 250
     assert MAX_LOGGED == 300 and words == page[:MAX_LOGGED] + "..."
+
+
+def test_a_200_that_is_not_a_chat_completion_ends_the_run_and_the_log_has_its_words(standin, caplog):
+    standin.raw_answer = b"<html>maintenance\n  window</html>"
+    a = make_agent(f"llm:base_url={standin.url},model=legal,attempts=1")
+    with caplog.at_level(logging.WARNING, logger="agents.external.llm"), pytest.raises(LLMError) as err:
+        a.act_batch(*_batch())
+    url = f"{standin.url}/chat/completions"
+    assert str(err.value) == f"{url} did not answer a chat completion (what it said is in the operator's log)"
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{url} did not answer a chat completion: <html>maintenance window</html>"]
+
+
+def test_token_counts_that_are_not_counts_are_read_as_zero_and_a_null_answer_as_empty(standin):
+    standin.raw_answer = (b'{"choices": [{"message": {"content": null}}], '
+                          b'"usage": {"prompt_tokens": true, "completion_tokens": -4}}')
+    a = make_agent(f"llm:base_url={standin.url},model=legal,attempts=1,max_retries=1")
+    a.act_batch(*_batch())
+    assert (a.usage.calls, a.usage.tokens_in, a.usage.tokens_out, a.usage.forfeits) == (2, 0, 0, 1)
+    assert standin.bodies[1]["messages"][-2] == {"role": "assistant", "content": ""}  # null: no words
+    standin.raw_answer = (b'{"choices": [{"message": {"content": "1"}}], '
+                          b'"usage": {"prompt_tokens": 12, "completion_tokens": "7"}}')
+    b = make_agent(f"llm:base_url={standin.url},model=legal,attempts=1,max_retries=0")
+    b.act_batch(*_batch())
+    assert (b.usage.tokens_in, b.usage.tokens_out, b.usage.first_try) == (12, 0, 1)
