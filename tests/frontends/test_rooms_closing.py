@@ -213,3 +213,32 @@ def test_the_answer_to_opening_a_room_lists_each_seat_with_its_name_and_link():
         assert all(set(x) == {"seat", "name", "link"} for x in links)
         assert all(x["link"].startswith("/room.html#t=") for x in links)
         assert ans["watch"].startswith("/room.html#t=") and set(ans) == {"room", "links", "watch"}
+
+
+def _wait_for(check, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def test_a_clients_socket_counts_go_back_to_zero_when_its_sockets_go():
+    """Every socket is counted while it is open, as waiting until its hello; when it goes, with or without
+    a hello, its counts go (before a mistake here, an address locked itself out after a few visits, or
+    its waiting sockets were never counted against the limit)."""
+    with rooms_client() as tc:
+        ans = open_room(tc, seats=["human", "human"], seed=8)
+        counts = tc.app.state.rooms.counts
+
+        def totals():
+            return sum(counts.all.values()), sum(counts.waiting.values())
+
+        with tc.websocket_connect("/api/rooms/ws"):  # says no hello
+            _wait_for(lambda: totals() == (1, 1))
+            assert totals() == (1, 1)
+            with tc.websocket_connect("/api/rooms/ws") as ws:
+                assert _hello(tc, ws, tokens_of(ans)[0])["type"] == "state"
+                assert totals() == (2, 1)
+            _wait_for(lambda: totals()[0] == 1)
+            assert totals() == (1, 1)  # the silent one is still waiting for its hello
+        _wait_for(lambda: not counts.all)
+        assert not counts.all and not counts.waiting
