@@ -247,7 +247,7 @@ class Rooms:
         elif kind == "move":
             if room.game is None or entry["game"] != room.game_index:
                 raise ValueError("a move of a game that is not being played")
-            self.play(room, entry["seat"], entry["card"], entry["capture"], bot=True)
+            self.play(room, entry["seat"], entry["card"], entry["capture"])
             self.after_move(room)
         elif kind == "takeover":
             self.take_over(room, entry["seat"])
@@ -385,7 +385,7 @@ class Rooms:
             raise ApiError(409, "it is not your turn")
         return card, capture
 
-    def play(self, room: Room, seat: int, card: int, capture: list[int], bot: bool = False) -> None:
+    def play(self, room: Room, seat: int, card: int, capture: list[int]) -> None:
         """Play one move (journaled first); ValueError if it is not legal (nothing changes)."""
         room.game.apply(seat, card, capture)  # checks legality; only then is it journaled
         if self.journal is not None:

@@ -194,17 +194,17 @@ class RoomHub:
                     game.fail(failure)
                     self.rooms.after_move(room)
                 else:
-                    await self.play(room, job.seat, card, cards_of(capture), True)
+                    await self.play(room, job.seat, card, cards_of(capture))
                 self.broadcast(room)
 
-    async def play(self, room: Room, seat: int, card: int, capture: list[int], bot: bool = False) -> None:
+    async def play(self, room: Room, seat: int, card: int, capture: list[int]) -> None:
         """Play one move and finish the game it ends (ValueError if illegal: nothing changes).
 
         With a journal (an fsync) or records (files) it runs in a worker thread, in one hop; in
         memory it is a few microseconds of engine work, done on the loop without a thread's hand-off.
         """
         def step() -> None:
-            self.rooms.play(room, seat, card, capture, bot)  # ValueError: an illegal move, nothing changed
+            self.rooms.play(room, seat, card, capture)  # ValueError: an illegal move, nothing changed
             try:
                 self.rooms.after_move(room)
             except Exception as exc:  # a record that cannot be written: the room's failure, not the move's

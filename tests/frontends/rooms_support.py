@@ -199,7 +199,7 @@ def finish_game(rooms, room) -> None:
             s, card, capture = game.bot_move()
             from escoba_env.rulebook.cards import cards_of
 
-            rooms.play(room, s, card, cards_of(capture), bot=True)
+            rooms.play(room, s, card, cards_of(capture))
     rooms.after_move(room)
 
 
@@ -274,6 +274,6 @@ def play_until(rooms: Rooms, room, seat: int) -> None:
         mv = game.view_for(s)["moves"][0] if s in game.humans else None
         if mv is None:
             _, card, capture = game.bot_move()
-            rooms.play(room, s, card, cards_of(capture), bot=True)
+            rooms.play(room, s, card, cards_of(capture))
         else:
             rooms.play(room, s, mv["card"], mv["options"][0])

@@ -33,7 +33,7 @@ def _play(rooms: Rooms, room, moves: int) -> None:
             from escoba_env.rulebook.cards import cards_of
 
             _, card, capture = game.bot_move()
-            rooms.play(room, s, card, cards_of(capture), bot=True)
+            rooms.play(room, s, card, cards_of(capture))
 
 
 @pytest.fixture(scope="module")
