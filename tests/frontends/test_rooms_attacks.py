@@ -285,6 +285,8 @@ def test_connections_are_capped_per_link_and_in_all():
                 with pytest.raises(WebSocketDisconnect) as closed:
                     receive_json(tc, c, "the close of the third connection")
                 assert closed.value.code == 4429
+            seat = _rooms(tc).rooms[ans["room"]["id"]].seats[0]
+            assert seat.connections == 2  # the refused third never joined, so it never left either
             with tc.websocket_connect("/api/rooms/ws") as c, tc.websocket_connect("/api/rooms/ws") as d:
                 e = receive_json(tc, d, "the refusal of a connection past the server's cap")
                 assert e["status"] == 503
