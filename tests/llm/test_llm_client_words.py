@@ -10,29 +10,11 @@ from __future__ import annotations
 import logging
 import re
 
-import numpy as np
 import pytest
 
 from agents.external.llm_client import MAX_LOGGED, LLMError, scrub
-from agents.external.llm_standin import StandIn
 from agents.spec.registry import make_agent
-from escoba_env.executors.engine import EscobaEngine
-from escoba_env.executors.observation import action_masks, encode
-from escoba_env.rulebook.rules import Rules
-
-
-def _batch() -> tuple[np.ndarray, np.ndarray]:
-    e = EscobaEngine(1, Rules(), single_round=True)
-    e.reset(3)
-    g = np.arange(1)
-    return encode(e, e.to_act, g), action_masks(e, e.to_act, g)
-
-
-@pytest.fixture
-def standin():
-    s = StandIn()
-    yield s
-    s.close()
+from tests.llm.llm_support import batch
 
 
 def test_scrub_removes_a_short_key_whole_and_every_long_run_of_a_long_one():
@@ -56,7 +38,7 @@ def test_scrub_removes_a_short_key_whole_and_every_long_run_of_a_long_one():
 def test_a_refusal_names_its_status_and_the_standard_phrase(standin, status, said, caplog):
     a = make_agent(f"llm:base_url={standin.url},model=e{status},attempts=1")
     with caplog.at_level(logging.WARNING, logger="agents.external.llm"), pytest.raises(LLMError) as err:
-        a.act_batch(*_batch())
+        a.act_batch(*batch())
     assert str(err.value) == (f"{standin.url}/chat/completions answered HTTP {status}{said}: the request was "
                               "refused (what the endpoint said is in the operator's log)")
     logged = [r.getMessage() for r in caplog.records]
@@ -67,7 +49,7 @@ def test_a_refusal_names_its_status_and_the_standard_phrase(standin, status, sai
 def test_the_log_holds_a_long_page_cut(standin, caplog):
     a = make_agent(f"llm:base_url={standin.url},model=long400,attempts=1")
     with caplog.at_level(logging.WARNING, logger="agents.external.llm"), pytest.raises(LLMError):
-        a.act_batch(*_batch())
+        a.act_batch(*batch())
     (line,) = [r.getMessage() for r in caplog.records]
     words = re.sub(r"^.*? answered HTTP 400: ", "", line)
     page = '{"error": {"message": "' + "why " * 250
@@ -78,7 +60,7 @@ def test_a_200_that_is_not_a_chat_completion_ends_the_run_and_the_log_has_its_wo
     standin.raw_answer = b"<html>maintenance\n  window</html>"
     a = make_agent(f"llm:base_url={standin.url},model=legal,attempts=1")
     with caplog.at_level(logging.WARNING, logger="agents.external.llm"), pytest.raises(LLMError) as err:
-        a.act_batch(*_batch())
+        a.act_batch(*batch())
     url = f"{standin.url}/chat/completions"
     assert str(err.value) == f"{url} did not answer a chat completion (what it said is in the operator's log)"
     assert [r.getMessage() for r in caplog.records] == [
@@ -89,11 +71,11 @@ def test_token_counts_that_are_not_counts_are_read_as_zero_and_a_null_answer_as_
     standin.raw_answer = (b'{"choices": [{"message": {"content": null}}], '
                           b'"usage": {"prompt_tokens": true, "completion_tokens": -4}}')
     a = make_agent(f"llm:base_url={standin.url},model=legal,attempts=1,max_retries=1")
-    a.act_batch(*_batch())
+    a.act_batch(*batch())
     assert (a.usage.calls, a.usage.tokens_in, a.usage.tokens_out, a.usage.forfeits) == (2, 0, 0, 1)
     assert standin.bodies[1]["messages"][-2] == {"role": "assistant", "content": ""}  # null: no words
     standin.raw_answer = (b'{"choices": [{"message": {"content": "1"}}], '
                           b'"usage": {"prompt_tokens": 12, "completion_tokens": "7"}}')
     b = make_agent(f"llm:base_url={standin.url},model=legal,attempts=1,max_retries=0")
-    b.act_batch(*_batch())
+    b.act_batch(*batch())
     assert (b.usage.tokens_in, b.usage.tokens_out, b.usage.first_try) == (12, 0, 1)

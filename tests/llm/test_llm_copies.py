@@ -15,37 +15,24 @@ import re
 import threading
 import time
 
-import numpy as np
 import pytest
 
 from agents.external.llm import LLMError
 from agents.external.llm_standin import StandIn
 from agents.spec.registry import make_agent
-from escoba_env.executors.engine import EscobaEngine
-from escoba_env.executors.observation import action_masks, encode
-from escoba_env.rulebook.rules import Rules
+from tests.llm.llm_support import batch
 
 CANCELLED = (r"http://127\.0\.0\.1:\d+/v1/chat/completions: the decision was cancelled "
              r"\(its time ran out\); its requests were abandoned")
 
 
-def _batch(n: int = 2, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
-    e = EscobaEngine(n, Rules(), single_round=True)
-    e.reset(seed)
-    g = np.arange(n)
-    return encode(e, e.to_act, g), action_masks(e, e.to_act, g)
 
 
-@pytest.fixture
-def standin():
-    s = StandIn()
-    yield s
-    s.close()
 
 
 def test_a_copy_of_an_agent_that_has_played_plays_the_same_moves(standin):
     a = make_agent(f"llm:base_url={standin.url},model=legal")
-    obs, masks = _batch()
+    obs, masks = batch(2)
     first = a.act_batch(obs, masks).tolist()
     for b in (pickle.loads(pickle.dumps(a)), copy.deepcopy(a)):  # after play: its TLS context is built
         assert b.act_batch(obs, masks).tolist() == first
@@ -54,13 +41,13 @@ def test_a_copy_of_an_agent_that_has_played_plays_the_same_moves(standin):
 def test_a_finished_or_cancelled_decision_leaves_nothing_running(standin):
     """The agent keeps no trace of decisions that ended (a server makes millions of them)."""
     a = make_agent(f"llm:base_url={standin.url},model=legal")
-    a.act_batch(*_batch())
+    a.act_batch(*batch(2))
     assert a._running == set() and a._cancelled == set()
     d = make_agent(f"llm:base_url={standin.url},model=drip,attempts=1,timeout=60")
     t = threading.Thread(target=lambda: d.cancel() if _streaming(standin) else None, daemon=True)
     t.start()
     with pytest.raises(LLMError, match=CANCELLED):
-        d.act_batch(*_batch(1))
+        d.act_batch(*batch(1))
     t.join(10)
     assert d._running == set() and d._cancelled == set()
 
@@ -79,7 +66,7 @@ def test_a_copy_made_while_deciding_is_idle_and_its_cancel_leaves_the_original_d
 
     def decide():
         try:
-            a.act_batch(*_batch(1))
+            a.act_batch(*batch(1))
         except BaseException as exc:  # noqa: BLE001 - the test reads what ended the decision
             raised.append(exc)
 

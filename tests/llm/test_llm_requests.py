@@ -7,30 +7,13 @@ default, a lost request field, a longer echo of a rambling answer, an error nami
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from agents.external.llm import MAX_TOKENS, LLMAgent
-from agents.external.llm_standin import StandIn
 from agents.spec.registry import make_agent
-from escoba_env.executors.engine import EscobaEngine
-from escoba_env.executors.observation import action_masks, encode
 from escoba_env.faces.text import ANSWER_PROTOCOL, IllegalAnswer, legal_moves, read_answer, reask
 from escoba_env.rulebook.rules import Rules
-
-
-def _batch(n: int = 1, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
-    e = EscobaEngine(n, Rules(), single_round=True)
-    e.reset(seed)
-    g = np.arange(n)
-    return encode(e, e.to_act, g), action_masks(e, e.to_act, g)
-
-
-@pytest.fixture
-def standin():
-    s = StandIn()
-    yield s
-    s.close()
+from tests.llm.llm_support import batch
 
 
 def test_the_agents_defaults():
@@ -66,7 +49,7 @@ def test_a_bad_setting_is_refused_naming_it(settings, message):
 
 def test_the_request_body(standin):
     a = make_agent(f"llm:base_url={standin.url},model=legal,temperature=0.5,max_tokens=16")
-    obs, masks = _batch()
+    obs, masks = batch()
     a.act_batch(obs, masks)
     (body,) = standin.bodies
     assert set(body) == {"model", "messages", "temperature", "max_tokens", "stream"}
@@ -77,7 +60,7 @@ def test_the_request_body(standin):
 
 def test_a_reask_sends_back_the_answer_cut_at_2000_characters_and_why_it_was_refused(standin):
     a = make_agent(f"llm:base_url={standin.url},model=ramble,max_tokens=900,max_retries=1")
-    obs, masks = _batch()
+    obs, masks = batch()
     a.act_batch(obs, masks)
     first, second = standin.bodies
     moves = legal_moves(obs[0], Rules())
@@ -96,7 +79,7 @@ def test_a_reask_sends_back_the_answer_cut_at_2000_characters_and_why_it_was_ref
 
 def test_a_reask_without_listed_moves_asks_for_the_move_written_out(standin):
     a = make_agent(f"llm:base_url={standin.url},model=garbage,moves=hidden,max_retries=1")
-    obs, masks = _batch()
+    obs, masks = batch()
     a.act_batch(obs, masks)
     first, second = standin.bodies
     moves = legal_moves(obs[0], Rules())
