@@ -8,6 +8,11 @@ timings) equal this checkout's. With ``--repeats N`` the checkouts take turns N 
 gives each one's median.
 
     python benchmarks/bench_card.py expert --table 2p --baseline /tmp/old --repeats 2
+    python benchmarks/bench_card.py expert --table 2p --profile 12     # where this checkout's time goes
+
+``--profile N`` plays this checkout's card once more under ``cProfile`` with a CPU clock and prints the
+N functions with the most CPU seconds of their own (a compiled kernel is one function; the profiler
+slows the Python around it, so the total is above the table's).
 """
 
 from __future__ import annotations
@@ -30,18 +35,27 @@ RESULTS = ("deal_set", "headline", "opponents", "rating")
 """The parts of a card that are its numbers (the rest: timings, machine, versions, git state)."""
 
 
-def run(code: str, spec: str, table: str, full: bool, out: str) -> tuple[float, float]:
-    """Return (CPU seconds of the run and its workers, wall seconds) of one card on checkout ``code``."""
+def run(code: str, spec: str, table: str, full: bool, out: str, profile: int = 0) -> tuple[float, float]:
+    """Return (CPU seconds of the run and its workers, wall seconds) of one card on checkout ``code``;
+    ``profile``: print that many top functions by own CPU time (``cProfile``)."""
     env = dict(os.environ, PYTHONPATH=code + os.pathsep + os.environ.get("PYTHONPATH", ""))
     argv = ["card", spec, "--table", table, "--workers", "1", "--no-progress", "--overwrite", "--out", out]
     argv += [] if full else ["--quick"]
     # escoba-bench's entry point: escoba_arena.commands now, agents.commands in older checkouts.
     code_run = ("import sys\ntry:\n    from escoba_arena.commands import bench\nexcept ImportError:\n"
                 f"    from agents.commands import bench\nsys.exit(bench({argv!r}))")
+    if profile:  # the same call under cProfile, its table on stderr
+        code_run = code_run.replace(f"sys.exit(bench({argv!r}))", (
+            "import cProfile, pstats, time\n"
+            "pr = cProfile.Profile(time.process_time)\n"
+            f"pr.runcall(bench, {argv!r})\n"
+            f"pstats.Stats(pr, stream=sys.stderr).sort_stats('tottime').print_stats({profile})"))
     cmd = [sys.executable, "-c", code_run]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, capture_output=True, text=True, env=env, cwd=code)
+    done = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env, cwd=code)
+    if profile:
+        print(done.stderr, end="")
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
@@ -62,6 +76,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--full", action="store_true", help="the whole card, not --quick")
     ap.add_argument("--baseline", metavar="DIR", nargs="*", default=[])
     ap.add_argument("--repeats", type=positive_int, default=1, help="turns of every checkout (medians)")
+    ap.add_argument("--profile", type=positive_int, default=0, metavar="N",
+                    help="then play this checkout's card under cProfile and print its N costliest functions")
     args = ap.parse_args(argv)
     dirs = [os.path.abspath(d) for d in args.baseline]
     codes = [("this", ROOT)] + [(os.path.basename(d), d) for d in dirs]
@@ -83,6 +99,9 @@ def main(argv: list[str] | None = None) -> None:
         for name, (cpu, wall) in med.items():
             print(f"{name:>16} {cpu:>9.1f} {wall:>9.1f} {cpu / med['this'][0]:>11.2f}x "
                   f"{str(res[name] == res['this']):>13}")
+        if args.profile:
+            print(f"\nthis checkout's card under cProfile: the {args.profile} functions with most own CPU s")
+            run(ROOT, args.spec, args.table, args.full, os.path.join(work, "profile.json"), args.profile)
 
 
 if __name__ == "__main__":

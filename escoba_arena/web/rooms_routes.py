@@ -254,12 +254,15 @@ class RoomHub:
 
     def forget_gone(self) -> None:
         """Drop the lock and the connection set of each room the rooms no longer hold (made way, or
-        evicted), once nothing holds them: a long-running server keeps one of each per live room only."""
+        evicted) once nothing can still take them (no connection, no background task, the lock free):
+        a long-running server keeps one of each per live room only."""
         held = self.rooms.rooms
-        for rid in [r for r, lock in self.locks.items() if r not in held and not lock.locked()]:
-            del self.locks[rid]
-        for rid in [r for r, conns in self.conns.items() if r not in held and not conns]:
+        for rid in [r for r in self.conns if r not in held and not self.conns[r]]:
             del self.conns[rid]
+        for rid in [r for r, lock in self.locks.items()
+                    if r not in held and r not in self.conns and r not in self.busy and r not in self.driving
+                    and not lock.locked()]:
+            del self.locks[rid]
 
     async def _take_over(self, room: Room) -> None:
         try:
