@@ -18,6 +18,7 @@ from numba import njit
 from escoba_env.executors import compiled_rules, engine_kernels
 from escoba_env.executors.compiled_rules import (
     NIBBLE,
+    SORT_SCRATCH,
     borrow,
     cache_depends_on,
     lowest_bit_index,
@@ -26,7 +27,7 @@ from escoba_env.executors.compiled_rules import (
     summary,
 )
 from escoba_env.executors.engine_compiled import arrays, params
-from escoba_env.executors.engine_kernels import step_games
+from escoba_env.executors.engine_kernels import EngineArrays, borrowed, shapes_ok, step_one, step_rules
 from escoba_env.rulebook import cards
 from escoba_env.rulebook.cards import OROS, SEVENS, VELO
 
@@ -153,26 +154,30 @@ CHUNK = 4096
 """Rollouts played together (a chunk of the batch): their state stays in the CPU's cache."""
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, _nrt=False)
 def play_chunk(hands, hand_count, table, piles, played, escobas, scores, deck, stock_pos, dealer, to_act,
                last_capturer, pending, taken, taken_value, legal, round_index, done, truncated, winner,
-               episode, game_ids, rp, seed, card, option, threat, wv, single_w, ranks, points):
+               episode, game_ids, rp, seed, card, option, threat, wv, single_w, ranks, points, forcing, rows,
+               meta, buf):
     """Play the games of these arrays (a chunk of ``rollout_kernel``'s) to the end of their round, adding
-    each round's points to ``points``: the move first, then the policy, all games stepping together
-    through the engine's own compiled step (``escoba_env.executors.engine_kernels.step_games``)."""
+    each round's points to ``points``: the move first, then the policy. The games take turns: each pass
+    gives every unfinished game its next action and steps it at once (the engine's own step,
+    ``escoba_env.executors.engine_kernels.step_one``), while its state is in the CPU's nearest cache.
+    ``forcing``, ``rows``, ``meta`` and ``buf``: scratch (a bool a game, one round report, the shuffle's).
+    Compiled without reference counting, as the engine's kernels are: nothing here allocates."""
     n = len(card)
     ns = scores.shape[1]
-    actions = np.empty(n, np.int64)
-    actor, captured, escoba = np.empty(n, np.int64), np.empty(n, np.uint64), np.empty(n, np.int64)
-    rows, meta = np.empty((n, 6, ns), np.int64), np.empty((n, 8), np.int64)
-    forcing = np.ones(n, np.bool_)
-    no_active = np.zeros(0, np.bool_)
     num_cards = deck.shape[1]
-    # The policy's reads go through borrowed views: an inlined function still counts references to
-    # the arrays it is handed (two atomic operations each), and the policy runs at every step.
-    b_hands, b_table, b_pending, b_legal = borrow(hands), borrow(table), borrow(pending), borrow(legal)
-    b_to_act, b_piles, b_stock_pos = borrow(to_act), borrow(piles), borrow(stock_pos)
-    while True:
+    st = borrowed(EngineArrays(hands, hand_count, table, piles, played, escobas, scores, deck, stock_pos,
+                               dealer, to_act, last_capturer, pending, taken, taken_value, legal, round_index,
+                               done, truncated, winner, episode, game_ids))
+    if not shapes_ok(st, rp, n):
+        raise ValueError("the rollouts' arrays disagree with their params")
+    rules = step_rules(rp)
+    for g in range(n):
+        forcing[g] = True
+    live = True
+    while live:
         live = False
         for g in range(n):
             if done[g]:
@@ -180,22 +185,15 @@ def play_chunk(hands, hand_count, table, piles, played, escobas, scores, deck, s
             live = True
             if forcing[g]:  # the move: its card, then the table cards of its option (or "stop")
                 name = np.int64(option[g] & legal[g])
-                actions[g] = card[g] if pending[g] < 0 or name == 0 else np.int64(lowest_bit_index(name))
+                a = card[g] if pending[g] < 0 or name == 0 else np.int64(lowest_bit_index(name))
             else:
-                actions[g] = _choose(g, b_hands, b_table, b_pending, b_legal, b_to_act, b_piles, b_stock_pos,
-                                     num_cards, threat, wv, single_w, ranks)
-        if not live:
-            return
-        bad, ended = step_games(hands, hand_count, table, piles, played, escobas, scores, deck,
-                                stock_pos, dealer, to_act, last_capturer, pending, taken, taken_value, legal,
-                                round_index, done, truncated, winner, episode, game_ids, rp, seed, actions,
-                                no_active, actor, captured, escoba, rows, meta)
-        if bad != -1:
-            raise ValueError("a rollout played an illegal action")
-        for r in range(ended):
-            for s in range(ns):
-                points[meta[r, 0], s] += rows[r, 0, s]
-        for g in range(n):
+                a = _choose(g, st.hands, st.table, st.pending, st.legal, st.to_act, st.piles, st.stock_pos,
+                            num_cards, threat, wv, single_w, ranks)
+            if a < 0 or a >= 64 or (legal[g] >> np.uint64(a)) & np.uint64(1) == 0:
+                raise ValueError("a rollout played an illegal action")
+            if step_one(st, rp, seed, g, a, rows, meta, 0, buf, rules)[3]:  # the round ended: its points
+                for s in range(ns):
+                    points[g, s] += rows[0, 0, s]
             forcing[g] = forcing[g] and pending[g] >= 0
 
 
@@ -217,6 +215,9 @@ def rollout_kernel(hands, hand_count, table, piles, played, escobas, scores, dec
     ns = scores.shape[1]
     wv, single_w, ranks = borrow(wv), borrow(single_w), borrow(ranks)
     points = np.zeros((n, ns))
+    forcing = np.empty(min(n, CHUNK), np.bool_)
+    rows, meta = np.empty((1, 6, ns), np.int64), np.empty((1, 8), np.int64)
+    buf = np.empty(SORT_SCRATCH, np.uint64)
     for lo in range(0, n, CHUNK):
         hi = min(n, lo + CHUNK)
         g = games[lo:hi]
@@ -224,7 +225,8 @@ def rollout_kernel(hands, hand_count, table, piles, played, escobas, scores, dec
         play_chunk(hands[g], hand_count[g], table[g], piles[g], played[g], escobas[g], scores[g], deck[g],
                    stock_pos[g], dealer[g], to_act[g], last_capturer[g], pending[g], taken[g], taken_value[g],
                    legal[g], round_index[g], done[g], truncated[g], winner[g], episode[g], game_ids[g], rp,
-                   seed, card[c], option[c], threat, wv, single_w, ranks, points[c])
+                   seed, card[c], option[c], threat, wv, single_w, ranks, points[c], forcing[:hi - lo], rows,
+                   meta, buf)
     for j in range(n):
         own = points[j, side[j]]
         total = 0.0

@@ -128,8 +128,9 @@ def _quiet(n: int, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 _LOCAL = threading.local()
 
 
-def _report_buffers(n: int, s: int) -> tuple[np.ndarray, np.ndarray]:
-    """Return this thread's scratch for the reports of rounds that end in one step of ``n`` games.
+def _report_buffers(n: int, s: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return this thread's scratch for the reports of rounds that end in one step of ``n`` games, and
+    the shuffle's (``SORT_SCRATCH`` words).
 
     Reused from step to step (a fresh one would be fresh pages for the OS to clear every step); what
     a step reports is copied out of it.
@@ -142,7 +143,8 @@ def _report_buffers(n: int, s: int) -> tuple[np.ndarray, np.ndarray]:
     if bufs is None:
         if len(cache) >= 8:
             cache.clear()
-        bufs = cache[key] = (np.empty((n, len(REPORTED), s), np.int64), np.empty((n, 8), np.int64))
+        bufs = cache[key] = (np.empty((n, len(REPORTED), s), np.int64), np.empty((n, 8), np.int64),
+                             np.empty(kernels().SORT_SCRATCH, np.uint64))
     return bufs
 
 
@@ -160,10 +162,10 @@ def step(engine, actions, active: np.ndarray | None) -> StepInfo:
     actor = np.empty(n, np.int64)
     captured = np.empty(n, np.uint64)
     escoba = np.empty(n, np.int64)
-    rows, meta = _report_buffers(n, s)
+    rows, meta, buf = _report_buffers(n, s)
     bad, ended = kernels().step_games(*arrays(engine), params(engine), np.uint64(engine.seed), a,
                                       _NO_ACTIVE if active is None else active, actor, captured, escoba,
-                                      rows, meta)
+                                      rows, meta, buf)
     if bad >= 0:
         engine.check_actions(a, active)  # raises for game `bad`, the first illegal one
         raise AssertionError(f"the compiled step refused game {bad}'s legal action")

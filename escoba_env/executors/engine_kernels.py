@@ -40,7 +40,11 @@ RULE_FIELDS = ("players", "sides", "num_cards", "jokers", "prefer_single", "last
 (_P, _S, _NC, _JOKERS, _PREFER, _LPE, _INIT15, _MESA, _SEVENS, _BONUS, _TARGET, _PARTNER, _SINGLE,
  _MAXR, _AUTO) = range(len(RULE_FIELDS))
 
-_jit = njit(cache=True, nogil=True)
+_jit = njit(cache=True, nogil=True, _nrt=False)
+"""Numba's reference counting off (``_nrt=False``, the option Numba's own allocation-free helpers use):
+nothing here allocates (scratch comes from the caller), and with counting on, every array handed to a
+compiled helper, or to a function inlined into a loop, costs two calls into Numba's runtime per call,
+borrowed views (``borrow``) included: a sixth of a search rollout's time went there."""
 
 
 # ------------------------------------------------------------------ the engine's arrays
@@ -251,81 +255,99 @@ def first_illegal(legal, done, active, actions):
     return -1
 
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def step_rules(rp):
+    """Return what ``step_one`` reads of ``rp`` as plain values: (players, cards, jokers, prefer-single,
+    last-play escoba); read from the array at each game, they would be read again after every write."""
+    return rp[_P], rp[_NC], rp[_JOKERS], rp[_PREFER] != 0, rp[_LPE] != 0
+
+
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def step_one(st, rp, seed, g, a, rep_rows, rep_meta, r, buf, rules):
+    """Step unfinished game ``g`` of ``st`` (borrowed ``EngineArrays``) with its legal action ``a``, as the
+    one-game executor steps it; return (actor, captured cards, escoba 0/1, rounds ended 0/1): an ended
+    round's report goes to row ``r`` of ``rep_rows`` and ``rep_meta`` (``end_round``). ``rules``:
+    ``step_rules(rp)``, read once by the loop. Inlined into each loop over games (``step_games``, the
+    search's rollouts)."""
+    p, nc, jokers, prefer_single, last_play_escoba = rules
+    hands, hand_count, table, stock_pos, to_act, pending = (st.hands, st.hand_count, st.table, st.stock_pos,
+                                                            st.to_act, st.pending)
+    seat = to_act[g]
+    playing = pending[g] < 0
+    if playing:  # the card leaves the hand
+        hands[g, seat] &= ~(ONE << np.uint64(a))
+        st.played[g, seat] |= ONE << np.uint64(a)
+        hand_count[g] -= 1
+    choosing, tab, tk, tv, legal, captured, swept = resolve(
+        a, a if playing else pending[g], np.int64(table[g]), 0 if playing else np.int64(st.taken[g]),
+        0 if playing else st.taken_value[g], playing, jokers, prefer_single)
+    if choosing:  # the same seat names table cards
+        pending[g] = a if playing else pending[g]
+        st.taken[g], st.taken_value[g], st.legal[g] = np.uint64(tk), tv, np.uint64(legal)
+        return seat, 0, 0, 0
+    table[g] = np.uint64(tab)
+    pending[g] = -1
+    st.taken[g] = 0
+    st.taken_value[g] = 0
+    escoba = 0
+    if captured:
+        st.piles[g, seat] |= np.uint64(captured)
+        st.last_capturer[g] = seat
+        if swept and (last_play_escoba or hand_count[g] != 0 or stock_pos[g] < nc):
+            escoba = 1
+            st.escobas[g, seat] += 1
+    to_act[g] = seat + 1 if seat + 1 < p else 0
+    ended = 0
+    turn_over = hand_count[g] == 0
+    if turn_over and stock_pos[g] >= nc:  # the round ends
+        turn_over = end_round(st, rp, seed, g, rep_rows, rep_meta, r, buf)
+        ended = 1
+    if turn_over:  # three cards a seat (a new round's first deal, or the next one)
+        deal_hands(hands, hand_count, stock_pos, st.deck, st.dealer, g, p, nc)
+    if not st.done[g]:
+        st.legal[g] = hands[g, to_act[g]]
+    return seat, captured, escoba, ended
+
+
 @_jit
 def step_games(hands, hand_count, table, piles, played, escobas, scores, deck, stock_pos, dealer, to_act,
                last_capturer, pending, taken, taken_value, legal, round_index, done, truncated, winner,
                episode, game_ids, rp, seed, actions, active, out_actor, out_captured, out_escoba, rep_rows,
-               rep_meta):
+               rep_meta, buf):
     """Step every unfinished game (inside ``active`` when it is not empty) with its legal action.
 
     The first arguments are the engine's arrays (``EngineArrays``: apart, as Numba reads a tuple of
     arrays slowly on each call), ``rp`` its ``params``. Returns (first illegal
-    game, 0), having changed nothing; (-2, 0) where an array's shape disagrees with ``rp``; else (-1,
+    game, 0), having changed nothing; (-2, 0) where an array's shape disagrees with ``rp`` (or a scratch
+    array is too small); else (-1,
     number of rounds that ended): the step's report in the ``out_*`` arrays (every game) and the
     ended rounds' in ``rep_rows`` and ``rep_meta`` (one row each, in game order; ``end_round``; the
-    final scores of a game that autoreset cleared are in ``rep_meta``). The arrays are read and
-    written here, in the loop, not in helpers (see ``borrow``).
+    final scores of a game that autoreset cleared are in ``rep_meta``). ``buf``: uint64 scratch of
+    ``SORT_SCRATCH`` words. Each game steps through ``step_one``.
     """
     n = len(actions)
     st = EngineArrays(hands, hand_count, table, piles, played, escobas, scores, deck, stock_pos, dealer,
                       to_act, last_capturer, pending, taken, taken_value, legal, round_index, done, truncated,
                       winner, episode, game_ids)
-    if not shapes_ok(st, rp, n) or len(out_actor) != n or rep_rows.shape[0] < n or rep_meta.shape[0] < n:
+    if (not shapes_ok(st, rp, n) or len(out_actor) != n or rep_rows.shape[0] < n or rep_meta.shape[0] < n
+            or len(buf) < SORT_SCRATCH):
         return -2, 0
     bad = first_illegal(st.legal, st.done, active, actions)
     if bad >= 0:
         return bad, 0
     st = borrowed(st)
-    hands, hand_count, table, stock_pos, to_act, pending = (st.hands, st.hand_count, st.table, st.stock_pos,
-                                                            st.to_act, st.pending)
     rep_rows, rep_meta = borrow(rep_rows), borrow(rep_meta)
-    buf = np.empty(SORT_SCRATCH, np.uint64)
-    p, nc = rp[_P], rp[_NC]
-    jokers, prefer_single = rp[_JOKERS], rp[_PREFER] != 0
     use_active = len(active) > 0
+    rules = step_rules(rp)
     nrep = 0
     for g in range(n):
-        captured = escoba = 0
         if st.done[g] or (use_active and not active[g]):
-            out_actor[g] = -1
-        else:
-            a = actions[g]
-            seat = to_act[g]
-            out_actor[g] = seat
-            playing = pending[g] < 0
-            if playing:  # the card leaves the hand
-                hands[g, seat] &= ~(ONE << np.uint64(a))
-                st.played[g, seat] |= ONE << np.uint64(a)
-                hand_count[g] -= 1
-            choosing, tab, tk, tv, legal, captured, swept = resolve(
-                a, a if playing else pending[g], np.int64(table[g]), 0 if playing else np.int64(st.taken[g]),
-                0 if playing else st.taken_value[g], playing, jokers, prefer_single)
-            if choosing:  # the same seat names table cards
-                pending[g] = a if playing else pending[g]
-                st.taken[g], st.taken_value[g], st.legal[g] = np.uint64(tk), tv, np.uint64(legal)
-                out_actor[g], out_captured[g], out_escoba[g] = seat, 0, 0
-                continue
-            table[g] = np.uint64(tab)
-            pending[g] = -1
-            st.taken[g] = 0
-            st.taken_value[g] = 0
-            if captured:
-                st.piles[g, seat] |= np.uint64(captured)
-                st.last_capturer[g] = seat
-                if swept and (rp[_LPE] or hand_count[g] != 0 or stock_pos[g] < nc):
-                    escoba = 1
-                    st.escobas[g, seat] += 1
-            to_act[g] = seat + 1 if seat + 1 < p else 0
-            turn_over = hand_count[g] == 0
-            if turn_over and stock_pos[g] >= nc:  # the round ends
-                turn_over = end_round(st, rp, seed, g, rep_rows, rep_meta, nrep, buf)
-                nrep += 1
-            if turn_over:  # three cards a seat (a new round's first deal, or the next one)
-                deal_hands(hands, hand_count, stock_pos, st.deck, st.dealer, g, p, nc)
-            if not st.done[g]:
-                st.legal[g] = hands[g, to_act[g]]
-        out_captured[g] = np.uint64(captured)
-        out_escoba[g] = escoba
+            out_actor[g], out_captured[g], out_escoba[g] = -1, 0, 0
+            continue
+        actor, captured, escoba, ended = step_one(st, rp, seed, g, actions[g], rep_rows, rep_meta, nrep, buf,
+                                                  rules)
+        out_actor[g], out_captured[g], out_escoba[g] = actor, np.uint64(captured), escoba
+        nrep += ended
     return -1, nrep
 
 

@@ -163,3 +163,55 @@ def test_search_values_with_worlds_played_once_equal_the_numpy_search(spec, monk
         assert fast_agent.last_move_values.tobytes() == slow_agent.last_move_values.tobytes(), t
         compared += len(live)
     assert compared > 100
+
+
+def test_compiled_rollouts_refuse_an_illegal_move_or_mismatched_params_and_change_nothing():
+    """The kernel steps each game as it picks its action (no separate legality pass over the batch):
+    a move that is not legal in its world, or params that disagree with the arrays' sizes, must still
+    raise before any out-of-bounds write, and the caller's engine must stay as it was."""
+    from agents.search.rollout_compiled import compiled_rollout_values, rollout_kernel
+    from escoba_env.executors.engine_compiled import arrays, params
+
+    rules = Rules()
+    e = next(p for t, p in enumerate(_positions(rules, 8, 3)) if t == 4)
+    live = np.flatnonzero(~e.done & (e.pending < 0))
+    sim, card, option, me = _rollout_inputs(e, live, rules)
+    before = [a.copy() for a in arrays(sim)]
+    bad = card.copy()
+    bad[-1] = int(np.flatnonzero([not (int(sim.legal[-1]) >> c) & 1 for c in range(40)])[0])
+    with pytest.raises(ValueError, match="a rollout played an illegal action"):
+        compiled_rollout_values(sim, bad, option, me, ROLLOUT_WEIGHTS, "count")
+    assert all(np.array_equal(a, b) for a, b in zip(arrays(sim), before, strict=True))
+    good = compiled_rollout_values(sim, card, option, me, ROLLOUT_WEIGHTS, "count")
+    three = params(EscobaEngine(1, Rules(num_players=3), single_round=True), single_round=True)
+    out = np.empty(len(card))
+    with pytest.raises(ValueError, match="disagree with their params"):
+        rollout_kernel(*arrays(sim), three, np.uint64(sim.seed), np.arange(len(card)), card,
+                       np.asarray(option, np.uint64), me, 0, *_kernel_weights(), out)
+    assert np.array_equal(good, compiled_rollout_values(sim, card, option, me, ROLLOUT_WEIGHTS, "count"))
+
+
+def _kernel_weights():
+    from agents.heuristic.strategy import Weights, single_card_weights
+    from agents.search.rollout_compiled import choice_ranks, weight_vector
+
+    w = Weights.of(ROLLOUT_WEIGHTS, False)
+    return weight_vector(w, ROLLOUT_WEIGHTS["sweep"]), single_card_weights(w), choice_ranks(w)
+
+
+def test_the_compiled_step_refuses_a_short_shuffle_scratch():
+    """``step_games`` takes the shuffle's scratch from its caller (it allocates nothing): one too short
+    is refused (-2) before any game is stepped, not written past its end."""
+    from escoba_env.executors import engine_kernels
+    from escoba_env.executors.engine_compiled import arrays, params
+
+    e = EscobaEngine(3, Rules(), compiled=True)
+    e.reset(2)
+    before = [a.copy() for a in arrays(e)]
+    n = e.num_games
+    args = (*arrays(e), params(e), np.uint64(e.seed), sample_actions(e.legal, np.zeros(n)), np.zeros(0, bool),
+            np.empty(n, np.int64), np.empty(n, np.uint64), np.empty(n, np.int64),
+            np.empty((n, 6, e.num_sides), np.int64), np.empty((n, 8), np.int64))
+    assert engine_kernels.step_games(*args, np.empty(engine_kernels.SORT_SCRATCH - 1, np.uint64)) == (-2, 0)
+    assert all(np.array_equal(a, b) for a, b in zip(arrays(e), before, strict=True))
+    assert engine_kernels.step_games(*args, np.empty(engine_kernels.SORT_SCRATCH, np.uint64)) == (-1, 0)
