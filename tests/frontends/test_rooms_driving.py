@@ -1,0 +1,142 @@
+"""How the server drives a room's bots: after a restart, around a room that moved on, when a bot fails.
+
+The mutation run of ``escoba_arena/web/rooms_routes.py`` left these unseen: a restarted server whose
+journal leaves a bot to act at seat 0 (the check was ``bot_to_act() >= 0``, and ``> 0`` passed every
+test), a bot's move that arrives after its room moved on (another move, the room closed), and the exact
+words a failed bot move leaves in the game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+pytest.importorskip("starlette")
+
+from escoba_arena.web.bot_worker import AgentFailure  # noqa: E402
+from escoba_arena.web.lobby import Arena  # noqa: E402
+from escoba_arena.web.rooms import Rooms  # noqa: E402
+from tests.frontends.rooms_support import open_room, play_until, rooms_client  # noqa: E402
+
+
+def _wait(what: str, done, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, f"waited {seconds} s for {what}"
+        time.sleep(0.02)
+
+
+def test_a_server_restarted_from_its_journal_moves_the_bot_to_act_at_seat_0(tmp_path):
+    rooms = Rooms(Arena([]), tmp_path)
+    room, _, _ = rooms.open({"seats": ["greedy", "human"], "seed": 4})
+    rooms.join(room, 1)
+    play_until(rooms, room, 0)
+    assert room.game.bot_to_act() == 0
+    played = room.game.moves_played
+    rooms.journal.close()
+    with rooms_client(tmp_path, tick=0.05) as tc:
+        again = tc.app.state.rooms.rooms.rooms[room.rid]
+        assert again.game.moves_played == played
+        _wait("the bot at seat 0 to move", lambda: again.game.moves_played > played)
+        assert again.game.error is None and not again.expired
+
+
+class _Gate:
+    """Stands in for the bot pool's ``decide_async``: each decision waits until the test opens the gate,
+    then is the real pool's answer (or ``fail``'s AgentFailure)."""
+
+    def __init__(self, tc, fail: str | None = None):
+        self.tc, self.fail = tc, fail
+        self.pool = tc.app.state.rooms.rooms.arena.pool
+        self.real = self.pool.decide_async
+        self.asked = 0
+        self.event = tc.portal.call(self._event)
+
+    @staticmethod
+    async def _event() -> asyncio.Event:
+        return asyncio.Event()
+
+    async def decide_async(self, job):
+        self.asked += 1
+        await self.event.wait()
+        await asyncio.sleep(0.01)  # a real decision yields to the loop: a driver that loops cannot hang it
+        if self.fail is not None:
+            raise AgentFailure(self.fail)
+        return await self.real(job)
+
+    def open(self) -> None:
+        self.tc.portal.call(self.event.set)
+
+
+def _bot_thinking(tc, gate: _Gate, seed: int):
+    """Open a room of a person (seat 0) and a bot (seat 1), play until the bot is to act, have the hub
+    drive it; return the room once the bot is thinking (held at the gate)."""
+    hub = tc.app.state.rooms
+    hub.rooms.arena.pool.decide_async = gate.decide_async
+    ans = open_room(tc, seats=["human", "greedy"], seed=seed)
+    room = hub.rooms.rooms[ans["room"]["id"]]
+    hub.rooms.join(room, 0)  # the game starts when the person comes
+    game = room.game
+    while game.bot_to_act() != 1:
+        mv = game.view_for(0)["moves"][0]
+        hub.rooms.play(room, 0, mv["card"], mv["options"][0])
+    tc.portal.call(hub.drive_soon, room)
+    _wait("the bot to be asked", lambda: gate.asked == 1)
+    return room
+
+
+def _under_lock(tc, room, fn) -> None:
+    hub = tc.app.state.rooms
+
+    async def run():
+        async with hub.lock(room.rid):
+            fn()
+
+    tc.portal.call(run)
+
+
+def test_a_bots_move_is_dropped_when_its_move_was_played_while_it_thought():
+    with rooms_client(tick=0.05) as tc:
+        hub = tc.app.state.rooms
+        gate = _Gate(tc)
+        room = _bot_thinking(tc, gate, seed=11)
+        game = room.game
+        played = game.moves_played
+        card, options = max(game.moves_for(1).items())  # the bot's turn, played by someone else meanwhile
+        _under_lock(tc, room, lambda: hub.rooms.play(room, 1, card, options[0]))
+        gate.open()
+        _wait("the driver to stop", lambda: room.rid not in hub.driving)
+        assert game.moves_played == played + 1  # the stale decision was not played on top
+        assert game.error is None and not room.expired
+        assert game.bot_to_act() == -1 and game.state.to_act == 0
+
+
+def test_a_bots_move_is_dropped_when_its_room_closed_while_it_thought():
+    with rooms_client(tick=0.05) as tc:
+        hub = tc.app.state.rooms
+        gate = _Gate(tc)
+        room = _bot_thinking(tc, gate, seed=12)
+        game = room.game
+        played, log = game.moves_played, len(game.log)
+        _under_lock(tc, room, lambda: hub.rooms.close(room, "closed by the test"))
+        gate.open()
+        _wait("the driver to stop", lambda: room.rid not in hub.driving)
+        assert game.moves_played == played and len(game.log) == log
+        assert room.expired == "closed by the test" and game.error is None
+
+
+def test_a_failed_bot_move_stops_the_game_with_the_pools_words_and_the_room_stays_open():
+    with rooms_client(tick=0.05) as tc:
+        hub = tc.app.state.rooms
+        gate = _Gate(tc, fail="greedy (seat 1) failed: its worker process stopped")
+        room = _bot_thinking(tc, gate, seed=13)
+        game = room.game
+        played = game.moves_played
+        gate.open()
+        _wait("the driver to stop", lambda: room.rid not in hub.driving)
+        said = "greedy (seat 1) failed: its worker process stopped; the game was stopped"
+        assert game.error == said and game.log[-1] == {"type": "error", "message": said}
+        assert game.moves_played == played and not room.expired
+        assert game.view_for(0)["to_act"] == -1 or game.bot_to_act() == -1
