@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.external.llm import MAX_TOKENS, LLMAgent
+from agents.external.llm import MAX_TOKENS, MAX_VOTES, LLMAgent
 from agents.spec.registry import make_agent
 from escoba_env.faces.text import ANSWER_PROTOCOL, IllegalAnswer, legal_moves, read_answer, reask
 from escoba_env.rulebook.rules import Rules
@@ -38,6 +38,18 @@ def test_the_agents_defaults():
     ({"moves": "shown"}, "llm: moves must be one of listed, hidden, got 'shown'"),
     ({"on_fail": "retry"}, "llm: on_fail must be one of forfeit, random, got 'retry'"),
     ({"reasoning": "yes"}, "llm: reasoning must be one of off, on, got 'yes'"),
+    ({"model": ""}, "llm needs a model: llm:model=NAME,base_url=URL"),
+    ({"key_env": "sk-abc123"}, "llm: key_env names the environment variable that holds the key (e.g. "
+                               "OPENAI_API_KEY), not the key itself"),
+    ({"max_retries": 21}, "llm: max_retries must be in 0..20, got 21"),
+    ({"max_retries": -1}, "llm: max_retries must be in 0..20, got -1"),
+    *[({k: v}, f"llm: concurrency must be in 1..1024, attempts in 1..20 and votes in 1..{MAX_VOTES}")
+      for k, v in [("concurrency", 0), ("concurrency", 1025), ("attempts", 0), ("attempts", 21),
+                   ("votes", 0), ("votes", MAX_VOTES + 1)]],
+    ({"temperature": 2.01}, "llm: temperature must be in [0, 2], got 2.01"),
+    ({"temperature": -0.1}, "llm: temperature must be in [0, 2], got -0.1"),
+    ({"backoff": -0.5}, "llm: backoff must be >= 0 and max_tokens positive"),
+    ({"max_tokens": 0}, "llm: backoff must be >= 0 and max_tokens positive"),
 ])
 def test_a_bad_setting_is_refused_naming_it(settings, message):
     """The class's own checks (Python callers; the registry checks a spec's values before them)."""
@@ -45,6 +57,23 @@ def test_a_bad_setting_is_refused_naming_it(settings, message):
         LLMAgent(**{"model": "m", "base_url": "http://h/v1", **settings})
     assert str(err.value) == message
     assert LLMAgent(model="m", base_url="http://h/v1", timeout=0.01).endpoint.timeout == 0.01
+
+
+def test_every_bound_of_the_settings_is_accepted_at_its_edge_and_kept():
+    """Each range's edges are inside it (a bound off by one would refuse them), and what was asked is
+    what the agent keeps: the rules, French, the endpoint's address without its trailing slash."""
+    edges = [{"max_retries": 0}, {"max_retries": 20}, {"concurrency": 1}, {"concurrency": 1024},
+             {"attempts": 1}, {"attempts": 20}, {"votes": 1}, {"votes": MAX_VOTES}, {"temperature": 0.0},
+             {"temperature": 2.0}, {"backoff": 0.0}, {"max_tokens": 1}]
+    for edge in edges:
+        a = LLMAgent(model="m", base_url="http://h/v1", **edge)
+        (k, v), = edge.items()
+        got = getattr(a.endpoint if k in ("attempts", "backoff") else a, k)
+        assert got == v, edge
+    rules = Rules(num_players=3)
+    a = LLMAgent(rules, model="m", base_url="http://h/X/", french=True)
+    assert a.rules == rules and a.french
+    assert a.url == a.endpoint.url == "http://h/X/chat/completions"
 
 
 def test_the_request_body(standin):
