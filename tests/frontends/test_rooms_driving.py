@@ -3,14 +3,17 @@
 The mutation run of ``escoba_arena/web/rooms_routes.py`` left these unseen: a restarted server whose
 journal leaves a bot to act at seat 0 (the check was ``bot_to_act() >= 0``, and ``> 0`` passed every
 test), a bot's move that arrives after its room moved on (another move, the room closed), and the exact
-words a failed bot move leaves in the game.
+words a failed bot move leaves in the game; the hub's own cap on threads for file work, and a page
+joining its seat under the room's lock.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 
+import anyio
 import pytest
 
 pytest.importorskip("starlette")
@@ -18,7 +21,13 @@ pytest.importorskip("starlette")
 from escoba_arena.web.bot_worker import AgentFailure  # noqa: E402
 from escoba_arena.web.lobby import Arena  # noqa: E402
 from escoba_arena.web.rooms import Rooms  # noqa: E402
-from tests.frontends.rooms_support import open_room, play_until, rooms_client  # noqa: E402
+from tests.frontends.rooms_support import (  # noqa: E402
+    open_room,
+    play_until,
+    receive_json,
+    rooms_client,
+    tokens_of,
+)
 
 
 def _wait(what: str, done, seconds: float = 10.0) -> None:
@@ -140,3 +149,55 @@ def test_a_failed_bot_move_stops_the_game_with_the_pools_words_and_the_room_stay
         assert game.error == said and game.log[-1] == {"type": "error", "message": said}
         assert game.moves_played == played and not room.expired
         assert game.view_for(0)["to_act"] == -1 or game.bot_to_act() == -1
+
+
+def test_the_hubs_file_work_runs_on_at_most_8_threads_at_once():
+    """Journal and record writes go to the hub's own 8 threads: twelve at once (twelve rooms' moves on
+    a slow disk) leave the rest of the server's threads free, instead of taking 12 of anyio's 40."""
+    with rooms_client() as tc:
+        hub = tc.app.state.rooms
+        counts, lock, release = {"now": 0, "most": 0}, threading.Lock(), threading.Event()
+
+        def write() -> None:
+            with lock:
+                counts["now"] += 1
+                counts["most"] = max(counts["most"], counts["now"])
+            release.wait(10)
+            with lock:
+                counts["now"] -= 1
+
+        async def twelve() -> None:
+            async with anyio.create_task_group() as tg:
+                for _ in range(12):
+                    tg.start_soon(hub.in_thread, write)
+
+        done = tc.portal.start_task_soon(twelve)
+        _wait("eight writes to run", lambda: counts["now"] == 8)
+        time.sleep(0.3)
+        assert counts["most"] == 8
+        release.set()
+        done.result(10)
+        assert counts == {"now": 0, "most": 8}
+
+
+def test_a_page_joins_its_seat_under_its_rooms_lock():
+    """Joining changes the room's state: a page that says hello while a move holds the room's lock
+    joins (and is sent the room) only once the lock is free."""
+    with rooms_client() as tc:
+        hub = tc.app.state.rooms
+        ans = open_room(tc, seats=["human", "human"], seed=14)
+        room = hub.rooms.rooms[ans["room"]["id"]]
+
+        async def take():
+            lock = hub.lock(room.rid)
+            await lock.acquire()
+            return lock
+
+        held = tc.portal.call(take)
+        with tc.websocket_connect("/api/rooms/ws") as ws:
+            ws.send_json({"type": "hello", "token": tokens_of(ans)[0]})
+            time.sleep(0.4)
+            assert room.seats[0].connections == 0, "the page joined while the room's lock was held"
+            tc.portal.call(lambda: held.release())
+            assert receive_json(tc, ws, "the room, once joined")["type"] == "state"
+            assert room.seats[0].connections == 1
