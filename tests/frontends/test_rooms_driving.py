@@ -106,34 +106,27 @@ def _under_lock(tc, room, fn) -> None:
     tc.portal.call(run)
 
 
-def test_a_bots_move_is_dropped_when_its_move_was_played_while_it_thought():
+@pytest.mark.parametrize("meanwhile", ["its move was played", "its room closed"])
+def test_a_bots_move_is_dropped_when_its_room_moved_on_while_it_thought(meanwhile):
     with rooms_client(tick=0.05) as tc:
         hub = tc.app.state.rooms
         gate = _Gate(tc)
         room = _bot_thinking(tc, gate, seed=11)
         game = room.game
-        played = game.moves_played
-        card, options = max(game.moves_for(1).items())  # the bot's turn, played by someone else meanwhile
-        _under_lock(tc, room, lambda: hub.rooms.play(room, 1, card, options[0]))
-        gate.open()
-        _wait("the driver to stop", lambda: room.rid not in hub.driving)
-        assert game.moves_played == played + 1  # the stale decision was not played on top
-        assert game.error is None and not room.expired
-        assert game.bot_to_act() == -1 and game.state.to_act == 0
-
-
-def test_a_bots_move_is_dropped_when_its_room_closed_while_it_thought():
-    with rooms_client(tick=0.05) as tc:
-        hub = tc.app.state.rooms
-        gate = _Gate(tc)
-        room = _bot_thinking(tc, gate, seed=12)
-        game = room.game
         played, log = game.moves_played, len(game.log)
-        _under_lock(tc, room, lambda: hub.rooms.close(room, "closed by the test"))
+        card, options = max(game.moves_for(1).items())  # the bot's turn, played by someone else meanwhile
+        moved = meanwhile == "its move was played"
+        _under_lock(tc, room, (lambda: hub.rooms.play(room, 1, card, options[0])) if moved else
+                    (lambda: hub.rooms.close(room, "closed by the test")))
         gate.open()
         _wait("the driver to stop", lambda: room.rid not in hub.driving)
-        assert game.moves_played == played and len(game.log) == log
-        assert room.expired == "closed by the test" and game.error is None
+        assert game.error is None  # the stale decision was neither played on top nor an error
+        if moved:
+            assert game.moves_played == played + 1 and not room.expired
+            assert game.bot_to_act() == -1 and game.state.to_act == 0
+        else:
+            assert game.moves_played == played and len(game.log) == log
+            assert room.expired == "closed by the test"
 
 
 def test_a_failed_bot_move_stops_the_game_with_the_pools_words_and_the_room_stays_open():
