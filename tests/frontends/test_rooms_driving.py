@@ -53,15 +53,17 @@ def test_a_server_restarted_from_its_journal_moves_the_bot_to_act_at_seat_0(tmp_
 
 
 class _Gate:
-    """Stands in for the bot pool's ``decide_async``: each decision waits until the test opens the gate,
-    then is the real pool's answer (or ``fail``'s AgentFailure)."""
+    """Stands in for the bot pool's ``decide_async`` (the pool is shared by every arena of the process:
+    ``monkeypatch`` puts the real one back after the test): each decision waits until the test opens
+    the gate, then is the real pool's answer (or ``fail``'s AgentFailure)."""
 
-    def __init__(self, tc, fail: str | None = None):
+    def __init__(self, tc, monkeypatch, fail: str | None = None):
         self.tc, self.fail = tc, fail
-        self.pool = tc.app.state.rooms.rooms.arena.pool
-        self.real = self.pool.decide_async
+        pool = tc.app.state.rooms.rooms.arena.pool
+        self.real = pool.decide_async
         self.asked = 0
         self.event = tc.portal.call(self._event)
+        monkeypatch.setattr(pool, "decide_async", self.decide_async)
 
     @staticmethod
     async def _event() -> asyncio.Event:
@@ -83,7 +85,6 @@ def _bot_thinking(tc, gate: _Gate, seed: int):
     """Open a room of a person (seat 0) and a bot (seat 1), play until the bot is to act, have the hub
     drive it; return the room once the bot is thinking (held at the gate)."""
     hub = tc.app.state.rooms
-    hub.rooms.arena.pool.decide_async = gate.decide_async
     ans = open_room(tc, seats=["human", "greedy"], seed=seed)
     room = hub.rooms.rooms[ans["room"]["id"]]
     hub.rooms.join(room, 0)  # the game starts when the person comes
@@ -107,10 +108,10 @@ def _under_lock(tc, room, fn) -> None:
 
 
 @pytest.mark.parametrize("meanwhile", ["its move was played", "its room closed"])
-def test_a_bots_move_is_dropped_when_its_room_moved_on_while_it_thought(meanwhile):
+def test_a_bots_move_is_dropped_when_its_room_moved_on_while_it_thought(meanwhile, monkeypatch):
     with rooms_client(tick=0.05) as tc:
         hub = tc.app.state.rooms
-        gate = _Gate(tc)
+        gate = _Gate(tc, monkeypatch)
         room = _bot_thinking(tc, gate, seed=11)
         game = room.game
         played, log = game.moves_played, len(game.log)
@@ -129,10 +130,10 @@ def test_a_bots_move_is_dropped_when_its_room_moved_on_while_it_thought(meanwhil
             assert room.expired == "closed by the test"
 
 
-def test_a_failed_bot_move_stops_the_game_with_the_pools_words_and_the_room_stays_open():
+def test_a_failed_bot_move_stops_the_game_with_the_pools_words_and_the_room_stays_open(monkeypatch):
     with rooms_client(tick=0.05) as tc:
         hub = tc.app.state.rooms
-        gate = _Gate(tc, fail="greedy (seat 1) failed: its worker process stopped")
+        gate = _Gate(tc, monkeypatch, fail="greedy (seat 1) failed: its worker process stopped")
         room = _bot_thinking(tc, gate, seed=13)
         game = room.game
         played = game.moves_played
