@@ -1,10 +1,11 @@
-"""How much of an answer the model client reads: a 200 answer whole up to 1 MiB, an error page only its
-first 4 KiB, a compressed answer not at all.
+"""How the model client reads an answer: a 200 answer whole up to 1 MiB, an error page only its first
+4 KiB, a compressed answer not at all; its wall time; and the words of a connection that fails.
 
 The mutation run of ``agents/external/llm_client.py`` gave a 200 answer the error page's cap, an error
-page the answer's cap, and let a compressed answer through, and no test noticed. The client here is a
-stand-in for ``httpx.AsyncClient`` that counts the chunks the client pulls, so the cap is seen where
-it works: in what is read, not in what is logged afterwards.
+page the answer's cap, let a compressed answer through, miscounted the latency, and left the key in,
+or the cause out of, a failed connection's words, and no test noticed. The client here is a stand-in
+for ``httpx.AsyncClient`` that counts the chunks the reader pulls (so a cap is seen where it works,
+in what is read) or raises the transport error it is given.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 pytest.importorskip("httpx")
 import httpx  # noqa: E402
 
+from agents.external import llm_client  # noqa: E402
 from agents.external.llm_client import MAX_ERROR_BYTES, MAX_RESPONSE_BYTES, Endpoint, LLMError  # noqa: E402
 
 CHUNK = 1024
@@ -27,13 +29,16 @@ class _Client:
     """Answers every request with ``status``, ``headers`` and ``body`` (bytes, or None: endless), in
     chunks of 1 KiB; ``pulled`` counts the chunks the reader asked for."""
 
-    def __init__(self, status: int, body: bytes | None, headers: dict | None = None):
-        self.status, self.body, self.pulled = status, body, 0
+    def __init__(self, status: int, body: bytes | None, headers: dict | None = None,
+                 raises: Exception | None = None):
+        self.status, self.body, self.pulled, self.raises = status, body, 0, raises
         self.headers = httpx.Headers(headers or {})
 
     @contextlib.asynccontextmanager
     async def stream(self, method, url, json=None, headers=None):
         client = self
+        if self.raises is not None:
+            raise self.raises
 
         class Response:
             status_code = client.status
@@ -49,8 +54,13 @@ class _Client:
         yield Response()
 
 
-def _chat(client: _Client):
-    endpoint = Endpoint("http://127.0.0.1:9/v1/chat/completions", "NO_SUCH_KEY_VAR", 10.0, 1, 0.0, "m")
+URL = "http://127.0.0.1:9/v1/chat/completions"
+KEY = "sk-test-0123456789abcdef"
+ANSWER = b'{"choices": [{"message": {"content": "1"}}]}'
+
+
+def _chat(client: _Client, key_env: str = "NO_SUCH_KEY_VAR"):
+    endpoint = Endpoint(URL, key_env, 10.0, 1, 0.0, "m")
     return asyncio.run(endpoint.chat(client, asyncio.Semaphore(1), {"model": "m"}))
 
 
@@ -71,16 +81,43 @@ def test_an_error_page_is_read_only_to_its_cap():
         _chat(client)
     assert client.pulled == MAX_ERROR_BYTES // CHUNK + 1
     client = _Client(200, None)  # an endless answer: refused at its own cap
-    with pytest.raises(LLMError, match=f"more than {MAX_RESPONSE_BYTES} bytes"):
+    with pytest.raises(LLMError) as err:
         _chat(client)
+    said = f"{URL} answered more than {MAX_RESPONSE_BYTES} bytes: the read was stopped there"
+    assert str(err.value) == said
     assert client.pulled == MAX_RESPONSE_BYTES // CHUNK + 1
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "GZIP", "br"])
 def test_a_compressed_answer_is_refused_unread(encoding):
-    client = _Client(200, b'{"choices": [{"message": {"content": "1"}}]}', {"Content-Encoding": encoding})
+    client = _Client(200, ANSWER, {"Content-Encoding": encoding})
     with pytest.raises(LLMError, match="answered a compressed body, which is not read"):
         _chat(client)
     assert client.pulled == 0
-    assert _chat(_Client(200, b'{"choices": [{"message": {"content": "1"}}]}',
-                         {"Content-Encoding": "identity"})).text == "1"
+    assert _chat(_Client(200, ANSWER, {"Content-Encoding": "identity"})).text == "1"
+
+
+def test_a_replys_latency_is_the_requests_wall_time_in_ms(monkeypatch):
+    clock = iter([100.0, 100.25])
+    monkeypatch.setattr(llm_client.time, "perf_counter", lambda: next(clock))
+    assert _chat(_Client(200, ANSWER)).latency_ms == 250.0
+
+
+@pytest.mark.parametrize("said", [f"no route to host, key {KEY}", ""])
+def test_a_connection_refused_names_its_cause_without_the_key_and_is_not_tried_again(monkeypatch, said):
+    monkeypatch.setenv("TEST_LLM_KEY", KEY)
+    client = _Client(200, ANSWER, raises=httpx.ConnectError(said))
+    with pytest.raises(LLMError) as err:
+        _chat(client, "TEST_LLM_KEY")
+    cause = "no route to host, key [key]" if said else "ConnectError"
+    assert str(err.value) == f"cannot reach {URL}: {cause}"
+
+
+@pytest.mark.parametrize("said", [f"peer reset the stream ({KEY})", ""])
+def test_a_connection_lost_mid_answer_names_its_cause_without_the_key(monkeypatch, said):
+    monkeypatch.setenv("TEST_LLM_KEY", KEY)
+    client = _Client(200, ANSWER, raises=httpx.ReadError(said))
+    with pytest.raises(LLMError) as err:
+        _chat(client, "TEST_LLM_KEY")
+    cause = "peer reset the stream ([key])" if said else "ReadError"
+    assert str(err.value) == f"{URL}: connection lost ({cause}) on 1 tries"
