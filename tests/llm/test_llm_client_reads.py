@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 
 import pytest
 
@@ -33,10 +34,12 @@ class _Client:
                  raises: Exception | None = None):
         self.status, self.body, self.pulled, self.raises = status, body, 0, raises
         self.headers = httpx.Headers(headers or {})
+        self.sent: list[dict] = []  # the headers of each request
 
     @contextlib.asynccontextmanager
     async def stream(self, method, url, json=None, headers=None):
         client = self
+        self.sent.append(dict(headers))
         if self.raises is not None:
             raise self.raises
 
@@ -121,3 +124,22 @@ def test_a_connection_lost_mid_answer_names_its_cause_without_the_key(monkeypatc
         _chat(client, "TEST_LLM_KEY")
     cause = "peer reset the stream ([key])" if said else "ReadError"
     assert str(err.value) == f"{URL}: connection lost ({cause}) on 1 tries"
+
+
+def test_a_request_asks_for_an_uncompressed_answer_and_sends_the_key_only_when_there_is_one(monkeypatch):
+    monkeypatch.delenv("TEST_LLM_KEY", raising=False)
+    client = _Client(200, ANSWER)
+    _chat(client, "TEST_LLM_KEY")
+    monkeypatch.setenv("TEST_LLM_KEY", KEY)
+    _chat(client, "TEST_LLM_KEY")
+    assert client.sent == [{"Accept-Encoding": "identity"},
+                           {"Accept-Encoding": "identity", "Authorization": f"Bearer {KEY}"}]
+
+
+def test_an_answer_that_is_not_a_chat_completion_is_logged_without_the_key(monkeypatch, caplog):
+    monkeypatch.setenv("TEST_LLM_KEY", KEY)
+    caplog.set_level(logging.WARNING, logger="agents.external.llm")
+    with pytest.raises(LLMError, match="did not answer a chat completion"):
+        _chat(_Client(200, f"<html>proxy error for {KEY}</html>".encode()), "TEST_LLM_KEY")
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{URL} did not answer a chat completion: <html>proxy error for [key]</html>"]
