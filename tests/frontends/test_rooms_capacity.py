@@ -261,3 +261,19 @@ def test_the_room_settings_name_a_long_number_without_echoing_it():
                     headers={"content-type": "application/json"})
         assert r.status_code == 400 and "deal 1" in r.json()["error"] and "400-digit" in r.json()["error"]
         assert "7777" not in r.text
+
+
+def test_every_room_limit_a_server_is_given_reaches_its_rooms():
+    """A server's options are the rooms' limits, each of them (the hub once dropped ``rate``, and the
+    rooms' own default took its place: no test, all at machine speed, noticed)."""
+    asked = {"takeover_seconds": 7.5, "idle_seconds": 601.5, "unjoined_seconds": 91.5, "max_rooms": 17,
+             "per_client": 3, "waiting_per_client": 2, "per_link": 4, "rate": 3.5, "burst": 9.0,
+             "rooms_per_minute": 66.0}
+    with rooms_client(**asked) as tc:
+        r = tc.app.state.rooms.rooms
+        got = {"takeover_seconds": r.takeover_seconds, "idle_seconds": r.idle_seconds,
+               "unjoined_seconds": r.unjoined_seconds, "max_rooms": r.max_rooms,
+               "per_client": r.quota.per_client, "waiting_per_client": r.quota.waiting_per_client,
+               "per_link": r.per_link, "rate": r.rate, "burst": r.burst,
+               "rooms_per_minute": r.quota.rate * 60.0}
+        assert got == asked
