@@ -21,7 +21,13 @@ pytest.importorskip("httpx")
 import httpx  # noqa: E402
 
 from agents.external import llm_client  # noqa: E402
-from agents.external.llm_client import MAX_ERROR_BYTES, MAX_RESPONSE_BYTES, Endpoint, LLMError  # noqa: E402
+from agents.external.llm_client import (  # noqa: E402
+    MAX_ERROR_BYTES,
+    MAX_LOGGED,
+    MAX_RESPONSE_BYTES,
+    Endpoint,
+    LLMError,
+)
 
 CHUNK = 1024
 
@@ -94,10 +100,13 @@ def test_an_error_page_is_read_only_to_its_cap():
 @pytest.mark.parametrize("encoding", ["gzip", "GZIP", "br"])
 def test_a_compressed_answer_is_refused_unread(encoding):
     client = _Client(200, ANSWER, {"Content-Encoding": encoding})
-    with pytest.raises(LLMError, match="answered a compressed body, which is not read"):
+    with pytest.raises(LLMError) as err:
         _chat(client)
+    said = f"{URL} answered a compressed body, which is not read (the request asked for none)"
+    assert str(err.value) == said
     assert client.pulled == 0
-    assert _chat(_Client(200, ANSWER, {"Content-Encoding": "identity"})).text == "1"
+    for plain in ("identity", "IDENTITY", ""):  # an empty header names no encoding
+        assert _chat(_Client(200, ANSWER, {"Content-Encoding": plain})).text == "1"
 
 
 def test_a_replys_latency_is_the_requests_wall_time_in_ms(monkeypatch):
@@ -143,3 +152,21 @@ def test_an_answer_that_is_not_a_chat_completion_is_logged_without_the_key(monke
         _chat(_Client(200, f"<html>proxy error for {KEY}</html>".encode()), "TEST_LLM_KEY")
     assert [r.getMessage() for r in caplog.records] == [
         f"{URL} did not answer a chat completion: <html>proxy error for [key]</html>"]
+
+
+def test_an_answer_that_is_not_utf8_is_logged_with_replacement_characters(caplog):
+    caplog.set_level(logging.WARNING, logger="agents.external.llm")
+    with pytest.raises(LLMError, match="did not answer a chat completion"):
+        _chat(_Client(200, b"\xff\xfeerror\xc3"))
+    said = f"{URL} did not answer a chat completion: \ufffd\ufffderror\ufffd"
+    assert [r.getMessage() for r in caplog.records] == [said]
+
+
+@pytest.mark.parametrize("size", [MAX_LOGGED, MAX_LOGGED + 1])
+def test_an_error_page_is_logged_whole_up_to_the_log_cut(caplog, size):
+    caplog.set_level(logging.WARNING, logger="agents.external.llm")
+    with pytest.raises(LLMError, match="HTTP 400 Bad Request"):
+        _chat(_Client(400, b"\xff" + b"e" * (size - 1)))  # not UTF-8: replaced, not refused
+    page = "\ufffd" + "e" * (size - 1)
+    logged = page if size <= MAX_LOGGED else page[:MAX_LOGGED] + "..."
+    assert [r.getMessage() for r in caplog.records] == [f"{URL} answered HTTP 400: {logged}"]

@@ -22,6 +22,7 @@ def test_scrub_removes_a_short_key_whole_and_every_long_run_of_a_long_one():
     assert scrub("no key here", "abc123") == "no key here"
     key = "sk-0123456789abcdef"
     assert scrub(f"a {key[3:13]} b {key[:7]} c", key) == "a [key] b sk-0123 c"  # 10 chars: a run; 7: not
+    assert scrub(f"a {key[-7:]} b {key[-8:]}", key) == "a 9abcdef b [key]"  # at the key's end too
     assert scrub("two\nlines", "") == "two lines"
     assert scrub("abc123xyz", "abc123") == "[key]xyz"  # at the start
     assert scrub("xyzabc123", "abc123") == "xyz[key]"  # at the end
