@@ -68,8 +68,8 @@ KEY = "sk-test-0123456789abcdef"
 ANSWER = b'{"choices": [{"message": {"content": "1"}}]}'
 
 
-def _chat(client: _Client, key_env: str = "NO_SUCH_KEY_VAR"):
-    endpoint = Endpoint(URL, key_env, 10.0, 1, 0.0, "m")
+def _chat(client: _Client, key_env: str = "NO_SUCH_KEY_VAR", attempts: int = 1):
+    endpoint = Endpoint(URL, key_env, 10.0, attempts, 0.0, "m")
     return asyncio.run(endpoint.chat(client, asyncio.Semaphore(1), {"model": "m"}))
 
 
@@ -115,24 +115,22 @@ def test_a_replys_latency_is_the_requests_wall_time_in_ms(monkeypatch):
     assert _chat(_Client(200, ANSWER)).latency_ms == 250.0
 
 
-@pytest.mark.parametrize("said", [f"no route to host, key {KEY}", ""])
-def test_a_connection_refused_names_its_cause_without_the_key_and_is_not_tried_again(monkeypatch, said):
+@pytest.mark.parametrize("error, said, tries, words", [
+    (httpx.ConnectError, f"no route to host, key {KEY}", 1,
+     "cannot reach {url}: no route to host, key [key]"),
+    (httpx.ConnectError, "", 1, "cannot reach {url}: ConnectError"),
+    (httpx.ReadError, f"peer reset the stream ({KEY})", 2,
+     "{url}: connection lost (peer reset the stream ([key])) on 2 tries"),
+    (httpx.ReadError, "", 2, "{url}: connection lost (ReadError) on 2 tries"),
+])
+def test_a_failed_connection_names_its_cause_without_the_key(monkeypatch, error, said, tries, words):
+    """Nothing there (refused): one try, no retry. A connection lost mid-answer: tried again."""
     monkeypatch.setenv("TEST_LLM_KEY", KEY)
-    client = _Client(200, ANSWER, raises=httpx.ConnectError(said))
+    client = _Client(200, ANSWER, raises=error(said))
     with pytest.raises(LLMError) as err:
-        _chat(client, "TEST_LLM_KEY")
-    cause = "no route to host, key [key]" if said else "ConnectError"
-    assert str(err.value) == f"cannot reach {URL}: {cause}"
-
-
-@pytest.mark.parametrize("said", [f"peer reset the stream ({KEY})", ""])
-def test_a_connection_lost_mid_answer_names_its_cause_without_the_key(monkeypatch, said):
-    monkeypatch.setenv("TEST_LLM_KEY", KEY)
-    client = _Client(200, ANSWER, raises=httpx.ReadError(said))
-    with pytest.raises(LLMError) as err:
-        _chat(client, "TEST_LLM_KEY")
-    cause = "peer reset the stream ([key])" if said else "ReadError"
-    assert str(err.value) == f"{URL}: connection lost ({cause}) on 1 tries"
+        _chat(client, "TEST_LLM_KEY", attempts=2)
+    assert str(err.value) == words.format(url=URL)
+    assert len(client.sent) == tries
 
 
 def test_a_request_asks_for_an_uncompressed_answer_and_sends_the_key_only_when_there_is_one(monkeypatch):
