@@ -44,7 +44,7 @@ _jit = njit(cache=True, nogil=True, _nrt=False)
 """Numba's reference counting off (``_nrt=False``, the option Numba's own allocation-free helpers use):
 nothing here allocates (scratch comes from the caller), and with counting on, every array handed to a
 compiled helper, or to a function inlined into a loop, costs two calls into Numba's runtime per call,
-borrowed views (``borrow``) included: a sixth of a search rollout's time went there."""
+borrowed views (``borrow``) included: about 7% of a search rollout's time went there."""
 
 
 # ------------------------------------------------------------------ the engine's arrays
