@@ -123,7 +123,7 @@ def test_a_takeover_waits_for_its_rooms_lock():
             _hello(tc, stays, tokens_of(ans)[0])
             with tc.websocket_connect("/api/rooms/ws") as goes:
                 _hello(tc, goes, tokens_of(ans)[1])
-            lock = _hold_lock(tc, room.rid)
+                lock = _hold_lock(tc, room.rid)  # before the person goes: no takeover can come first
             deadline = time.monotonic() + 10
             while room.seats[1].left_at is None and time.monotonic() < deadline:
                 time.sleep(0.02)
@@ -140,9 +140,15 @@ def test_an_expiry_waits_for_its_rooms_lock(caplog):
     """... and closes a room without pages quietly (nothing to tell, nothing logged)."""
     caplog.set_level(logging.WARNING, logger="escoba_arena")
     with rooms_client(idle_seconds=0.1, tick=0.05) as tc:
-        ans = open_room(tc, seats=["human", "human"], seed=4)
-        room = tc.app.state.rooms.rooms.rooms[ans["room"]["id"]]
-        lock = _hold_lock(tc, room.rid)
+        hub = tc.app.state.rooms
+
+        async def open_held():  # the room and its lock in one turn of the loop: no expiry between
+            room, _, _ = hub.rooms.open({"seats": ["human", "human"], "seed": 4})
+            lock = hub.lock(room.rid)
+            await lock.acquire()
+            return room, lock
+
+        room, lock = tc.portal.call(open_held)
         time.sleep(0.6)
         assert not room.expired, "the expiry did not wait for the room's lock"
         _release(tc, lock)
