@@ -130,6 +130,49 @@ def test_a_bots_move_is_dropped_when_its_room_moved_on_while_it_thought(meanwhil
             assert room.expired == "closed by the test"
 
 
+def test_a_bot_reads_whose_turn_it_is_and_plays_its_move_under_its_rooms_lock(monkeypatch):
+    """The driver takes the room's lock to see whose turn it is and again to play the bot's move (while
+    the bot thinks, no lock is held): a move of the room in progress holds the bot back both times."""
+    with rooms_client(tick=0.05) as tc:
+        hub = tc.app.state.rooms
+        gate = _Gate(tc, monkeypatch)
+        ans = open_room(tc, seats=["human", "greedy"], seed=15)
+        room = hub.rooms.rooms[ans["room"]["id"]]
+        hub.rooms.join(room, 0)
+        game = room.game
+        while game.bot_to_act() != 1:
+            mv = game.view_for(0)["moves"][0]
+            hub.rooms.play(room, 0, mv["card"], mv["options"][0])
+        played = game.moves_played
+        lock = _hold(tc, room)
+        tc.portal.call(hub.drive_soon, room)
+        time.sleep(0.3)
+        assert gate.asked == 0, "the bot was asked while its room's lock was held"
+        _free(tc, lock)
+        _wait("the bot to be asked", lambda: gate.asked == 1)
+        lock = _hold(tc, room)
+        gate.open()
+        time.sleep(0.3)
+        assert game.moves_played == played, "the bot's move was played while its room's lock was held"
+        _free(tc, lock)
+        _wait("the bot's move", lambda: game.moves_played == played + 1)
+
+
+def _hold(tc, room):
+    hub = tc.app.state.rooms
+
+    async def take():
+        lock = hub.lock(room.rid)
+        await lock.acquire()
+        return lock
+
+    return tc.portal.call(take)
+
+
+def _free(tc, lock) -> None:
+    tc.portal.call(lock.release)
+
+
 def test_a_failed_bot_move_stops_the_game_with_the_pools_words_and_the_room_stays_open(monkeypatch):
     with rooms_client(tick=0.05) as tc:
         hub = tc.app.state.rooms
