@@ -27,7 +27,14 @@ from escoba_env.executors.compiled_rules import (
     summary,
 )
 from escoba_env.executors.engine_compiled import arrays, params
-from escoba_env.executors.engine_kernels import EngineArrays, borrowed, shapes_ok, step_one, step_rules
+from escoba_env.executors.engine_kernels import (
+    EngineArrays,
+    borrowed,
+    illegal,
+    shapes_ok,
+    step_one,
+    step_rules,
+)
 from escoba_env.rulebook import cards
 from escoba_env.rulebook.cards import OROS, SEVENS, VELO
 
@@ -189,7 +196,7 @@ def play_chunk(hands, hand_count, table, piles, played, escobas, scores, deck, s
             else:
                 a = _choose(g, st.hands, st.table, st.pending, st.legal, st.to_act, st.piles, st.stock_pos,
                             num_cards, threat, wv, single_w, ranks)
-            if a < 0 or a >= 64 or (legal[g] >> np.uint64(a)) & np.uint64(1) == 0:
+            if illegal(legal[g], a):
                 raise ValueError("a rollout played an illegal action")
             if step_one(st, rp, seed, g, a, rows, meta, 0, buf, rules)[3]:  # the round ended: its points
                 for s in range(ns):

@@ -241,6 +241,12 @@ def shapes_ok(st, rp, n):
     return True
 
 
+@njit(cache=True, nogil=True, inline="always", _nrt=False)
+def illegal(mask, a):
+    """Return whether action ``a`` is not in legal mask ``mask`` (out of 0..63 included)."""
+    return a < 0 or a >= 64 or (mask >> np.uint64(a)) & ONE == 0
+
+
 @_jit
 def first_illegal(legal, done, active, actions):
     """Return the first game stepped (unfinished, inside ``active`` unless it is empty) whose action is
@@ -249,8 +255,7 @@ def first_illegal(legal, done, active, actions):
     for g in range(len(actions)):
         if done[g] or (use_active and not active[g]):
             continue
-        a = actions[g]
-        if a < 0 or a >= 64 or (legal[g] >> np.uint64(a)) & ONE == 0:
+        if illegal(legal[g], actions[g]):
             return g
     return -1
 

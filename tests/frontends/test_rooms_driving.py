@@ -81,9 +81,8 @@ class _Gate:
         self.tc.portal.call(self.event.set)
 
 
-def _bot_thinking(tc, gate: _Gate, seed: int):
-    """Open a room of a person (seat 0) and a bot (seat 1), play until the bot is to act, have the hub
-    drive it; return the room once the bot is thinking (held at the gate)."""
+def _bot_to_act(tc, seed: int):
+    """Open a room of a person (seat 0) and a bot (seat 1) and play until the bot is to act; return it."""
     hub = tc.app.state.rooms
     ans = open_room(tc, seats=["human", "greedy"], seed=seed)
     room = hub.rooms.rooms[ans["room"]["id"]]
@@ -92,7 +91,14 @@ def _bot_thinking(tc, gate: _Gate, seed: int):
     while game.bot_to_act() != 1:
         mv = game.view_for(0)["moves"][0]
         hub.rooms.play(room, 0, mv["card"], mv["options"][0])
-    tc.portal.call(hub.drive_soon, room)
+    return room
+
+
+def _bot_thinking(tc, gate: _Gate, seed: int):
+    """``_bot_to_act``, then have the hub drive the bot; return the room once the bot is thinking (held
+    at the gate)."""
+    room = _bot_to_act(tc, seed)
+    tc.portal.call(tc.app.state.rooms.drive_soon, room)
     _wait("the bot to be asked", lambda: gate.asked == 1)
     return room
 
@@ -136,13 +142,8 @@ def test_a_bot_reads_whose_turn_it_is_and_plays_its_move_under_its_rooms_lock(mo
     with rooms_client(tick=0.05) as tc:
         hub = tc.app.state.rooms
         gate = _Gate(tc, monkeypatch)
-        ans = open_room(tc, seats=["human", "greedy"], seed=15)
-        room = hub.rooms.rooms[ans["room"]["id"]]
-        hub.rooms.join(room, 0)
+        room = _bot_to_act(tc, seed=15)
         game = room.game
-        while game.bot_to_act() != 1:
-            mv = game.view_for(0)["moves"][0]
-            hub.rooms.play(room, 0, mv["card"], mv["options"][0])
         played = game.moves_played
         lock = _hold(tc, room)
         tc.portal.call(hub.drive_soon, room)

@@ -13,10 +13,9 @@ from agents.external.llm import LLMError, Usage
 from agents.external.llm_standin import StandIn
 from agents.spec.registry import make_agent
 from agents.tournament.runner import TournamentConfig, run_tournament, with_overrides
-from escoba_env.executors.engine import EscobaEngine
-from escoba_env.executors.observation import action_masks, encode
 from escoba_env.faces.single_agent import SingleAgentEscobaEnv
 from escoba_env.rulebook.rules import Rules
+from tests.llm.llm_support import batch
 
 
 @pytest.fixture
@@ -24,14 +23,6 @@ def standin():
     s = StandIn(slow_s=1.0)
     yield s
     s.close()
-
-
-def _batch(n: int = 12, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
-    """Return the first observations and masks of ``n`` fresh games."""
-    e = EscobaEngine(n, Rules(), single_round=True)
-    e.reset(seed)
-    g = np.arange(n)
-    return encode(e, e.to_act, g), action_masks(e, e.to_act, g)
 
 
 def _usage(run, spec: str) -> dict:
@@ -86,7 +77,7 @@ def test_prose_with_numbers_in_it_is_never_read_as_a_move(standin):
 def test_a_forfeit_plays_the_lowest_legal_discard_and_random_a_seeded_move(standin):
     from escoba_env.faces.text import forfeit_move, legal_moves, move_action
 
-    obs, masks = _batch()
+    obs, masks = batch(12)
     rules = Rules()
     expect = [move_action(forfeit_move(legal_moves(o, rules)), o, m, rules)
               for o, m in zip(obs, masks, strict=True)]
@@ -124,7 +115,7 @@ def test_with_moves_hidden_the_prompt_lists_no_move_and_a_written_move_is_read(s
 def test_votes_that_disagree_are_settled_by_the_majority(standin):
     legal = make_agent(f"llm:base_url={standin.url},model=legal")
     voted = make_agent(f"llm:base_url={standin.url},model=votes,votes=3,temperature=0.7")
-    obs, masks = _batch(8)
+    obs, masks = batch(8)
     assert voted.act_batch(obs, masks).tolist() == legal.act_batch(obs, masks).tolist()
     u = voted.take_usage()
     assert u.calls == 3 * u.decisions and u.split_votes == u.decisions == 8 and u.forms == {"number": 24}
@@ -133,14 +124,14 @@ def test_votes_that_disagree_are_settled_by_the_majority(standin):
 
 def test_every_request_sends_max_tokens_and_a_rambler_is_cut_there(standin):
     a = make_agent(f"llm:base_url={standin.url},model=ramble,max_tokens=40,max_retries=1")
-    a.act_batch(*_batch(3))
+    a.act_batch(*batch(3))
     assert [b["max_tokens"] for b in standin.bodies] == [40] * 6
     assert a.usage.tokens_out == 240 and a.usage.forfeits == 3
 
 
 def test_the_concurrency_limit_is_kept(standin):
     a = make_agent(f"llm:base_url={standin.url},model=legal,concurrency=3")
-    obs, masks = _batch(24)
+    obs, masks = batch(24)
     a.act_batch(obs, masks)
     assert standin.requests == 24
     assert 2 <= standin.max_in_flight <= 3  # concurrent, and never more than the limit
@@ -159,13 +150,13 @@ def test_each_fault_ends_with_one_line(standin, model, message):
     timeout = 0.2 if model == "slow" else 30
     a = make_agent(f"llm:base_url={standin.url},model={model},attempts=2,backoff=0,timeout={timeout}")
     with pytest.raises(LLMError, match=message.replace("$", r"\$").replace("(", r"\(").replace(")", r"\)")):
-        a.act_batch(*_batch(2))
+        a.act_batch(*batch(2))
     assert standin.requests <= (2 if model in ("e401", "e404") else 4)  # no retry of a 401 or 404
 
 
 def test_429_is_waited_out_and_the_run_goes_on(standin):
     a = make_agent(f"llm:base_url={standin.url},model=flaky,attempts=3,backoff=0")
-    a.act_batch(*_batch(4))
+    a.act_batch(*batch(4))
     assert a.usage.calls == 4 and standin.requests > 4
 
 
@@ -175,14 +166,14 @@ def test_an_unreachable_endpoint_ends_at_once():
         port = sock.getsockname()[1]  # closed again below: nothing listens there
     a = make_agent(f"llm:base_url=http://127.0.0.1:{port}/v1,model=m")
     with pytest.raises(LLMError, match=f"cannot reach http://127.0.0.1:{port}/v1/chat/completions"):
-        a.act_batch(*_batch(2))
+        a.act_batch(*batch(2))
 
 
 def test_the_key_goes_only_into_the_authorization_header(standin, monkeypatch):
     monkeypatch.setenv("ESCOBA_TEST_KEY", "sk-test-4f3e2d1c")
     a = make_agent(f"llm:base_url={standin.url},model=e401,key_env=ESCOBA_TEST_KEY")
     with pytest.raises(LLMError) as err:
-        a.act_batch(*_batch(1))
+        a.act_batch(*batch(1))
     assert standin.headers[0]["Authorization"] == "Bearer sk-test-4f3e2d1c"
     assert "sk-test" not in str(err.value) + repr(a) + repr(vars(a))
     assert "$ESCOBA_TEST_KEY" in str(err.value)
@@ -244,7 +235,7 @@ def test_a_real_model_plays_a_few_decisions():
     url, model = os.environ["ESCOBA_LLM_BASE_URL"], os.environ.get("ESCOBA_LLM_MODEL", "default")
     a = make_agent(f"llm:base_url={url},model={model},timeout=12,max_tokens=16,max_retries=1,attempts=1,"
                    "concurrency=1")
-    obs, masks = _batch(2)
+    obs, masks = batch(2)
     actions = a.act_batch(obs, masks)
     assert all(masks[i, actions[i]] for i in range(2)) and a.usage.decisions == 2
     assert a.usage.calls <= 4 and a.usage.tokens_out <= 16 * a.usage.calls
@@ -255,7 +246,7 @@ def test_the_agent_plays_from_inside_a_running_event_loop(standin):
     import asyncio
 
     a = make_agent(f"llm:base_url={standin.url},model=legal")
-    obs, masks = _batch(3)
+    obs, masks = batch(3)
 
     async def inside() -> np.ndarray:
         return a.act_batch(obs, masks)
@@ -289,7 +280,7 @@ def test_a_copied_agent_plays_and_cancels_on_its_own(standin):
     import pickle
 
     a = make_agent(f"llm:base_url={standin.url},model=legal,votes=1")
-    obs, masks = _batch(2)
+    obs, masks = batch(2)
     for b in (pickle.loads(pickle.dumps(a)), copy.deepcopy(a)):
         assert b.act_batch(obs, masks).tolist() == a.act_batch(obs, masks).tolist()
         b.cancel()  # nothing in flight

@@ -9,7 +9,6 @@ that reads a decision's answers), with no endpoint.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from agents.external.llm import LLMAgent
 from agents.external.llm_standin import StandIn
@@ -61,13 +60,6 @@ def test_only_a_decision_whose_votes_disagree_counts_as_split():
     assert agent.usage.split_votes == 0
     _vote(agent, ["1", "2", "2"])
     assert agent.usage.split_votes == 1 and agent.usage.forms == {"number": 8}
-
-
-@pytest.fixture
-def standin():
-    s = StandIn()
-    yield s
-    s.close()
 
 
 def test_random_fallbacks_are_the_same_asked_in_one_batch_or_one_by_one(standin):

@@ -8,24 +8,14 @@ import logging
 import threading
 import time
 
-import numpy as np
 import pytest
 
 from agents.external.llm import LLMError
 from agents.external.llm_standin import StandIn
 from agents.spec.registry import make_agent
-from escoba_env.executors.engine import EscobaEngine
-from escoba_env.executors.observation import action_masks, encode
-from escoba_env.rulebook.rules import Rules
+from tests.llm.llm_support import batch
 
 KEY = "sk-proj-Q7xV2mK9pL4tR8wZ3nB6c"  # 29 characters, as in the probe
-
-
-def _batch(n: int = 1, seed: int = 3) -> tuple[np.ndarray, np.ndarray]:
-    e = EscobaEngine(n, Rules(), single_round=True)
-    e.reset(seed)
-    g = np.arange(n)
-    return encode(e, e.to_act, g), action_masks(e, e.to_act, g)
 
 
 def key_runs(text: str, key: str = KEY, run: int = 8) -> list[str]:
@@ -48,17 +38,10 @@ def _cancel_once_streaming(standin: StandIn, agent) -> None:
     agent.cancel()
 
 
-@pytest.fixture
-def standin():
-    s = StandIn()
-    yield s
-    s.close()
-
-
 def test_an_endless_answer_is_cut_at_the_byte_cap_and_the_connection_closed(standin):
     a = make_agent(f"llm:base_url={standin.url},model=endless,attempts=1,timeout=60")
     with pytest.raises(LLMError, match="more than 1048576 bytes"):
-        a.act_batch(*_batch())
+        a.act_batch(*batch())
     _wait_for_hang_up(standin, 5)
     # the client hung up long before the stand-in's 64 MiB were written: it never held them
     assert not standin.stream_done and standin.hung_up_at is not None
@@ -73,20 +56,20 @@ def test_a_drip_is_cut_by_the_timeout_or_a_cancel_which_closes_the_connection(st
     if how == "cancel":  # once the drip has begun (a cancel with nothing in flight does nothing)
         threading.Thread(target=_cancel_once_streaming, args=(standin, a), daemon=True).start()
     with pytest.raises(LLMError, match="no answer within timeout=0.5 s" if how == "timeout" else "cancelled"):
-        a.act_batch(*_batch())
+        a.act_batch(*batch())
     _wait_for_hang_up(standin, 3)
     assert standin.hung_up_at is not None and not standin.stream_done and standin.stream_sent < 100
     if how == "cancel":
         a.cancel()  # nothing in flight: nothing happens, and the next decision plays
         legal = make_agent(f"llm:base_url={standin.url},model=legal")
-        assert legal.act_batch(*_batch()).shape == (1,)
+        assert legal.act_batch(*batch()).shape == (1,)
 
 
 def test_an_echoing_400_page_leaks_no_part_of_the_key(standin, monkeypatch, caplog):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     a = make_agent(f"llm:base_url={standin.url},model=echo400")
     with caplog.at_level(logging.DEBUG), pytest.raises(LLMError) as err:
-        a.act_batch(*_batch())
+        a.act_batch(*batch())
     message = str(err.value)
     assert "HTTP 400" in message and "<html" not in message and "Bad Request</h1>" not in message
     assert key_runs(message) == []

@@ -10,25 +10,15 @@ from __future__ import annotations
 
 import asyncio
 
-import numpy as np
 import pytest
 
 from agents.external.llm import LLMError
 from agents.external.llm_standin import StandIn
 from agents.spec.registry import make_agent
-from escoba_env.executors.engine import EscobaEngine
-from escoba_env.executors.observation import action_masks, encode
-from escoba_env.rulebook.rules import Rules
+from tests.llm.llm_support import batch
 
 RETRY_AFTER_CAP_S = 120
 """The longest ``Retry-After`` the client honours (``agents.external.llm_client``'s documented cap)."""
-
-
-def _batch() -> tuple[np.ndarray, np.ndarray]:
-    e = EscobaEngine(1, Rules(), single_round=True)
-    e.reset(3)
-    g = np.arange(1)
-    return encode(e, e.to_act, g), action_masks(e, e.to_act, g)
 
 
 class _AskLater(StandIn):
@@ -73,7 +63,7 @@ def _tries(server: StandIn, spec: str) -> tuple[str, int]:
     """Return the message of the ``LLMError`` that ends one decision of ``spec``, and the requests it made."""
     before = server.requests
     with pytest.raises(LLMError) as err:
-        make_agent(spec).act_batch(*_batch())
+        make_agent(spec).act_batch(*batch())
     return str(err.value), server.requests - before
 
 

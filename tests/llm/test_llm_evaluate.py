@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from agents.external.llm_standin import StandIn
-
 ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-standin-9c8b7a6f5e4d"
 
@@ -23,13 +21,6 @@ def _evaluate(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     cmd = [str(script)] if script.exists() else [sys.executable, str(ROOT / "evaluate.py")]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENAI_API_KEY": KEY}
     return subprocess.run([*cmd, *args], cwd=cwd, env=env, text=True, capture_output=True, timeout=240)
-
-
-@pytest.fixture
-def standin():
-    s = StandIn()
-    yield s
-    s.close()
 
 
 def _written(tmp_path: Path) -> list[Path]:

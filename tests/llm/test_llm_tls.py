@@ -13,14 +13,12 @@ import shutil
 import ssl
 import subprocess
 
-import numpy as np
 import pytest
 
 from agents import make_agent
 from agents.external.llm_client import LLMError
 from agents.external.llm_standin import StandIn
-from escoba_env import EscobaEngine, Rules
-from escoba_env.executors.observation import action_masks, encode
+from tests.llm.llm_support import batch
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None,
                                 reason="no openssl command to make a certificate")
@@ -46,18 +44,11 @@ def https_standin(certificate):
     s.close()
 
 
-def _batch(n: int):
-    e = EscobaEngine(n, Rules(), single_round=True)
-    e.reset(seed=2)
-    rows = np.arange(n)
-    return encode(e, e.to_act, rows), action_masks(e, e.to_act, rows)
-
-
 def test_the_agent_refuses_a_server_whose_certificate_is_not_trusted(https_standin, monkeypatch):
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     assert https_standin.url.startswith("https://")
     a = make_agent(f"llm:base_url={https_standin.url},model=legal,attempts=1,max_retries=0,timeout=10")
-    obs, masks = _batch(3)
+    obs, masks = batch(3, seed=2)
     with pytest.raises(LLMError, match="cannot reach https://127.0.0.1:.*CERTIFICATE_VERIFY_FAILED"):
         a.act_batch(obs, masks)
     assert a.usage.calls == 0 and https_standin.requests == 0
@@ -67,7 +58,7 @@ def test_the_agent_plays_through_a_server_whose_certificate_is_trusted(https_sta
                                                                        monkeypatch):
     monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
     a = make_agent(f"llm:base_url={https_standin.url},model=legal,attempts=1,timeout=10")
-    obs, masks = _batch(3)
+    obs, masks = batch(3, seed=2)
     actions = a.act_batch(obs, masks)
     assert all(masks[i, actions[i]] for i in range(3))
     assert a.usage.forfeits == 0 and a.usage.first_try == 3 and https_standin.requests == 3
@@ -85,7 +76,7 @@ def test_the_trust_store_is_loaded_once_per_agent(https_standin, certificate, mo
 
     monkeypatch.setattr(ssl, "create_default_context", counting)
     a = make_agent(f"llm:base_url={https_standin.url},model=legal,attempts=1,timeout=10")
-    obs, masks = _batch(2)
+    obs, masks = batch(2, seed=2)
     for _ in range(3):
         a.act_batch(obs, masks)
     assert len(built) == 1 and https_standin.requests == 6
